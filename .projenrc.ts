@@ -1,0 +1,111 @@
+import { javascript, typescript } from 'projen';
+
+/**
+ * The one source of package.json, tsconfig, jest and eslint settings.
+ * Versions are pinned on purpose; the reasons are in README.md ("Development")
+ * and ../shared/reference/toolchain.md.
+ */
+const project = new typescript.TypeScriptProject({
+  name: 'local-volume-provisioner',
+  description:
+    'A Kubernetes local PersistentVolume provisioner (drop-in for the Go local static provisioner and the device-selecting local-pv-provisioner) and the cdk8s construct that deploys it.',
+  license: 'Apache-2.0',
+  defaultReleaseBranch: 'main',
+  packageManager: javascript.NodePackageManager.NPM,
+  projenrcTs: true,
+  projenVersion: '0.103.25',
+
+  // TypeScript 7 has no JavaScript compiler API (ts-jest, ts-node and
+  // typescript-eslint need one).
+  typescriptVersion: '~5.9.3',
+  minNodeVersion: '20.19.0',
+
+  deps: [
+    // 1.4 is the last line that loads on Node 20.19+ (2.x needs undici 8 and Node >= 22.19).
+    '@kubernetes/client-node@~1.4.0',
+    'prom-client@^15.1.3',
+    'cdk8s@^2.70.0',
+    // Frozen upstream at 2.5.6; its unsafe defaults are overridden in src/constructs.
+    'cdk8s-plus-28@2.5.6',
+    'constructs@^10.4.0',
+    // YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values.
+    'yaml@^2.8.0',
+    'pino@^10.0.0',
+  ],
+  devDeps: [
+    // Node 24 LTS from the registry: tests run on the same Node as the image, and
+    // Jest 30 can require() the ES-module-only client-node there (see README).
+    'node@~24.21.0',
+    '@types/node@^24',
+    'fast-check@^4.3.0',
+    'kubernetes-models@^4.5.1',
+    '@kubernetes-models/prometheus-operator@^6.0.0',
+    'cdk8s-cli@^2.200.0',
+  ],
+  peerDeps: [],
+
+  jestOptions: {
+    jestVersion: '^30',
+    // Snapshot tests must be able to fail in CI, so never rewrite them implicitly.
+    updateSnapshot: javascript.UpdateSnapshot.NEVER,
+    jestConfig: {
+      testEnvironment: 'node',
+      collectCoverage: false,
+      testPathIgnorePatterns: ['/node_modules/', '/lib/', '/dist/'],
+      // This package exports only an "import" condition, which jest's CommonJS resolver skips.
+      moduleNameMapper: {
+        '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',
+      },
+    },
+  },
+  tsconfig: {
+    compilerOptions: {
+      lib: ['es2022'],
+      target: 'ES2022',
+      module: 'nodenext',
+      moduleResolution: javascript.TypeScriptModuleResolution.NODE_NEXT,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      isolatedModules: true,
+    },
+  },
+  tsconfigDev: {
+    compilerOptions: {
+      lib: ['es2022'],
+      target: 'ES2022',
+      module: 'nodenext',
+      moduleResolution: javascript.TypeScriptModuleResolution.NODE_NEXT,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      isolatedModules: true,
+    },
+  },
+
+  // CI here is .ci/run on a clean clone, not GitHub Actions; nothing is published.
+  github: false,
+  release: false,
+  package: false,
+  depsUpgrade: false,
+  buildWorkflow: false,
+  pullRequestTemplate: false,
+  sampleCode: false,
+  gitignore: ['/coverage/', '/test-reports/', '/.cache/', '*.tgz'],
+});
+
+project.addFields({
+  engines: { node: '>=20.19.0' },
+  bin: { 'local-volume-provisioner': 'lib/runtime/main.js' },
+});
+
+// dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
+project.gitignore.include('/dist/');
+
+// Node 24 with vm modules lets Jest 30 require() ES modules (client-node).
+// ts-jest only transpiles (isolatedModules), so the tests are type-checked here once;
+// jest then runs in a private mount namespace so no test mount outlives the run.
+project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
+project.testTask.exec('scripts/in-private-mount-namespace.sh jest --passWithNoTests --ci', { receiveArgs: true });
+project.testTask.spawn(project.tasks.tryFind('eslint')!);
+project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
+
+project.synth();

@@ -1,0 +1,138 @@
+/**
+ * The one configuration model shared by the runtime (which reads it) and the
+ * construct (which writes it). Two dialects, one engine:
+ *
+ * - the *directory dialect*: the Go local static provisioner's ConfigMap
+ *   (`storageClassMap` and friends), mounted at /etc/provisioner/config;
+ * - the *device dialect*: the device-selecting provisioner's per-node
+ *   "PV spec ConfigMap" (`deviceDir`, `deviceNameFilter`, ...).
+ *
+ * Values here are fully resolved: every default applied, every duration in
+ * milliseconds. Keys marked "extension" are ours; upstream ignores unknown keys,
+ * so a ConfigMap that uses them still loads in the Go provisioner.
+ */
+
+/** Durations are whole milliseconds; the ConfigMap spells them as Go durations (`5m0s`). */
+export type DurationMs = number;
+
+export const VOLUME_MODES = ['Filesystem', 'Block'] as const;
+export type VolumeMode = (typeof VOLUME_MODES)[number];
+
+export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const;
+export type AccessMode = (typeof ACCESS_MODES)[number];
+
+export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;
+export type NodeSelectorOperator = (typeof NODE_SELECTOR_OPERATORS)[number];
+
+/** core/v1 NodeSelectorRequirement. */
+export interface NodeSelectorRequirement {
+  readonly key: string;
+  readonly operator: NodeSelectorOperator;
+  readonly values?: string[];
+}
+
+/** core/v1 NodeSelectorTerm. */
+export interface NodeSelectorTerm {
+  readonly matchExpressions?: NodeSelectorRequirement[];
+  readonly matchFields?: NodeSelectorRequirement[];
+}
+
+export const TOLERATION_OPERATORS = ['Exists', 'Equal'] as const;
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+
+/** core/v1 Toleration. */
+export interface Toleration {
+  readonly key?: string;
+  readonly operator?: (typeof TOLERATION_OPERATORS)[number];
+  readonly value?: string;
+  readonly effect?: (typeof TAINT_EFFECTS)[number];
+  readonly tolerationSeconds?: number;
+}
+
+/** One entry of `storageClassMap` in the directory dialect. */
+export interface ClassConfig {
+  /** Discovery directory as seen on the host; prefix of `spec.local.path`. Absolute. */
+  readonly hostDir: string;
+  /** The same directory as mounted in the container; this is what is scanned. Absolute. */
+  readonly mountDir: string;
+  /** argv run to clean a Block volume (env LOCAL_PV_BLKDEVICE). Never empty. */
+  readonly blockCleanerCommand: string[];
+  readonly volumeMode: VolumeMode;
+  readonly accessMode: AccessMode;
+  /** `spec.local.fsType`; "" for none. */
+  readonly fsType: string;
+  /** Comma-separated Go `filepath.Match` globs over entry names. */
+  readonly namePattern: string;
+  /** Extra node selector terms, ORed with the hostname term. */
+  readonly selector: NodeSelectorTerm[];
+}
+
+/** The directory dialect: the Go static provisioner's ConfigMap, fully resolved. */
+export interface ProvisionerConfig {
+  readonly storageClassMap: Record<string, ClassConfig>;
+  /** Node label keys copied onto each PV (only those the Node has). */
+  readonly nodeLabelsForPV: string[];
+  /** Extra PV labels; they win over copied node labels. */
+  readonly labelsForPV: Record<string, string>;
+  /** Accepted for compatibility and ignored with a warning (removed upstream). */
+  readonly useAlphaAPI: boolean;
+  readonly useJobForCleaning: boolean;
+  readonly jobTolerations: Toleration[];
+  readonly minResyncPeriod: DurationMs;
+  readonly useNodeNameOnly: boolean;
+  readonly setPVOwnerRef: boolean;
+  readonly removeNodeNotReadyTaint: boolean;
+  readonly provisionerNotReadyNodeTaintKey: string;
+  /** Extension: a cleanup that runs longer is killed and counted as failed. 0 = no limit. */
+  readonly cleanupTimeout: DurationMs;
+  /** Extension: how many cleanups may run at once on a node. */
+  readonly maxConcurrentCleanups: number;
+  /** Extension: an Available PV whose volume is gone this long is deleted. */
+  readonly missingVolumeGracePeriod: DurationMs;
+  /** Extension: also delete a Released PV whose volume is gone (after the grace period). */
+  readonly deleteMissingReleasedVolumes: boolean;
+}
+
+export const DEVICE_FS_TYPES = ['ext4', 'xfs', 'btrfs'] as const;
+export type DeviceFsType = (typeof DEVICE_FS_TYPES)[number];
+
+export const RECLAIM_POLICIES = ['Delete', 'Retain'] as const;
+export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
+
+/** The device dialect: one node's "PV spec ConfigMap", fully resolved. */
+export interface DeviceSpecConfig {
+  readonly storageClassName: string;
+  readonly volumeMode: VolumeMode;
+  /** Only with Filesystem; "" with Block. */
+  readonly fsType: DeviceFsType | '';
+  /** Absolute directory walked recursively for devices. */
+  readonly deviceDir: string;
+  /** A regular expression (JavaScript syntax, RE2-compatible subset) over device base names. */
+  readonly deviceNameFilter: string;
+  /**
+   * Extension: the reclaim policy written on new PVs and honoured on release.
+   * Upstream writes Retain but wipes anyway; `Delete` is what its users rely on.
+   */
+  readonly reclaimPolicy: ReclaimPolicy;
+  /**
+   * Extension: wipe and provision devices that carry a partition table or a
+   * filesystem signature (upstream's behaviour). Off by default: such devices are
+   * reported as holding data and left alone.
+   */
+  readonly wipeDevicesHoldingData: boolean;
+}
+
+/** A problem or warning in a configuration, located by a dotted path. */
+export interface ConfigIssue {
+  /** e.g. `storageClassMap.fast-disks.volumeMode`. */
+  readonly path: string;
+  /** e.g. `"block" is not one of Filesystem, Block`. */
+  readonly message: string;
+}
+
+/** ConfigMap data: key -> value, as the API object or a mounted directory presents it. */
+export type ConfigMapData = Record<string, string>;
+
+export type ParseResult<T> =
+  | { readonly ok: true; readonly config: T; readonly warnings: ConfigIssue[] }
+  | { readonly ok: false; readonly errors: ConfigIssue[]; readonly warnings: ConfigIssue[] };

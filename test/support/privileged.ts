@@ -1,0 +1,118 @@
+/**
+ * Fixtures for tests that need root: loop devices, filesystems and mounts.
+ *
+ * They run only inside the private mount namespace that
+ * scripts/in-private-mount-namespace.sh makes for jest, so every mount vanishes
+ * with the test run. Loop devices are global, so each one is detached by
+ * `cleanupPrivileged()` (call it in afterAll/afterEach) and is backed by a file in
+ * a temporary directory, never by a device we did not create.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const isRoot = process.getuid?.() === 0;
+const inPrivateNamespace = process.env.LVP_IN_PRIVATE_MOUNT_NS === '1';
+
+/** True where the privileged tests can run. */
+export const canRunPrivileged = isRoot && inPrivateNamespace;
+
+/**
+ * `describe` for privileged tests: runs them where possible, skips them on a
+ * developer's unprivileged machine, and fails in CI, where a skip would hide
+ * untested code.
+ */
+export function describePrivileged(name: string, fn: () => void): void {
+  if (canRunPrivileged) {
+    describe(name, fn);
+  } else if (process.env.CI) {
+    describe(name, () => {
+      test('runs as root in a private mount namespace', () => {
+        throw new Error(
+          `privileged tests must run in CI: root=${isRoot}, private mount namespace=${inPrivateNamespace} ` +
+            '(run them through `npx projen test`)',
+        );
+      });
+    });
+  } else {
+    describe.skip(`${name} (needs root; run through npx projen test)`, fn);
+  }
+}
+
+function run(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+const cleanups: Array<() => void> = [];
+const tempDirs: string[] = [];
+
+/** A fresh temporary directory, removed by cleanupPrivileged(). */
+export function makeTempDir(prefix = 'lvp-test-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export interface LoopDevice {
+  /** e.g. /dev/loop7 */
+  readonly device: string;
+  /** The sparse backing file. */
+  readonly backingFile: string;
+  readonly sizeBytes: number;
+}
+
+/** A loop device over a new sparse file of `sizeBytes`; detached by cleanupPrivileged(). */
+export function createLoopDevice(sizeBytes: number): LoopDevice {
+  const dir = makeTempDir('lvp-loop-');
+  const backingFile = path.join(dir, 'disk.img');
+  fs.closeSync(fs.openSync(backingFile, 'w'));
+  fs.truncateSync(backingFile, sizeBytes);
+  const device = run('losetup', ['--find', '--show', backingFile]);
+  cleanups.push(() => {
+    try {
+      run('losetup', ['--detach', device]);
+    } catch {
+      // already detached (a test may detach it to simulate a vanished disk)
+    }
+  });
+  return { device, backingFile, sizeBytes };
+}
+
+/** Makes an ext4 filesystem (quietly, without lazy init so it is deterministic). */
+export function mkfsExt4(device: string): void {
+  run('mkfs.ext4', ['-q', '-F', '-E', 'lazy_itable_init=0,lazy_journal_init=0', device]);
+}
+
+/** Mounts `source` on `target` (a device, or with `bind` a directory). Unmounted by cleanupPrivileged(). */
+export function mount(source: string, target: string, options: { bind?: boolean; type?: string } = {}): void {
+  fs.mkdirSync(target, { recursive: true });
+  const args = options.bind ? ['--bind', source, target] : options.type ? ['-t', options.type, source, target] : [source, target];
+  run('mount', args);
+  cleanups.push(() => unmount(target));
+}
+
+/** Unmounts `target` if it is mounted (lazily, so a busy mount never wedges a test run). */
+export function unmount(target: string): void {
+  try {
+    run('umount', ['-l', target]);
+  } catch {
+    // not mounted
+  }
+}
+
+/** A directory that is its own mount point (a bind mount of itself), like a real local volume. */
+export function makeMountPoint(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  mount(dir, dir, { bind: true });
+}
+
+/** Undoes every fixture made so far, newest first; safe to call more than once. */
+export function cleanupPrivileged(): void {
+  while (cleanups.length > 0) {
+    cleanups.pop()!();
+  }
+  while (tempDirs.length > 0) {
+    fs.rmSync(tempDirs.pop()!, { recursive: true, force: true });
+  }
+}
