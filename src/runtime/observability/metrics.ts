@@ -1,0 +1,273 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { VolumeMode } from '../../config/model';
+
+/**
+ * Every metric the runtime exports, on a registry of its own (never prom-client's
+ * global one), so two instances in one process (tests) do not clash.
+ *
+ * Names, types and labels of the Go static provisioner, its node-cleanup controller and
+ * the device-selecting provisioner are kept exactly, so existing dashboards and alerts
+ * keep working; docs/operations.md maps each one and says where our semantics differ.
+ */
+
+/** How a Released volume is cleaned: in this process or by a Job (upstream label values). */
+export type CleanupType = 'process' | 'job';
+
+/** The one state each volume of this node is in, as exported by `volume_state`. */
+export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing'] as const;
+export type VolumeState = (typeof VOLUME_STATES)[number];
+
+/** One volume of this node, for {@link ProvisionerMetrics.setVolumeStates}. */
+export interface VolumeStateEntry {
+  /** PV name; "" while the volume has no PV (e.g. a device holding data). */
+  readonly persistentVolume: string;
+  /** `spec.local.path` (the host path). */
+  readonly path: string;
+  readonly storageClass: string;
+  readonly state: VolumeState;
+}
+
+/** What the cleanup process table holds right now (upstream's proctable gauges). */
+export interface ProcTableStats {
+  readonly running: number;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+/** One finished cleanup of a Released volume, successful or not. */
+export interface CleanupOutcome {
+  readonly mode: VolumeMode;
+  readonly type: CleanupType;
+  readonly succeeded: boolean;
+  /** PV capacity in bytes; becomes the 500G `capacity` label. */
+  readonly capacityBytes: number;
+  /** The cleaner's argv; its first element is the `cleanup_command` label ("" for none). */
+  readonly cleanupCommand: readonly string[];
+  /** From the start of the cleanup to the PV's deletion. */
+  readonly seconds: number;
+}
+
+export interface ProvisionerMetricsOptions {
+  /** Version of this program, reported by `local_volume_provisioner_build_info`. */
+  readonly version: string;
+  /**
+   * Export the Node.js process metrics (`process_*`, `nodejs_*`).
+   * @default true
+   */
+  readonly processMetrics?: boolean;
+}
+
+const PREFIX = 'local_volume_provisioner_';
+const NODE_CLEANUP_PREFIX = 'local_volume_node_cleanup_';
+const DEVICE_PREFIX = 'local_pv_provisioner_';
+
+/** Prometheus' (and upstream's) default buckets, for latencies of API calls and discovery. */
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * Cleanups: shred and dd take minutes to hours, and upstream's default buckets stop at
+ * 10 s, which makes every quantile read "10 s". Upstream's buckets are kept as a prefix.
+ */
+const CLEANUP_BUCKETS = [...DEFAULT_BUCKETS, 30, 60, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400];
+
+/**
+ * prom-client's default metrics include three gauges whose names end in `_total`, which
+ * `promtool check metrics` rejects; each is the sum of a labelled gauge that stays
+ * (`nodejs_active_handles` etc.).
+ */
+const LINT_FAILING_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+const GIB = 1024 ** 3;
+
+/**
+ * Upstream's `capacity` label: the capacity rounded UP to a multiple of 500 GiB, written
+ * `<n>G` (0 → `0G`, 1 B → `500G`, 500 GiB → `500G`, 500 GiB + 1 B → `1000G`).
+ */
+export function capacityBreakdownLabel(capacityBytes: number): string {
+  return `${Math.ceil(Math.max(0, capacityBytes) / (500 * GIB)) * 500}G`;
+}
+
+export class ProvisionerMetrics {
+  readonly registry = new Registry();
+
+  private readonly capacityBytes = this.gauge(`${PREFIX}persistentvolume_capacity_bytes`,
+    'Total capacity in bytes of this node\'s local PersistentVolumes, by volume mode.', ['mode']);
+  private readonly discoveryTotal = this.counter(`${PREFIX}persistentvolume_discovery_total`,
+    'Total number of PersistentVolumes created by discovery, by volume mode.', ['mode']);
+  private readonly discoveryDuration = this.histogram(`${PREFIX}persistentvolume_discovery_duration_seconds`,
+    'Latency in seconds from finding a volume to its PersistentVolume being created, by volume mode.', ['mode'], DEFAULT_BUCKETS);
+  private readonly deleteTotal = this.counter(`${PREFIX}persistentvolume_delete_total`,
+    'Total number of PersistentVolumes cleaned and deleted, by volume mode and cleanup type (process or job).', ['mode', 'type']);
+  private readonly deleteFailedTotal = this.counter(`${PREFIX}persistentvolume_delete_failed_total`,
+    'Total number of failed cleanup or delete attempts, by volume mode and cleanup type (process or job).', ['mode', 'type']);
+  private readonly deleteDuration = this.histogram(`${PREFIX}persistentvolume_delete_duration_seconds`,
+    'Latency in seconds to clean and delete a PersistentVolume, by volume mode, cleanup type, capacity (rounded up to 500G) and cleanup command.',
+    ['mode', 'type', 'capacity', 'cleanup_command'], CLEANUP_BUCKETS);
+  private readonly cleanupBytes = this.counter(`${PREFIX}cleanup_bytes_total`,
+    'Total number of bytes wiped or removed by cleanups, by volume mode and cleanup type.', ['mode', 'type']);
+
+  private readonly apiRequests = this.counter(`${PREFIX}apiserver_requests_total`,
+    'Total number of API server requests, by method (the lower-case Kubernetes verb).', ['method']);
+  private readonly apiRequestsFailed = this.counter(`${PREFIX}apiserver_requests_failed_total`,
+    'Total number of failed API server requests, by method.', ['method']);
+  private readonly apiRequestDuration = this.histogram(`${PREFIX}apiserver_requests_duration_seconds`,
+    'Latency in seconds of API server requests, by method.', ['method'], DEFAULT_BUCKETS);
+
+  private readonly procTableRunning = this.gauge(`${PREFIX}proctable_running`, 'Number of running operations in the cleanup process table.', []);
+  private readonly procTableSucceeded = this.gauge(`${PREFIX}proctable_succeeded`, 'Number of succeeded operations in the cleanup process table.', []);
+  private readonly procTableFailed = this.gauge(`${PREFIX}proctable_failed`, 'Number of failed operations in the cleanup process table.', []);
+
+  private readonly volumeState = this.gauge(`${PREFIX}volume_state`,
+    'The state of each local volume of this node: 1 for its current state; a volume has exactly one series.',
+    ['state', 'persistentvolume', 'path', 'storageclass']);
+  private readonly storageClassVolumes = this.gauge(`${PREFIX}storageclass_volumes`,
+    'Number of local volumes of this node per StorageClass, 0 for a configured class with none.', ['storageclass']);
+
+  private readonly configReloads = this.counter(`${PREFIX}config_reloads_total`,
+    'Total number of configuration loads, by result (ok, or failed: the last good configuration stays in use).', ['result']);
+  private readonly configLastSuccess = this.gauge(`${PREFIX}config_last_reload_success_timestamp_seconds`,
+    'Unix time in seconds of the last successful configuration load.', []);
+  private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
+    'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
+
+  private readonly availableDevices = this.gauge(`${DEVICE_PREFIX}available_devices`,
+    'Number of devices of this node offered as PersistentVolumes (device dialect).', ['node']);
+  private readonly errorDevices = this.gauge(`${DEVICE_PREFIX}error_devices`,
+    'Number of devices of this node that failed to open, wipe or become a PersistentVolume (device dialect).', ['node']);
+
+  private readonly nodeCleanupPVDeletes = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_delete_total`,
+    'Total number of PersistentVolumes of deleted Nodes deleted by node cleanup, by PersistentVolume phase.', ['phase']);
+  private readonly nodeCleanupPVDeletesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_delete_failed_total`,
+    'Total number of failed PersistentVolume deletions by node cleanup, by PersistentVolume phase.', ['phase']);
+  private readonly nodeCleanupPVCDeletes = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_delete_total`,
+    'Total number of PersistentVolumeClaims bound to volumes of deleted Nodes deleted by node cleanup.', []);
+  private readonly nodeCleanupPVCDeletesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_delete_failed_total`,
+    'Total number of failed PersistentVolumeClaim deletions by node cleanup.', []);
+  private readonly nodeCleanupPVCRecreatesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_recreate_failed_total`,
+    'Total number of failed PersistentVolumeClaim re-creations by node cleanup.', []);
+
+  constructor(options: ProvisionerMetricsOptions) {
+    this.buildInfo.set({ version: options.version, node_version: process.version }, 1);
+    // Both modes always have a series, so "no Block volumes" reads 0, not absent.
+    this.setCapacity({});
+    this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
+    if (options.processMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of LINT_FAILING_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
+    }
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async exposition(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Content-Type of {@link exposition}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** A PV was created for a discovered volume, `seconds` after the volume was found. */
+  recordPVCreated(mode: VolumeMode, seconds: number): void {
+    this.discoveryTotal.inc({ mode });
+    this.discoveryDuration.observe({ mode }, seconds);
+  }
+
+  /**
+   * The total capacity of this node's PVs by mode, fed from the PV cache after each
+   * change (upstream set it only for volumes found in the current pass, so it read 0 in
+   * steady state). A mode left out reads 0.
+   */
+  setCapacity(bytesByMode: Partial<Record<VolumeMode, number>>): void {
+    this.capacityBytes.set({ mode: 'Filesystem' }, bytesByMode.Filesystem ?? 0);
+    this.capacityBytes.set({ mode: 'Block' }, bytesByMode.Block ?? 0);
+  }
+
+  /** A cleanup of a Released volume ended: success (cleaned and PV deleted) or failure. */
+  recordCleanup(outcome: CleanupOutcome): void {
+    const labels = { mode: outcome.mode, type: outcome.type };
+    if (!outcome.succeeded) {
+      this.deleteFailedTotal.inc(labels);
+      return;
+    }
+    this.deleteTotal.inc(labels);
+    this.deleteDuration.observe({
+      ...labels,
+      capacity: capacityBreakdownLabel(outcome.capacityBytes),
+      cleanup_command: outcome.cleanupCommand[0] ?? '',
+    }, outcome.seconds);
+  }
+
+  /** Bytes a running cleanup has just wiped or removed (call as it progresses). */
+  addCleanupBytes(mode: VolumeMode, type: CleanupType, bytes: number): void {
+    this.cleanupBytes.inc({ mode, type }, bytes);
+  }
+
+  /** The cleanup process table's counts; call whenever they change. */
+  setProcTable(stats: ProcTableStats): void {
+    this.procTableRunning.set(stats.running);
+    this.procTableSucceeded.set(stats.succeeded);
+    this.procTableFailed.set(stats.failed);
+  }
+
+  /** One API server request ended; `method` is the lower-case verb (`create`, `delete`, `list`...). */
+  recordApiRequest(method: string, seconds: number, failed: boolean): void {
+    this.apiRequests.inc({ method });
+    this.apiRequestDuration.observe({ method }, seconds);
+    if (failed) this.apiRequestsFailed.inc({ method });
+  }
+
+  /**
+   * Replaces the whole set of volume states with `volumes` (call after each pass), so a
+   * volume that changed state or went away leaves no stale series behind.
+   * `configuredStorageClasses` get a `storageclass_volumes` series even with no volume.
+   */
+  setVolumeStates(volumes: readonly VolumeStateEntry[], configuredStorageClasses: readonly string[] = []): void {
+    const perClass = new Map<string, number>(configuredStorageClasses.map((c) => [c, 0]));
+    this.volumeState.reset();
+    for (const v of volumes) {
+      this.volumeState.set({ state: v.state, persistentvolume: v.persistentVolume, path: v.path, storageclass: v.storageClass }, 1);
+      perClass.set(v.storageClass, (perClass.get(v.storageClass) ?? 0) + 1);
+    }
+    this.storageClassVolumes.reset();
+    for (const [storageclass, count] of perClass) this.storageClassVolumes.set({ storageclass }, count);
+  }
+
+  /** Device dialect: the devices of `node` that are offered, and those in error. */
+  setDevices(node: string, counts: { readonly available: number; readonly error: number }): void {
+    this.availableDevices.set({ node }, counts.available);
+    this.errorDevices.set({ node }, counts.error);
+  }
+
+  /** A configuration load ended; on success its time becomes the last good config's time. */
+  recordConfigReload(succeeded: boolean, at: Date = new Date()): void {
+    this.configReloads.inc({ result: succeeded ? 'ok' : 'failed' });
+    if (succeeded) this.configLastSuccess.set(at.getTime() / 1000);
+  }
+
+  /** Node cleanup deleted (or failed to delete) a PV of a gone Node that was in `phase`. */
+  recordNodeCleanupPVDelete(phase: string, succeeded: boolean): void {
+    (succeeded ? this.nodeCleanupPVDeletes : this.nodeCleanupPVDeletesFailed).inc({ phase });
+  }
+
+  /** Node cleanup deleted (or failed to delete) a claim bound to a PV of a gone Node. */
+  recordNodeCleanupPVCDelete(succeeded: boolean): void {
+    (succeeded ? this.nodeCleanupPVCDeletes : this.nodeCleanupPVCDeletesFailed).inc();
+  }
+
+  /** Node cleanup failed to re-create a claim it had deleted. */
+  recordNodeCleanupPVCRecreateFailed(): void {
+    this.nodeCleanupPVCRecreatesFailed.inc();
+  }
+
+  private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+}
