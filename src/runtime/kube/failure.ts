@@ -1,0 +1,94 @@
+import { ApiException } from '@kubernetes/client-node';
+import { FailureKind } from './errors';
+
+/** One failed attempt, sorted into what the retry loop and the error message need. */
+export interface Failure {
+  readonly kind: FailureKind;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly serverMessage?: string;
+  /** Worth sending again: 429, 5xx that mean "try later", network errors, timeouts. */
+  readonly retryable: boolean;
+  /** The server's Retry-After, in milliseconds. */
+  readonly retryAfterMs?: number;
+  readonly cause: unknown;
+}
+
+/** How the attempt ended on our side, which the error alone cannot tell. */
+export interface AttemptContext {
+  /** Our per-request timer fired. */
+  readonly timedOut: boolean;
+  /** The caller's signal aborted (shutdown). */
+  readonly cancelled: boolean;
+}
+
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
+  'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+export function classifyFailure(err: unknown, attempt: AttemptContext): Failure {
+  if (err instanceof ApiException) {
+    const code = err.code;
+    const status = parseStatus(err.body);
+    return {
+      kind: 'status',
+      code,
+      reason: status.reason,
+      serverMessage: status.message,
+      retryable: RETRYABLE_STATUS.has(code),
+      retryAfterMs: parseRetryAfter(headerValue(err.headers, 'retry-after')),
+      cause: err,
+    };
+  }
+  const e = err as { name?: string; type?: string; code?: string; message?: string } | undefined;
+  const message = e?.message ?? String(err);
+  if (attempt.cancelled) return { kind: 'cancelled', retryable: false, cause: err };
+  if (attempt.timedOut || e?.type === 'request-timeout' || e?.type === 'body-timeout') {
+    return { kind: 'timeout', serverMessage: message, retryable: true, cause: err };
+  }
+  if (e?.type === 'system' || (e?.code !== undefined && NETWORK_CODES.has(e.code))) {
+    return { kind: 'network', serverMessage: message, retryable: true, cause: err };
+  }
+  return { kind: 'other', serverMessage: message, retryable: false, cause: err };
+}
+
+/** Reads `reason` and `message` from a metav1.Status body, or keeps a short plain-text body. */
+export function parseStatus(body: unknown): { reason?: string; message?: string } {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      const text = body.trim();
+      return text ? { message: text.length > 300 ? `${text.slice(0, 300)}…` : text } : {};
+    }
+  }
+  if (value && typeof value === 'object') {
+    const s = value as { reason?: unknown; message?: unknown };
+    return {
+      reason: typeof s.reason === 'string' && s.reason ? s.reason : undefined,
+      message: typeof s.message === 'string' && s.message ? s.message : undefined,
+    };
+  }
+  return {};
+}
+
+/** Retry-After as delta-seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, nowMs: number = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (key.toLowerCase() === name) return typeof value === 'string' ? value : undefined;
+  }
+  return undefined;
+}

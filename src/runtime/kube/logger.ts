@@ -1,0 +1,16 @@
+/**
+ * The slice of a pino logger the kube edge uses; a pino Logger fits it as is.
+ */
+export interface KubeLogger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export const silentLogger: KubeLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};

@@ -1,0 +1,109 @@
+import { ApiException } from '@kubernetes/client-node';
+import { VirtualClock } from './virtual-clock';
+import { KubeApiError } from '../../../src/runtime/kube/errors';
+import { ApiRequestRecord, KubeRequester } from '../../../src/runtime/kube/request';
+
+const target = { verb: 'create', resource: 'persistentvolumes', name: 'local-pv-1' } as const;
+
+function statusError(code: number, reason = 'X', message = 'x', headers: Record<string, string> = {}) {
+  return new ApiException(code, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', code, reason, message }), headers);
+}
+
+/** A send that fails with the given errors in turn, then answers `ok`. */
+function failingThen(...errors: unknown[]) {
+  const calls: number[] = [];
+  const send = async () => {
+    calls.push(calls.length);
+    const err = errors[calls.length - 1];
+    if (err) throw err;
+    return 'ok';
+  };
+  return { send, calls };
+}
+
+function requester(extra: { maxAttempts?: number } = {}) {
+  const clock = new VirtualClock();
+  const records: ApiRequestRecord[] = [];
+  const r = new KubeRequester({
+    clock, random: () => 0, onRequest: (rec) => records.push(rec), backoff: { initialMs: 100 }, burst: 100, ...extra,
+  });
+  return { r, clock, records };
+}
+
+describe('KubeRequester', () => {
+  test('retries 500 and 503 with exponential backoff, then succeeds', async () => {
+    const { r, clock } = requester();
+    const { send, calls } = failingThen(statusError(500), statusError(503));
+    await expect(r.call(target, send)).resolves.toBe('ok');
+    expect(calls).toHaveLength(3);
+    expect(clock.sleeps).toEqual([100, 200]);
+  });
+
+  test('waits as long as a 429 Retry-After asks', async () => {
+    const { r, clock } = requester();
+    const { send } = failingThen(statusError(429, 'TooManyRequests', 'slow down', { 'retry-after': '2' }));
+    await r.call(target, send);
+    expect(clock.sleeps).toEqual([2000]);
+  });
+
+  test('retries network errors', async () => {
+    const { r } = requester();
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { type: 'system', code: 'ECONNREFUSED' });
+    await expect(r.call(target, failingThen(refused, refused).send)).resolves.toBe('ok');
+  });
+
+  test.each([403, 404, 409, 422])('surfaces %i at once', async (code) => {
+    const { r } = requester();
+    const { send, calls } = failingThen(statusError(code));
+    await expect(r.call(target, send)).rejects.toBeInstanceOf(KubeApiError);
+    expect(calls).toHaveLength(1);
+  });
+
+  test('the error names the verb, resource, object and server message', async () => {
+    const { r } = requester();
+    const err = statusError(422, 'Invalid', 'PersistentVolume "local-pv-1" is invalid: spec.capacity: Required value');
+    await expect(r.call(target, failingThen(err).send)).rejects.toThrow(
+      'create persistentvolumes "local-pv-1": 422 Invalid: PersistentVolume "local-pv-1" is invalid: spec.capacity: Required value');
+  });
+
+  test('gives up after maxAttempts and says how many were made', async () => {
+    const { r } = requester({ maxAttempts: 3 });
+    const { send, calls } = failingThen(statusError(503), statusError(503), statusError(503), statusError(503));
+    await expect(r.call(target, send)).rejects.toThrow('(after 3 attempts)');
+    expect(calls).toHaveLength(3);
+  });
+
+  test('reports every attempt with its HTTP method and outcome', async () => {
+    const { r, records } = requester();
+    await r.call(target, failingThen(statusError(503)).send);
+    expect(records.map(({ method, verb, failed, code }) => ({ method, verb, failed, code }))).toEqual([
+      { method: 'POST', verb: 'create', failed: true, code: 503 },
+      { method: 'POST', verb: 'create', failed: false, code: undefined },
+    ]);
+  });
+
+  test('a cancelled call stops retrying', async () => {
+    const { r } = requester();
+    const controller = new AbortController();
+    const send = async () => {
+      controller.abort(new Error('shutting down'));
+      throw statusError(503);
+    };
+    await expect(r.call(target, send, { signal: controller.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+  });
+
+  test('each attempt runs under a timeout and a timed-out attempt is retried', async () => {
+    const r = new KubeRequester({ requestTimeoutMs: 20, backoff: { initialMs: 1 } });
+    let calls = 0;
+    const send = (options: { middleware?: unknown[] }) => {
+      calls++;
+      if (calls > 1) return Promise.resolve('ok');
+      return new Promise<string>((_, reject) => {
+        const ctx = { setSignal: (s: AbortSignal) => s.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))) };
+        (options.middleware![0] as { pre(c: unknown): unknown }).pre(ctx);
+      });
+    };
+    await expect(r.call(target, send as never)).resolves.toBe('ok');
+    expect(calls).toBe(2);
+  });
+});
