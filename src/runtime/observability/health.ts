@@ -1,0 +1,72 @@
+/**
+ * What `/healthz` and `/readyz` report. The controller loop calls {@link markLoopAlive}
+ * at each turn and {@link markReady} once its first complete pass is done.
+ *
+ * Liveness means "the loop is not stuck", nothing more: a pass that found bad entries
+ * or met API errors is still alive (those are metrics and Events). Readiness, once
+ * reached, stays: upstream's readiness dropped on any discovery error, so one stray
+ * file kept a node unready for ever.
+ */
+export interface HealthOptions {
+  /**
+   * The loop counts as stuck when no heartbeat came for this long. Make it comfortably
+   * longer than the loop's longest regular interval (e.g. 3 × the discovery period, or
+   * 3 × the device polling interval).
+   * @default 120000 (2 minutes)
+   */
+  readonly stuckAfterMs?: number;
+  /**
+   * Clock in milliseconds.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+export interface HealthReport {
+  readonly ok: boolean;
+  /** One line for the response body and the log. */
+  readonly message: string;
+}
+
+export const DEFAULT_STUCK_AFTER_MS = 120_000;
+
+export class Health {
+  readonly stuckAfterMs: number;
+  private readonly now: () => number;
+  /** Start counts as a heartbeat: a loop that has not turned yet is starting, not stuck. */
+  private lastHeartbeat: number;
+  private ready = false;
+
+  constructor(options: HealthOptions = {}) {
+    this.stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+    this.now = options.now ?? Date.now;
+    this.lastHeartbeat = this.now();
+  }
+
+  /** Heartbeat from the controller loop. */
+  markLoopAlive(): void {
+    this.lastHeartbeat = this.now();
+  }
+
+  /** The first complete pass is done; readiness stays from now on. */
+  markReady(): void {
+    this.ready = true;
+  }
+
+  liveness(): HealthReport {
+    const silentMs = this.now() - this.lastHeartbeat;
+    if (silentMs <= this.stuckAfterMs) return { ok: true, message: 'ok' };
+    return {
+      ok: false,
+      message: `loop stuck: no heartbeat for ${seconds(silentMs)} (threshold ${seconds(this.stuckAfterMs)})`,
+    };
+  }
+
+  readiness(): HealthReport {
+    return this.ready ? { ok: true, message: 'ok' } : { ok: false, message: 'not ready: the first complete pass has not finished' };
+  }
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
+}
