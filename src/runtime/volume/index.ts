@@ -1,0 +1,10 @@
+/** Volume inspection: what an entry is, how big it is, whether it holds data. */
+export * from './block-device-size';
+export * from './capacity';
+export * from './device-number';
+export * from './entry-kind';
+export * from './filesystem-size';
+export * from './partition-table';
+export * from './signature';
+export * from './signature-probe';
+export * from './wipefs';
