@@ -1,1 +1,11 @@
 export * from './model';
+export * from './defaults';
+export { formatIssue } from './issues';
+export { parseGoDuration, formatGoDuration } from './duration';
+export { matchesNamePattern, matchesGlob, validateNamePattern } from './glob';
+export { compileDeviceNameFilter } from './device-name-filter';
+export { resolveProvisionerConfig } from './resolve-provisioner';
+export { resolveDeviceSpec } from './resolve-device';
+export { parseProvisionerConfig, serializeProvisionerConfig } from './directory-dialect';
+export { parseDeviceSpec, serializeDeviceSpec } from './device-dialect';
+export { readConfigMapDirectory, configMapData } from './configmap-source';

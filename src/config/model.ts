@@ -136,3 +136,79 @@ export type ConfigMapData = Record<string, string>;
 export type ParseResult<T> =
   | { readonly ok: true; readonly config: T; readonly warnings: ConfigIssue[] }
   | { readonly ok: false; readonly errors: ConfigIssue[]; readonly warnings: ConfigIssue[] };
+
+/*
+ * Input types: what a construct (typed) or a ConfigMap (after YAML decoding)
+ * hands to `resolveProvisionerConfig` / `resolveDeviceSpec`, the one place
+ * defaults are applied. Every field is optional except those upstream requires.
+ * Durations are whole milliseconds or Go duration text (`5m0s`).
+ */
+
+/** A class entry before defaults. */
+export interface ClassConfigInput {
+  /** Discovery directory as seen on the host. Absolute. */
+  readonly hostDir: string;
+  /** The same directory as mounted in the container. Absolute. */
+  readonly mountDir: string;
+  /** @default ["/scripts/quick_reset.sh"] */
+  readonly blockCleanerCommand?: string[];
+  /** @default Filesystem */
+  readonly volumeMode?: VolumeMode;
+  /** @default ReadWriteOnce */
+  readonly accessMode?: AccessMode;
+  /** @default "" (none; not allowed with Block) */
+  readonly fsType?: string;
+  /** @default "*" */
+  readonly namePattern?: string;
+  /** @default [] */
+  readonly selector?: NodeSelectorTerm[];
+}
+
+/** The directory dialect before defaults. */
+export interface ProvisionerConfigInput {
+  /** @default {} */
+  readonly storageClassMap?: Record<string, ClassConfigInput>;
+  /** @default [] */
+  readonly nodeLabelsForPV?: string[];
+  /** @default {} */
+  readonly labelsForPV?: Record<string, string>;
+  /** @default false */
+  readonly useAlphaAPI?: boolean;
+  /** @default false */
+  readonly useJobForCleaning?: boolean;
+  /** @default [] */
+  readonly jobTolerations?: Toleration[];
+  /** @default 5m0s */
+  readonly minResyncPeriod?: DurationMs | string;
+  /** @default false */
+  readonly useNodeNameOnly?: boolean;
+  /** @default false */
+  readonly setPVOwnerRef?: boolean;
+  /** @default false */
+  readonly removeNodeNotReadyTaint?: boolean;
+  /** @default "" (required when removeNodeNotReadyTaint is true) */
+  readonly provisionerNotReadyNodeTaintKey?: string;
+  /** Extension. @default 1h */
+  readonly cleanupTimeout?: DurationMs | string;
+  /** Extension. @default 2 */
+  readonly maxConcurrentCleanups?: number;
+  /** Extension. @default 5m */
+  readonly missingVolumeGracePeriod?: DurationMs | string;
+  /** Extension. @default false */
+  readonly deleteMissingReleasedVolumes?: boolean;
+}
+
+/** The device dialect before defaults. */
+export interface DeviceSpecConfigInput {
+  /** @default "local-storage" (with a warning: upstream requires the key) */
+  readonly storageClassName?: string;
+  readonly volumeMode: VolumeMode;
+  /** Required with Filesystem; ignored with a warning with Block. */
+  readonly fsType?: DeviceFsType | '';
+  readonly deviceDir: string;
+  readonly deviceNameFilter: string;
+  /** Extension. @default Delete */
+  readonly reclaimPolicy?: ReclaimPolicy;
+  /** Extension. @default false */
+  readonly wipeDevicesHoldingData?: boolean;
+}

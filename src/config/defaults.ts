@@ -1,0 +1,52 @@
+import { ClassConfig, DeviceSpecConfig, DurationMs, ProvisionerConfig } from './model';
+
+/*
+ * Upstream's defaults (and ours for the extension keys), in one place.
+ * Only the resolvers apply them; everything else reads resolved configs.
+ */
+
+export const DEFAULT_BLOCK_CLEANER_COMMAND: readonly string[] = ['/scripts/quick_reset.sh'];
+export const DEFAULT_NAME_PATTERN = '*';
+
+const MINUTE: DurationMs = 60_000;
+
+/** Defaults of a class entry's optional fields. */
+export const CLASS_DEFAULTS: Omit<ClassConfig, 'hostDir' | 'mountDir'> = {
+  blockCleanerCommand: [...DEFAULT_BLOCK_CLEANER_COMMAND],
+  volumeMode: 'Filesystem',
+  accessMode: 'ReadWriteOnce',
+  fsType: '',
+  namePattern: DEFAULT_NAME_PATTERN,
+  selector: [],
+};
+
+/** Defaults of every top-level key of the directory dialect. */
+export const PROVISIONER_DEFAULTS: ProvisionerConfig = {
+  storageClassMap: {},
+  nodeLabelsForPV: [],
+  labelsForPV: {},
+  useAlphaAPI: false,
+  useJobForCleaning: false,
+  jobTolerations: [],
+  minResyncPeriod: 5 * MINUTE,
+  useNodeNameOnly: false,
+  setPVOwnerRef: false,
+  removeNodeNotReadyTaint: false,
+  provisionerNotReadyNodeTaintKey: '',
+  // An hour covers quick_reset and blkdiscard on any disk; shred users raise it.
+  cleanupTimeout: 60 * MINUTE,
+  // Two keeps a node's disks busy without starving the workloads on it.
+  maxConcurrentCleanups: 2,
+  // Long enough to ride out a remount or a disk being re-seated.
+  missingVolumeGracePeriod: 5 * MINUTE,
+  // A Released PV may still be wanted for its data; deleting it is opt-in.
+  deleteMissingReleasedVolumes: false,
+};
+
+/** The class the device provisioner's README promised; used when the key is missing. */
+export const DEFAULT_DEVICE_STORAGE_CLASS_NAME = 'local-storage';
+
+export const DEVICE_SPEC_DEFAULTS: Pick<DeviceSpecConfig, 'reclaimPolicy' | 'wipeDevicesHoldingData'> = {
+  reclaimPolicy: 'Delete',
+  wipeDevicesHoldingData: false,
+};

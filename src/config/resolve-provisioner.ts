@@ -1,0 +1,179 @@
+import * as path from 'node:path';
+import { CLASS_DEFAULTS, PROVISIONER_DEFAULTS } from './defaults';
+import { validateNamePattern } from './glob';
+import { describeValue, IssueCollector, joinPath } from './issues';
+import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
+import { ACCESS_MODES, ClassConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, VOLUME_MODES } from './model';
+import { readNodeSelectorTerm } from './node-selector';
+import { readToleration } from './tolerations';
+import {
+  FieldsOptions, isPlainObject, readAbsolutePath, readBoolean, readDuration, readEnum, readFields,
+  readInteger, readList, readString, readStringMap,
+} from './values';
+
+/**
+ * The directory dialect's one resolver: applies every default and checks every
+ * value, for typed input from the construct and for decoded ConfigMap YAML alike.
+ * It checks values at run time whatever their static type, so a decoded YAML tree
+ * of any shape can be passed in.
+ */
+
+export const TOP_LEVEL_KEYS = [
+  'storageClassMap', 'nodeLabelsForPV', 'labelsForPV', 'useAlphaAPI', 'useJobForCleaning',
+  'jobTolerations', 'minResyncPeriod', 'useNodeNameOnly', 'setPVOwnerRef',
+  'removeNodeNotReadyTaint', 'provisionerNotReadyNodeTaintKey',
+  // extensions
+  'cleanupTimeout', 'maxConcurrentCleanups', 'missingVolumeGracePeriod', 'deleteMissingReleasedVolumes',
+] as const satisfies readonly (keyof ProvisionerConfig)[];
+
+export const CLASS_KEYS = [
+  'hostDir', 'mountDir', 'blockCleanerCommand', 'volumeMode', 'accessMode', 'fsType', 'namePattern', 'selector',
+] as const satisfies readonly (keyof ClassConfig)[];
+
+/** Upstream decodes through encoding/json, which matches field names case-insensitively. */
+const FIELDS: FieldsOptions = { caseInsensitive: true };
+
+export function resolveProvisionerConfig(input: ProvisionerConfigInput): ParseResult<ProvisionerConfig> {
+  const issues = new IssueCollector();
+  const config = resolveProvisionerConfigInto(input, issues);
+  return issues.result(() => config!);
+}
+
+/** The resolver proper, adding to a collector that may already hold issues (e.g. YAML errors). */
+export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollector): ProvisionerConfig | undefined {
+  const f = readFields(input, TOP_LEVEL_KEYS, '', issues, FIELDS);
+  if (!f) return undefined;
+  const d = PROVISIONER_DEFAULTS;
+
+  const storageClassMap = resolveClasses(f.storageClassMap, issues);
+  const nodeLabelsForPV = readList(readString)(f.nodeLabelsForPV, 'nodeLabelsForPV', issues);
+  nodeLabelsForPV?.forEach((key, i) => {
+    const problem = qualifiedNameProblem(key);
+    if (problem) issues.error(joinPath('nodeLabelsForPV', i), `${JSON.stringify(key)} ${problem}`);
+  });
+  const labelsForPV = readStringMap((key, value, at, collector) => {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) collector.error(at, `the label key ${keyProblem}`);
+    const valueProblem = labelValueProblem(value);
+    if (valueProblem) collector.error(at, `${JSON.stringify(value)} ${valueProblem}`);
+  })(f.labelsForPV, 'labelsForPV', issues);
+  const useAlphaAPI = readBoolean(f.useAlphaAPI, 'useAlphaAPI', issues);
+  if (useAlphaAPI) {
+    issues.warn('useAlphaAPI', 'the alpha node-affinity annotation was removed upstream; PVs get spec.nodeAffinity as usual');
+  }
+  const removeNodeNotReadyTaint = readBoolean(f.removeNodeNotReadyTaint, 'removeNodeNotReadyTaint', issues);
+  const taintKey = readString(f.provisionerNotReadyNodeTaintKey, 'provisionerNotReadyNodeTaintKey', issues);
+  if (taintKey) {
+    const problem = qualifiedNameProblem(taintKey);
+    if (problem) issues.error('provisionerNotReadyNodeTaintKey', `${JSON.stringify(taintKey)} ${problem}`);
+  } else if (removeNodeNotReadyTaint) {
+    issues.error('provisionerNotReadyNodeTaintKey', 'is required when removeNodeNotReadyTaint is true (the key of the taint to remove)');
+  }
+
+  const config: ProvisionerConfig = {
+    storageClassMap: storageClassMap ?? {},
+    nodeLabelsForPV: nodeLabelsForPV ?? [...d.nodeLabelsForPV],
+    labelsForPV: labelsForPV ?? { ...d.labelsForPV },
+    useAlphaAPI: useAlphaAPI ?? d.useAlphaAPI,
+    useJobForCleaning: readBoolean(f.useJobForCleaning, 'useJobForCleaning', issues) ?? d.useJobForCleaning,
+    jobTolerations: readList(readToleration(FIELDS))(f.jobTolerations, 'jobTolerations', issues) ?? [...d.jobTolerations],
+    minResyncPeriod: readDuration(f.minResyncPeriod, 'minResyncPeriod', issues) ?? d.minResyncPeriod,
+    useNodeNameOnly: readBoolean(f.useNodeNameOnly, 'useNodeNameOnly', issues) ?? d.useNodeNameOnly,
+    setPVOwnerRef: readBoolean(f.setPVOwnerRef, 'setPVOwnerRef', issues) ?? d.setPVOwnerRef,
+    removeNodeNotReadyTaint: removeNodeNotReadyTaint ?? d.removeNodeNotReadyTaint,
+    provisionerNotReadyNodeTaintKey: taintKey ?? d.provisionerNotReadyNodeTaintKey,
+    cleanupTimeout: readDuration(f.cleanupTimeout, 'cleanupTimeout', issues) ?? d.cleanupTimeout,
+    maxConcurrentCleanups: readInteger(1)(f.maxConcurrentCleanups, 'maxConcurrentCleanups', issues) ?? d.maxConcurrentCleanups,
+    missingVolumeGracePeriod: readDuration(f.missingVolumeGracePeriod, 'missingVolumeGracePeriod', issues) ?? d.missingVolumeGracePeriod,
+    deleteMissingReleasedVolumes: readBoolean(f.deleteMissingReleasedVolumes, 'deleteMissingReleasedVolumes', issues) ?? d.deleteMissingReleasedVolumes,
+  };
+  return config;
+}
+
+function resolveClasses(value: unknown, issues: IssueCollector): Record<string, ClassConfig> | undefined {
+  const at = 'storageClassMap';
+  if (value === undefined || value === null) {
+    issues.warn(at, 'is missing, so no storage class is configured and nothing will be provisioned');
+    return undefined;
+  }
+  if (!isPlainObject(value)) {
+    issues.error(at, `expected a map of StorageClass name to class entry, got ${describeValue(value)}`);
+    return undefined;
+  }
+  const classes: Record<string, ClassConfig> = {};
+  const mountDirOwner = new Map<string, string>();
+  for (const [name, entry] of Object.entries(value)) {
+    const classAt = joinPath(at, name);
+    const nameProblem = dnsSubdomainProblem(name);
+    if (nameProblem) issues.error(classAt, `${JSON.stringify(name)} is not a valid StorageClass name: it ${nameProblem}`);
+    const resolved = resolveClass(entry, classAt, issues);
+    if (!resolved) continue;
+    // Two classes scanning one directory would each create a PV for every volume in it.
+    const key = path.posix.normalize(resolved.mountDir).replace(/(.)\/$/, '$1');
+    const owner = mountDirOwner.get(key);
+    if (owner !== undefined) {
+      issues.error(joinPath(classAt, 'mountDir'), `${JSON.stringify(resolved.mountDir)} is also the mountDir of class ${owner}; each class needs its own directory`);
+    } else {
+      mountDirOwner.set(key, name);
+    }
+    classes[name] = resolved;
+  }
+  if (Object.keys(value).length === 0) {
+    issues.warn(at, 'is empty, so nothing will be provisioned');
+  }
+  return classes;
+}
+
+function resolveClass(value: unknown, at: string, issues: IssueCollector): ClassConfig | undefined {
+  const before = issues.errors.length;
+  const f = readFields(value, CLASS_KEYS, at, issues, FIELDS);
+  if (!f) return undefined;
+  const d = CLASS_DEFAULTS;
+  const field = (name: string) => joinPath(at, name);
+
+  // Upstream treats an empty directory as missing, so do we.
+  const hostDir = f.hostDir === '' ? undefined : readAbsolutePath(f.hostDir, field('hostDir'), issues);
+  if (f.hostDir === undefined || f.hostDir === null || f.hostDir === '') {
+    issues.error(field('hostDir'), 'is required (the directory of this class on the host; it prefixes spec.local.path)');
+  }
+  const mountDir = f.mountDir === '' ? undefined : readAbsolutePath(f.mountDir, field('mountDir'), issues);
+  if (f.mountDir === undefined || f.mountDir === null || f.mountDir === '') {
+    issues.error(field('mountDir'), 'is required (the same directory as mounted in the provisioner container; it is what gets scanned)');
+  }
+
+  const blockCleanerCommand = readList(readString)(f.blockCleanerCommand, field('blockCleanerCommand'), issues);
+  if (blockCleanerCommand && blockCleanerCommand.length === 0) {
+    issues.error(field('blockCleanerCommand'), 'must not be empty (the command run to clean a Block volume; omit the key for ["/scripts/quick_reset.sh"])');
+  } else if (blockCleanerCommand && blockCleanerCommand[0] === '') {
+    issues.error(joinPath(field('blockCleanerCommand'), 0), 'must name a program');
+  }
+
+  const volumeMode = readEnum(VOLUME_MODES)(f.volumeMode, field('volumeMode'), issues) ?? d.volumeMode;
+  const accessMode = readEnum(ACCESS_MODES)(f.accessMode, field('accessMode'), issues) ?? d.accessMode;
+  const fsType = readString(f.fsType, field('fsType'), issues) ?? d.fsType;
+  if (fsType !== '' && volumeMode === 'Block') {
+    issues.error(field('fsType'), `${JSON.stringify(fsType)} is not allowed with volumeMode Block (a raw block volume has no filesystem)`);
+  }
+
+  const namePatternText = readString(f.namePattern, field('namePattern'), issues);
+  const namePattern = namePatternText === undefined || namePatternText === '' ? d.namePattern : namePatternText;
+  const globProblem = validateNamePattern(namePattern);
+  if (globProblem) issues.error(field('namePattern'), globProblem);
+  if (namePattern.split(',').some((glob) => glob !== glob.trim())) {
+    issues.warn(field('namePattern'), `${JSON.stringify(namePattern)} has spaces around a glob; they are part of the glob, as upstream reads it`);
+  }
+
+  const selector = readList(readNodeSelectorTerm(FIELDS))(f.selector, field('selector'), issues) ?? [...d.selector];
+
+  if (issues.errors.length > before || hostDir === undefined || mountDir === undefined) return undefined;
+  return {
+    hostDir,
+    mountDir,
+    blockCleanerCommand: blockCleanerCommand ?? [...d.blockCleanerCommand],
+    volumeMode,
+    accessMode,
+    fsType,
+    namePattern,
+    selector,
+  };
+}
