@@ -35,17 +35,32 @@ export function parseGoDuration(text: string): DurationMs | undefined {
   while (rest !== '') {
     const m = ELEMENT.exec(rest);
     if (!m) return undefined;
-    const [whole, intDigits, fracDigits, unit] = m;
-    if (intDigits === '' && (fracDigits ?? '') === '') return undefined;
+    const [whole, intDigits, fracDigits = '', unit] = m;
+    if (intDigits === '' && fracDigits === '') return undefined;
     const perUnit = NANOS_PER_UNIT.get(unit);
     if (perUnit === undefined) return undefined;
-    const frac = fracDigits ?? '';
-    const scale = 10n ** BigInt(frac.length);
-    nanos += BigInt(intDigits || '0') * perUnit + (BigInt(frac || '0') * perUnit) / scale;
+    const intPart = BigInt(intDigits || '0');
+    if (intPart > MAX_NANOS / perUnit) return undefined;
+    nanos += intPart * perUnit + fractionNanos(fracDigits, perUnit);
     if (nanos > MAX_NANOS) return undefined;
     rest = rest.slice(whole.length);
   }
   return Number(nanos / NANOS_PER_MS);
+}
+
+/**
+ * The fraction's nanoseconds computed as Go does (digits past int64 range ignored,
+ * then float64 arithmetic truncated), so `0.3333333333333333333h` is 20m as in Go.
+ */
+function fractionNanos(digits: string, perUnit: bigint): bigint {
+  let f = 0n;
+  let scale = 1n;
+  for (const digit of digits) {
+    if (f > MAX_NANOS / 10n) break;
+    f = f * 10n + BigInt(digit);
+    scale *= 10n;
+  }
+  return BigInt(Math.trunc(Number(f) * (Number(perUnit) / Number(scale))));
 }
 
 /** Formats whole milliseconds as Go's `Duration.String()` does: `5m0s`, `1h30m0s`, `1.5s`, `300ms`, `0s`. */
