@@ -126,6 +126,8 @@ export class ProvisionerMetrics {
     'Total number of configuration loads, by result (ok, or failed: the last good configuration stays in use).', ['result']);
   private readonly configLastSuccess = this.gauge(`${PREFIX}config_last_reload_success_timestamp_seconds`,
     'Unix time in seconds of the last successful configuration load.', []);
+  private readonly configLastSuccessful = this.gauge(`${PREFIX}config_last_reload_successful`,
+    'Whether the last configuration change was applied (1) or rejected (0: the last good configuration stays in use).', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
     'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
 
@@ -150,6 +152,8 @@ export class ProvisionerMetrics {
     // Both modes always have a series, so "no Block volumes" reads 0, not absent.
     this.setCapacity({});
     this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
+    // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
+    this.configLastSuccessful.set(1);
     if (options.processMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry });
       for (const name of LINT_FAILING_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
@@ -238,9 +242,13 @@ export class ProvisionerMetrics {
     this.errorDevices.set({ node }, counts.error);
   }
 
-  /** A configuration load ended; on success its time becomes the last good config's time. */
+  /**
+   * A changed configuration was applied (`succeeded`) or rejected; on success its time
+   * becomes the last good configuration's time.
+   */
   recordConfigReload(succeeded: boolean, at: Date = new Date()): void {
     this.configReloads.inc({ result: succeeded ? 'ok' : 'failed' });
+    this.configLastSuccessful.set(succeeded ? 1 : 0);
     if (succeeded) this.configLastSuccess.set(at.getTime() / 1000);
   }
 

@@ -147,6 +147,16 @@ describe('ProvisionerMetrics', () => {
     expect(samplesOf(text, 'local_volume_provisioner_config_reloads_total', { result: 'failed' })[0].value).toBe(1);
     expect(samplesOf(text, 'local_volume_provisioner_config_last_reload_success_timestamp_seconds')[0].value).toBe(1_700_000_000);
   });
+
+  test('config_last_reload_successful follows the latest load', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    const successful = async () => samplesOf(await m.exposition(), 'local_volume_provisioner_config_last_reload_successful')[0].value;
+    expect(await successful()).toBe(1);
+    m.recordConfigReload(false);
+    expect(await successful()).toBe(0);
+    m.recordConfigReload(true);
+    expect(await successful()).toBe(1);
+  });
 });
 
 describe('volume states', () => {
