@@ -1,0 +1,20 @@
+/**
+ * The device dialect writes the spec a PV was made with onto the PV, so a later
+ * spec change can be told apart from the PVs made before it.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { DEVICE_SPEC_ANNOTATION_PREFIX } from './well-known-keys';
+import type { DeviceSpecConfig } from '../../config';
+
+const SPEC_KEYS = ['storageClassName', 'volumeMode', 'fsType', 'deviceDir', 'deviceNameFilter'] as const;
+
+/** `local-pv-provisioner.cybozu.io/<key>` for each spec key upstream records. */
+export function deviceSpecAnnotations(spec: DeviceSpecConfig): Record<string, string> {
+  return Object.fromEntries(SPEC_KEYS.map((key) => [`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`, String(spec[key])]));
+}
+
+/** The spec keys whose annotation on `pv` differs from `spec` (`[]` when the PV follows it). */
+export function deviceSpecDifferences(pv: V1PersistentVolume, spec: DeviceSpecConfig): string[] {
+  const annotations = pv.metadata?.annotations ?? {};
+  return SPEC_KEYS.filter((key) => annotations[`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`] !== String(spec[key]));
+}

@@ -1,0 +1,75 @@
+/**
+ * The PV for a directory-dialect volume, field for field as the Go static
+ * provisioner writes it, plus our node label.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { ClassConfig, ProvisionerConfig, VolumeMode } from '../../config';
+import { formatBinaryQuantity, roundDownCapacity } from '../volume';
+import { directoryPVName } from './directory-pv-name';
+import { volumeNodeAffinity } from './node-affinity';
+import type { NodeInfo } from './node-info';
+import { nodeOwnerReference } from './node-owner-reference';
+import { provisionerName } from './provisioner-name';
+import type { StorageClassFields } from './storage-class-fields';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from './well-known-keys';
+
+/** A discovered volume as PV building needs it. */
+export interface DirectoryVolume {
+  readonly className: string;
+  /** The entry's base name in the discovery directory; the PV name hashes it. */
+  readonly entryName: string;
+  /** hostDir/entry: `spec.local.path`. */
+  readonly hostPath: string;
+  readonly volumeMode: VolumeMode;
+  /** Measured size in bytes, before rounding. */
+  readonly capacityBytes: number;
+}
+
+export interface DirectoryPVInput {
+  readonly volume: DirectoryVolume;
+  readonly classConfig: Pick<ClassConfig, 'fsType' | 'accessMode' | 'selector'>;
+  readonly config: Pick<ProvisionerConfig, 'nodeLabelsForPV' | 'labelsForPV' | 'useNodeNameOnly' | 'setPVOwnerRef'>;
+  readonly node: NodeInfo;
+  readonly storageClass: StorageClassFields;
+}
+
+/**
+ * PV labels: the configured node labels the Node has, then labelsForPV (which
+ * win), then our node label (which nothing may override: the node's PV watch
+ * depends on it).
+ */
+export function directoryPVLabels(
+  config: Pick<ProvisionerConfig, 'nodeLabelsForPV' | 'labelsForPV'>,
+  node: NodeInfo,
+): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const key of config.nodeLabelsForPV) {
+    const value = node.labels[key];
+    if (value !== undefined) labels[key] = value;
+  }
+  return { ...labels, ...config.labelsForPV, [NODE_LABEL]: node.name };
+}
+
+export function buildDirectoryPV(input: DirectoryPVInput): V1PersistentVolume {
+  const { volume, classConfig, config, node, storageClass } = input;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name: directoryPVName(volume.entryName, node.name, volume.className),
+      labels: directoryPVLabels(config, node),
+      annotations: { [PROVISIONED_BY_ANNOTATION]: provisionerName(node.name, node.uid, config.useNodeNameOnly) },
+      ...(config.setPVOwnerRef ? { ownerReferences: [nodeOwnerReference(node)] } : {}),
+    },
+    spec: {
+      capacity: { storage: formatBinaryQuantity(roundDownCapacity(volume.capacityBytes)) },
+      local: { path: volume.hostPath, ...(classConfig.fsType !== '' ? { fsType: classConfig.fsType } : {}) },
+      accessModes: [classConfig.accessMode],
+      storageClassName: volume.className,
+      persistentVolumeReclaimPolicy: storageClass.reclaimPolicy,
+      volumeMode: volume.volumeMode,
+      ...(storageClass.mountOptions.length > 0 ? { mountOptions: [...storageClass.mountOptions] } : {}),
+      nodeAffinity: volumeNodeAffinity(node, classConfig.selector),
+    },
+  };
+}
