@@ -4,6 +4,8 @@ import { ConfigMapData, ParseResult, ProvisionerConfig } from './model';
 import { CLASS_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
 import { parseYamlValue, stringifyYamlValue } from './yaml-values';
 
+const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'missingVolumeGracePeriod']);
+
 /**
  * The Go static provisioner's ConfigMap: every key's value is a YAML document.
  * Parsing is YAML -> untyped input -> the one resolver.
@@ -14,8 +16,10 @@ export function parseProvisionerConfig(data: ConfigMapData): ParseResult<Provisi
   const unreadable = new Set<string>();
   for (const [key, text] of Object.entries(data)) {
     const parsed = parseYamlValue(key, text, issues);
-    if (parsed) decoded[key] = parsed.value;
-    else unreadable.add(key);
+    if (!parsed) unreadable.add(key);
+    // Upstream's metav1.Duration takes only text; a bare YAML number must not pass as milliseconds.
+    else if (DURATION_KEYS.has(key) && typeof parsed.value === 'number') decoded[key] = String(parsed.value);
+    else decoded[key] = parsed.value;
   }
   const resolver = new IssueCollector();
   const config = resolveProvisionerConfigInto(decoded, resolver);
@@ -23,8 +27,6 @@ export function parseProvisionerConfig(data: ConfigMapData): ParseResult<Provisi
   issues.absorb({ errors: resolver.errors, warnings: resolver.warnings.filter((w) => !unreadable.has(w.path)) });
   return issues.result(() => config!);
 }
-
-const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'missingVolumeGracePeriod']);
 
 /** ConfigMap data for a resolved config: every key explicit, durations as Go text, fields in reference order. */
 export function serializeProvisionerConfig(c: ProvisionerConfig): ConfigMapData {
