@@ -1,5 +1,5 @@
-import { capacityBreakdownLabel, ProvisionerMetrics } from '../../../src/runtime/observability/metrics';
 import { familyTypes, promtoolCheckMetrics, samplesOf } from './exposition';
+import { capacityBreakdownLabel, ProvisionerMetrics } from '../../../src/runtime/observability/metrics';
 
 const GiB = 1024 ** 3;
 

@@ -1,0 +1,204 @@
+/**
+ * The catalogue of Kubernetes Event reasons the runtime records. One place, so the
+ * recorder, the docs (docs/operations.md) and alerting agree on the words.
+ *
+ * An Event is recorded on the PV it is about; problems that have no PV yet (an entry
+ * that cannot be offered) or that concern the whole node (configuration) go on the
+ * Node. Messages are one line and name the path, class or object concerned.
+ */
+
+export type EventType = 'Normal' | 'Warning';
+/** The kind of object an Event is recorded on. */
+export type EventRegarding = 'PersistentVolume' | 'Node' | 'PersistentVolumeClaim';
+
+export interface EventReasonSpec {
+  /** The Event's `reason` (CamelCase, as Kubernetes components write them). */
+  readonly reason: string;
+  readonly type: EventType;
+  readonly regarding: EventRegarding;
+  /** What it means and what happens next, in one line. */
+  readonly meaning: string;
+  /** A typical message. */
+  readonly example: string;
+}
+
+export const EventReasons = {
+  // Directory and device discovery.
+  ProvisioningSucceeded: {
+    reason: 'ProvisioningSucceeded',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'A PV was created for a discovered volume or device; it is Available.',
+    example: 'created for "/mnt/disks/vol1" (10Gi, Filesystem) in StorageClass "fast-disks"',
+  },
+  VolumeAdopted: {
+    reason: 'VolumeAdopted',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'An existing PV of this node (e.g. created by the Go provisioner) was taken over and labelled; no new PV is made.',
+    example: 'adopted PV for "/mnt/disks/vol1": added label local.storage.k8s.io/node=worker-1',
+  },
+  VolumeNotMountPoint: {
+    reason: 'VolumeNotMountPoint',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A directory in a Filesystem class is not a mount point in the container (not mounted, or mount propagation missing); no PV until it is.',
+    example: 'path "/mnt/disks/vol1" is not a valid mount point',
+  },
+  VolumeRejected: {
+    reason: 'VolumeRejected',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A discovery entry cannot be offered (regular file, broken symlink, directory in a Block class, unreadable size); the other entries go on.',
+    example: 'path "/mnt/disks/notes.txt" in StorageClass "fast-disks" is a regular file, not a directory or block device',
+  },
+  DuplicatePath: {
+    reason: 'DuplicatePath',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'Another PV already has this entry\'s path (e.g. the class was renamed); no second PV is created for it.',
+    example: 'path "/mnt/disks/vol1" already belongs to PV "local-pv-1a2b3c4d" (StorageClass "old-name")',
+  },
+  NameCollision: {
+    reason: 'NameCollision',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'Two entries map to the same PV name, or the name is taken by a PV of another path or node; neither is changed.',
+    example: 'PV name "local-worker-1-sda" is wanted by "/dev/disk/by-id/a" and "/dev/disk/by-id/b"',
+  },
+  StorageClassMissing: {
+    reason: 'StorageClassMissing',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A configured StorageClass object does not exist; its volumes get PVs once it is created.',
+    example: 'StorageClass "fast-disks" not found; 3 volumes under "/mnt/disks" wait for it',
+  },
+  ProvisioningFailed: {
+    reason: 'ProvisioningFailed',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'Creating a PV failed with an error retrying will not fix (Forbidden, Invalid); retried after the next change or period.',
+    example: 'creating PV "local-pv-1a2b3c4d" for "/mnt/disks/vol1": persistentvolumes is forbidden',
+  },
+  // Device dialect.
+  NoPVSpecConfigMap: {
+    reason: 'NoPVSpecConfigMap',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'Neither the Node annotation nor --default-pv-spec-configmap names a PV spec ConfigMap; nothing is provisioned on this node.',
+    example: 'no PV spec ConfigMap: set the annotation local-pv-provisioner.cybozu.io/pv-spec-configmap or --default-pv-spec-configmap',
+  },
+  PVSpecChanged: {
+    reason: 'PVSpecChanged',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The PV spec changed while PVs made from the old spec remain; they keep the old spec until deleted, new PVs follow the new one.',
+    example: '2 PVs still have volumeMode "Block" from the previous spec; new PVs use "Filesystem"',
+  },
+  DeviceHoldsData: {
+    reason: 'DeviceHoldsData',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A device with no PV carries a filesystem, partition table or other signature; it is neither wiped nor offered until an operator clears it.',
+    example: 'device "/dev/disk/by-path/pci-0000:3c:00.0-sas-phy0-lun-0" holds an ext4 signature; not wiped',
+  },
+  DeviceError: {
+    reason: 'DeviceError',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A device could not be opened, sized, wiped or turned into a PV; the other devices go on (local_pv_provisioner_error_devices).',
+    example: 'device "/dev/disk/by-id/nvme-x": open: EIO',
+  },
+  // Configuration.
+  ConfigInvalid: {
+    reason: 'ConfigInvalid',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The configuration (mounted ConfigMap or PV spec ConfigMap) is invalid; the last good one stays in use.',
+    example: 'storageClassMap.fast-disks.volumeMode: "block" is not one of Filesystem, Block',
+  },
+  // Cleanup of Released PVs.
+  CleanupStarted: {
+    reason: 'CleanupStarted',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'The Released PV\'s volume is being cleaned, in this process or by a Job.',
+    example: 'cleaning "/mnt/disks/vol1" with /scripts/shred.sh 2 (process)',
+  },
+  CleanupSucceeded: {
+    reason: 'CleanupSucceeded',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'Cleaning finished and the PV was deleted; the volume is offered again on the next pass.',
+    example: 'cleaned "/mnt/disks/vol1" in 42s; PV deleted',
+  },
+  CleanupFailed: {
+    reason: 'CleanupFailed',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The cleaner failed (non-zero exit, failed Job); the PV stays Released and cleaning is retried.',
+    example: 'cleaner /scripts/shred.sh exited with code 1: shred: /dev/loop3: Input/output error',
+  },
+  CleanupTimedOut: {
+    reason: 'CleanupTimedOut',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The cleaner ran past its timeout and was stopped; the PV stays Released and cleaning is retried.',
+    example: 'cleaner /scripts/shred.sh 2 still running after 2h0m0s; stopped',
+  },
+  CleanupRefused: {
+    reason: 'CleanupRefused',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'A Released PV is not provably ours (another provisioner, or a path outside every configured directory); nothing is wiped.',
+    example: 'path "/var/lib/data" is outside every configured directory; not cleaned',
+  },
+  VolumeFailedDelete: {
+    reason: 'VolumeFailedDelete',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'Deleting the cleaned PV failed at the API; retried (upstream\'s reason, kept).',
+    example: 'deleting PV "local-pv-1a2b3c4d": the server is currently unable to handle the request',
+  },
+  ReclaimPolicyUnsupported: {
+    reason: 'ReclaimPolicyUnsupported',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'A Released PV has reclaim policy Recycle or an unknown one; only Delete and Retain are supported, so it is left as is.',
+    example: 'reclaim policy "Recycle" is not supported (only Delete and Retain)',
+  },
+  VolumeMissing: {
+    reason: 'VolumeMissing',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The PV\'s path no longer exists on this node (disk removed or unmounted); the PV is kept and nothing is cleaned.',
+    example: 'path "/mnt/disks/vol1" of PV "local-pv-1a2b3c4d" does not exist',
+  },
+  VolumeModeMismatch: {
+    reason: 'VolumeModeMismatch',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'What is at the PV\'s path does not match its volumeMode (e.g. a Block PV on a directory); it is not cleaned.',
+    example: 'PV "local-pv-1a2b3c4d" has volumeMode Block but "/mnt/disks/vol1" is a directory',
+  },
+  // Node cleanup (the node-cleanup command).
+  StaleVolumeDeleted: {
+    reason: 'StaleVolumeDeleted',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'The PV\'s Node is gone; node cleanup deleted the PV.',
+    example: 'node "worker-7" no longer exists; PV deleted',
+  },
+  StaleClaimDeleted: {
+    reason: 'StaleClaimDeleted',
+    type: 'Normal',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim was bound to a local PV of a gone Node; node cleanup deleted it so the workload can get a new volume.',
+    example: 'PV "local-pv-1a2b3c4d" is on node "worker-7", which no longer exists; claim deleted',
+  },
+} as const satisfies Record<string, EventReasonSpec>;
+
+export type EventReason = keyof typeof EventReasons;
+
+/** Every reason, in catalogue order. */
+export const EVENT_REASONS: readonly EventReasonSpec[] = Object.values(EventReasons);
