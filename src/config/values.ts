@@ -150,6 +150,27 @@ function editDistance(a: string, b: string): number {
   return previous[b.length];
 }
 
+function isSubsequence(short: string, long: string): boolean {
+  let i = 0;
+  for (const c of long) if (c === short[i]) i++;
+  return i === short.length;
+}
+
+/** The known key a misspelt one most likely meant, if any is close (a dropped word counts as close). */
+function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: { key: string; score: number } | undefined;
+  for (const candidate of known) {
+    const c = candidate.toLowerCase();
+    const distance = editDistance(lower, c);
+    const limit = Math.max(2, Math.floor(Math.max(lower.length, c.length) / 4));
+    if (distance > limit) continue;
+    const score = distance - (isSubsequence(lower, c) || isSubsequence(c, lower) ? 0.5 : 0);
+    if (!best || score < best.score) best = { key: candidate, score };
+  }
+  return best?.key;
+}
+
 export interface FieldsOptions {
   /**
    * Match keys ignoring case, as upstream's JSON decoding does (`hostdir` fills
@@ -186,7 +207,7 @@ export function readFields<K extends string>(
       fields[folded] = raw;
       continue;
     }
-    const near = known.find((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+    const near = nearestKey(key, known);
     issues.warn(joinPath(at, key), `is not a known key and is ignored${near ? `; did you mean ${near}?` : ''}`);
   }
   return fields;
