@@ -123,9 +123,9 @@ export class ProvisionerMetrics {
     'Number of local volumes of this node per StorageClass, 0 for a configured class with none.', ['storageclass']);
 
   private readonly configReloads = this.counter(`${PREFIX}config_reloads_total`,
-    'Total number of configuration loads, by result (ok, or failed: the last good configuration stays in use).', ['result']);
+    'Total number of configuration changes, by result: ok (applied) or failed (rejected; the last good configuration stays in use).', ['result']);
   private readonly configLastSuccess = this.gauge(`${PREFIX}config_last_reload_success_timestamp_seconds`,
-    'Unix time in seconds of the last successful configuration load.', []);
+    'Unix time in seconds when a configuration was last applied (0 before the first).', []);
   private readonly configLastSuccessful = this.gauge(`${PREFIX}config_last_reload_successful`,
     'Whether the last configuration change was applied (1) or rejected (0: the last good configuration stays in use).', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
