@@ -1,0 +1,190 @@
+import { ApiObject, Chart, JsonPatch } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { dashboardJson } from './dashboard';
+import { alertGroups, formatPrometheusDuration, PrometheusRule, ServiceMonitor } from './monitoring';
+import { LocalVolumeProvisionerProps } from './props';
+import { agentRules, nodeCleanupRules, RoleRules } from './rbac';
+import { ResolvedProps, resolveProps } from './resolve-props';
+import { deviceAgentSpec, directoryAgentSpec, instanceLabels, nodeCleanupSpec } from './workloads';
+
+/** Metadata of a namespaced object of this instance: its name, namespace and labels. */
+type MetadataOf = (name: string, extraLabels?: Record<string, string>) => { name: string; namespace: string; labels: Record<string, string> };
+
+/**
+ * The local volume provisioner, deployed from typed props: the node agents
+ * (a DaemonSet per configuration dialect), their ConfigMaps, StorageClasses and
+ * least-privilege RBAC, and optionally node cleanup, a Namespace, metrics Service,
+ * ServiceMonitor, PrometheusRule and Grafana dashboard.
+ *
+ * Every object has an explicit name derived from `name`, so names do not depend on
+ * where the construct sits in the tree; construct ids are fixed strings (plus the class
+ * or ConfigMap name), so adding a class never renames another object.
+ */
+export class LocalVolumeProvisioner extends Construct {
+  /** The props with every default applied. */
+  public readonly resolved: ResolvedProps;
+  /** The directory dialect's DaemonSet, when classes are configured. */
+  public readonly daemonSet?: k8s.KubeDaemonSet;
+  /** The device dialect's DaemonSet, when `devices` is set. */
+  public readonly deviceDaemonSet?: k8s.KubeDaemonSet;
+
+  constructor(scope: Construct, id: string, props: LocalVolumeProvisionerProps = {}) {
+    super(scope, id);
+    const r = resolveProps(props, Chart.of(this).namespace);
+    this.resolved = r;
+    const labels = instanceLabels(r);
+    const meta: MetadataOf = (name, extraLabels = {}) => ({ name, namespace: r.namespace, labels: { ...labels, ...extraLabels } });
+
+    if (r.createNamespace) {
+      this.clusterScoped(new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: {
+          name: r.namespace,
+          labels: {
+            ...labels,
+            // The agents are privileged and use hostPath volumes.
+            'pod-security.kubernetes.io/enforce': 'privileged',
+            'pod-security.kubernetes.io/audit': 'privileged',
+            'pod-security.kubernetes.io/warn': 'privileged',
+          },
+        },
+      }));
+    }
+
+    if (r.serviceAccount.create) {
+      new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(r.serviceAccount.name) });
+    }
+    if (r.rbac.create) {
+      this.rbac('', r.name, r.serviceAccount.name, agentRules(r.rbac.features));
+    }
+
+    for (const sc of r.storageClasses.filter((c) => c.create)) {
+      this.clusterScoped(new k8s.KubeStorageClass(this, `StorageClass-${sc.name}`, {
+        metadata: {
+          name: sc.name,
+          labels,
+          annotations: sc.isDefaultClass ? { 'storageclass.kubernetes.io/is-default-class': 'true' } : undefined,
+        },
+        provisioner: sc.provisioner,
+        // A local volume is on one node: bind only once the pod's node is known.
+        volumeBindingMode: 'WaitForFirstConsumer',
+        reclaimPolicy: sc.reclaimPolicy,
+        allowedTopologies: sc.allowedTopologies.length > 0 ? sc.allowedTopologies : undefined,
+        mountOptions: sc.mountOptions.length > 0 ? sc.mountOptions : undefined,
+      }));
+    }
+
+    if (r.directory) {
+      new k8s.KubeConfigMap(this, 'Config', { metadata: meta(r.directory.configMapName), data: r.directory.configData });
+      this.daemonSet = new k8s.KubeDaemonSet(this, 'DaemonSet', {
+        metadata: meta(r.name, { 'app.kubernetes.io/component': 'agent' }),
+        spec: directoryAgentSpec(r),
+      });
+    }
+
+    if (r.devices) {
+      for (const spec of r.devices.specs) {
+        new k8s.KubeConfigMap(this, `DeviceSpec-${spec.name}`, { metadata: meta(spec.name), data: spec.data });
+      }
+      this.deviceDaemonSet = new k8s.KubeDaemonSet(this, 'DeviceDaemonSet', {
+        metadata: meta(`${r.name}-devices`, { 'app.kubernetes.io/component': 'device-agent' }),
+        spec: deviceAgentSpec(r),
+      });
+    }
+
+    if (r.nodeCleanup) {
+      const n = r.nodeCleanup;
+      const name = `${r.name}-node-cleanup`;
+      if (r.serviceAccount.create) {
+        new k8s.KubeServiceAccount(this, 'NodeCleanupServiceAccount', { metadata: meta(n.serviceAccountName) });
+      }
+      if (r.rbac.create) this.rbac('NodeCleanup', name, n.serviceAccountName, nodeCleanupRules());
+      new k8s.KubeDeployment(this, 'NodeCleanup', {
+        metadata: meta(name, { 'app.kubernetes.io/component': 'node-cleanup' }),
+        spec: nodeCleanupSpec(r),
+      });
+    }
+
+    this.monitoring(r, meta);
+  }
+
+  private monitoring(r: ResolvedProps, meta: MetadataOf): void {
+    const m = r.metrics;
+    const labels = instanceLabels(r);
+    // Agents and node cleanup all serve metrics on the same named port.
+    const selector = { 'app.kubernetes.io/name': 'local-volume-provisioner', 'app.kubernetes.io/instance': r.name };
+    if (m.service) {
+      new k8s.KubeService(this, 'MetricsService', {
+        metadata: meta(m.serviceName),
+        spec: {
+          // Headless: Prometheus scrapes each pod; there is nothing to load-balance.
+          clusterIp: 'None',
+          selector,
+          ports: [{ name: 'metrics', port: r.runtime.metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        },
+      });
+    }
+    if (m.serviceMonitor) {
+      const sm = m.serviceMonitor;
+      new ServiceMonitor(this, 'ServiceMonitor', {
+        metadata: { name: r.name, namespace: sm.namespace, labels: { ...labels, ...sm.labels } },
+        spec: {
+          selector: { matchLabels: labels },
+          namespaceSelector: sm.namespaceSelector,
+          jobLabel: sm.jobLabel,
+          endpoints: [{
+            port: 'metrics',
+            path: '/metrics',
+            interval: formatPrometheusDuration(sm.intervalMs),
+            scrapeTimeout: sm.scrapeTimeoutMs === undefined ? undefined : formatPrometheusDuration(sm.scrapeTimeoutMs),
+            relabelings: sm.relabelings.length > 0 ? sm.relabelings : undefined,
+            metricRelabelings: sm.metricRelabelings.length > 0 ? sm.metricRelabelings : undefined,
+          }],
+        },
+      });
+    }
+    if (m.prometheusRule) {
+      new PrometheusRule(this, 'PrometheusRule', {
+        metadata: { name: r.name, namespace: m.prometheusRule.namespace, labels: { ...labels, ...m.prometheusRule.labels } },
+        spec: { groups: alertGroups(r) },
+      });
+    }
+    if (m.grafanaDashboard) {
+      const g = m.grafanaDashboard;
+      new k8s.KubeConfigMap(this, 'GrafanaDashboard', {
+        metadata: {
+          name: `${r.name}-dashboard`,
+          namespace: g.namespace,
+          labels: { ...labels, ...g.labels },
+          annotations: g.folder ? { grafana_folder: g.folder } : undefined,
+        },
+        data: { 'local-volume-provisioner.json': JSON.stringify(dashboardJson(r.namespace), undefined, 2) },
+      });
+    }
+  }
+
+  /** A ClusterRole and a Role (when there are namespaced rules), each bound to the ServiceAccount. */
+  private rbac(idPrefix: string, name: string, serviceAccount: string, rules: RoleRules): void {
+    const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace: this.resolved.namespace }];
+    const labels = instanceLabels(this.resolved);
+    this.clusterScoped(new k8s.KubeClusterRole(this, `${idPrefix}ClusterRole`, { metadata: { name, labels }, rules: rules.cluster }));
+    this.clusterScoped(new k8s.KubeClusterRoleBinding(this, `${idPrefix}ClusterRoleBinding`, {
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects,
+    }));
+    if (rules.namespaced.length === 0) return;
+    const metadata = { name, namespace: this.resolved.namespace, labels };
+    new k8s.KubeRole(this, `${idPrefix}Role`, { metadata, rules: rules.namespaced });
+    new k8s.KubeRoleBinding(this, `${idPrefix}RoleBinding`, {
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects,
+    });
+  }
+
+  /** cdk8s gives every object the chart's namespace; a cluster-scoped one must have none. */
+  private clusterScoped(obj: ApiObject): void {
+    if (obj.metadata.namespace !== undefined) obj.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+  }
+}

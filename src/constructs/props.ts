@@ -1,0 +1,610 @@
+import type { Duration } from 'cdk8s';
+import type { k8s } from 'cdk8s-plus-28';
+import type { AccessMode, DeviceFsType, NodeSelectorTerm, ReclaimPolicy, Toleration, VolumeMode } from '../config/model';
+
+/**
+ * Public props of {@link LocalVolumeProvisioner}. Every field is optional unless the
+ * provisioner cannot work without it; every default is applied in one place,
+ * `resolveProps` (resolve-props.ts). docs/construct.md maps each Helm chart value of
+ * the Go provisioner to the prop here.
+ */
+
+/** How a StorageClass object for a class of local volumes is written. */
+export interface StorageClassOptions {
+  /**
+   * Create the StorageClass object. Turn off when it is managed elsewhere; it must
+   * still exist, because the runtime reads it.
+   * @default true
+   */
+  readonly create?: boolean;
+  /**
+   * `reclaimPolicy` of the StorageClass, which the runtime copies onto each PV.
+   * Only `Delete` (volumes are cleaned and offered again) and `Retain` are allowed.
+   * @default 'Delete'
+   */
+  readonly reclaimPolicy?: ReclaimPolicy;
+  /**
+   * Mark it as the cluster's default StorageClass
+   * (`storageclass.kubernetes.io/is-default-class: "true"`).
+   * @default false
+   */
+  readonly isDefaultClass?: boolean;
+  /**
+   * `provisioner` of the StorageClass. Static local volumes have none; change it only
+   * for the cluster autoscaler case (upstream issue 288).
+   * @default 'kubernetes.io/no-provisioner'
+   */
+  readonly provisioner?: string;
+  /**
+   * `allowedTopologies` of the StorageClass.
+   * @default - none (any node)
+   */
+  readonly allowedTopologies?: k8s.TopologySelectorTerm[];
+  /**
+   * `mountOptions` of the StorageClass; the runtime copies them onto each PV.
+   * @default - none
+   */
+  readonly mountOptions?: string[];
+}
+
+/** One class of local volumes discovered under a directory (Helm chart `classes[]`). */
+export interface LocalStorageClassProps {
+  /** Name of the StorageClass (and the key of `storageClassMap`). A DNS subdomain. */
+  readonly name: string;
+  /** Discovery directory on the host; prefix of each PV's `spec.local.path`. Absolute. */
+  readonly hostDir: string;
+  /**
+   * Where `hostDir` is mounted in the container (with `HostToContainer` propagation);
+   * the directory that is scanned. Absolute.
+   * @default - the same as `hostDir`
+   */
+  readonly mountDir?: string;
+  /**
+   * `volumeMode` of the PVs.
+   * @default 'Filesystem'
+   */
+  readonly volumeMode?: VolumeMode;
+  /**
+   * Access mode of the PVs.
+   * @default 'ReadWriteOnce'
+   */
+  readonly accessMode?: AccessMode;
+  /**
+   * `spec.local.fsType` of the PVs: kubelet formats a Filesystem-mode block device
+   * with it. Not allowed with `volumeMode: Block`.
+   * @default - none
+   */
+  readonly fsType?: string;
+  /**
+   * Comma-separated Go `filepath.Match` globs; only entries whose name matches one
+   * become volumes.
+   * @default '*'
+   */
+  readonly namePattern?: string;
+  /**
+   * Extra node selector terms, ORed with the hostname term (volumes on shared disks).
+   * @default - none
+   */
+  readonly selector?: NodeSelectorTerm[];
+  /**
+   * argv run to clean a Block volume (`LOCAL_PV_BLKDEVICE` names the device).
+   * The image ships `/scripts/{quick_reset,shred,dd_zero,blkdiscard,fsclean}.sh`.
+   * @default ['/scripts/quick_reset.sh'] (the configuration model's default)
+   */
+  readonly blockCleanerCommand?: string[];
+  /**
+   * The StorageClass object written for this class.
+   * @default - a StorageClass with the defaults of StorageClassOptions
+   */
+  readonly storageClass?: StorageClassOptions;
+  /**
+   * Fewest volumes of this class every node running the provisioner should have; with
+   * `prometheusRule`, a node with fewer raises `LocalVolumeProvisionerNodeWithoutVolumes`.
+   * @default 0 (no alert)
+   */
+  readonly expectedVolumesPerNode?: number;
+}
+
+/** One device-dialect "PV spec ConfigMap" (seed 003), selected per node by annotation. */
+export interface DeviceSpecProps {
+  /**
+   * Name of the ConfigMap; nodes select it with the annotation
+   * `local-pv-provisioner.cybozu.io/pv-spec-configmap=<name>`. A DNS subdomain.
+   */
+  readonly name: string;
+  /** StorageClass of the PVs made from the matched devices. */
+  readonly storageClassName: string;
+  /** `volumeMode` of the PVs. */
+  readonly volumeMode: VolumeMode;
+  /**
+   * Filesystem kubelet formats the device with: required with `volumeMode: Filesystem`,
+   * not allowed with `Block`.
+   * @default - none (only valid with Block)
+   */
+  readonly fsType?: DeviceFsType;
+  /** Absolute directory walked recursively for devices, e.g. `/dev/disk/by-path`. */
+  readonly deviceDir: string;
+  /** Regular expression over device base names, e.g. `^pci-0000:3c:00\.0-sas-.*`. */
+  readonly deviceNameFilter: string;
+  /**
+   * Reclaim policy written on new PVs, and honoured on release (`Delete`: wiped and
+   * offered again).
+   * @default 'Delete' (the configuration model's default)
+   */
+  readonly reclaimPolicy?: ReclaimPolicy;
+  /**
+   * Wipe and provision devices that carry a partition table or filesystem signature
+   * (upstream's behaviour). Off: such devices are reported as holding data.
+   * @default false
+   */
+  readonly wipeDevicesHoldingData?: boolean;
+}
+
+/** A StorageClass object for a device-dialect class. */
+export interface DeviceStorageClassProps extends Omit<StorageClassOptions, 'reclaimPolicy'> {
+  /** The `storageClassName` of one or more specs. */
+  readonly name: string;
+}
+
+/** The device dialect: a second DaemonSet running the `devices` subcommand. */
+export interface DeviceDialectProps {
+  /** The PV spec ConfigMaps to write. At least one. */
+  readonly specs: DeviceSpecProps[];
+  /**
+   * Name of the spec used on nodes without the annotation (`--default-pv-spec-configmap`).
+   * @default - none: nodes without the annotation get no device PVs
+   */
+  readonly defaultSpec?: string;
+  /**
+   * Fallback period of a full pass (`--polling-interval`); new devices are seen sooner.
+   * @default Duration.minutes(5)
+   */
+  readonly pollingInterval?: Duration;
+  /**
+   * StorageClass objects for the specs' classes; a class without an entry gets one with
+   * the defaults, its reclaimPolicy taken from the specs.
+   * @default - one default StorageClass per distinct `storageClassName`
+   */
+  readonly storageClasses?: DeviceStorageClassProps[];
+}
+
+/** The node-cleanup Deployment (upstream's node cleanup controller). */
+export interface NodeCleanupProps {
+  /**
+   * StorageClasses whose claims on PVs of deleted nodes are deleted (`--storageclass-names`).
+   * PVs of deleted nodes are deleted for every class.
+   * @default - none: no claim is ever deleted
+   */
+  readonly storageClassNames?: string[];
+  /**
+   * How long a node must stay gone before its claims are deleted (`--pvc-deletion-delay`).
+   * @default Duration.seconds(60)
+   */
+  readonly pvcDeletionDelay?: Duration;
+  /**
+   * How often PVs of gone nodes are looked for (`--stale-pv-discovery-interval`).
+   * @default Duration.seconds(10)
+   */
+  readonly stalePvDiscoveryInterval?: Duration;
+  /**
+   * Replicas; one of them leads, on the Lease `local-volume-provisioner-node-cleanup`.
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * Resources of its container.
+   * @default - requests 10m CPU / 64Mi, limit 256Mi memory
+   */
+  readonly resources?: k8s.ResourceRequirements;
+  /**
+   * Node selector of its pods, merged with `kubernetes.io/os: linux`.
+   * @default - linux nodes
+   */
+  readonly nodeSelector?: Record<string, string>;
+  /**
+   * Tolerations of its pods.
+   * @default - none
+   */
+  readonly tolerations?: k8s.Toleration[];
+  /**
+   * Affinity of its pods.
+   * @default - none
+   */
+  readonly affinity?: k8s.Affinity;
+  /**
+   * Priority class of its pods.
+   * @default 'system-cluster-critical'
+   */
+  readonly priorityClassName?: string;
+}
+
+/** The prometheus-operator ServiceMonitor for the metrics Service (Helm `serviceMonitor`). */
+export interface ServiceMonitorOptions {
+  /**
+   * Namespace of the ServiceMonitor (where Prometheus looks for it).
+   * @default - the provisioner's namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Labels the Prometheus `serviceMonitorSelector` matches (Helm `additionalLabels`).
+   * @default - none
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * Scrape interval.
+   * @default Duration.seconds(30)
+   */
+  readonly interval?: Duration;
+  /**
+   * Scrape timeout; at most `interval`.
+   * @default - Prometheus' global scrape timeout
+   */
+  readonly scrapeTimeout?: Duration;
+  /**
+   * `relabelings` applied to targets before scraping.
+   * @default - none
+   */
+  readonly relabelings?: RelabelConfig[];
+  /**
+   * `metricRelabelings` applied to samples before ingestion.
+   * @default - none
+   */
+  readonly metricRelabelings?: RelabelConfig[];
+  /**
+   * Where the Service is looked for.
+   * @default - the provisioner's namespace
+   */
+  readonly namespaceSelector?: NamespaceSelector;
+  /**
+   * Label of the Service whose value becomes the `job` label.
+   * @default - none: `job` is the Service name
+   */
+  readonly jobLabel?: string;
+}
+
+/** A Prometheus relabel_config, as prometheus-operator spells it. */
+export interface RelabelConfig {
+  readonly sourceLabels?: string[];
+  readonly separator?: string;
+  readonly targetLabel?: string;
+  readonly regex?: string;
+  readonly modulus?: number;
+  readonly replacement?: string;
+  readonly action?: 'replace' | 'Replace' | 'keep' | 'Keep' | 'drop' | 'Drop' | 'hashmod' | 'HashMod'
+  | 'labelmap' | 'LabelMap' | 'labeldrop' | 'LabelDrop' | 'labelkeep' | 'LabelKeep'
+  | 'lowercase' | 'Lowercase' | 'uppercase' | 'Uppercase' | 'keepequal' | 'KeepEqual' | 'dropequal' | 'DropEqual';
+}
+
+/** prometheus-operator NamespaceSelector. */
+export interface NamespaceSelector {
+  /** Select every namespace. */
+  readonly any?: boolean;
+  /** Select these namespaces. */
+  readonly matchNames?: string[];
+}
+
+/** The optional PrometheusRule with the provisioner's alerts. */
+export interface PrometheusRuleOptions {
+  /**
+   * Namespace of the PrometheusRule.
+   * @default - the provisioner's namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Labels the Prometheus `ruleSelector` matches.
+   * @default - none
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * Labels added to every alert (e.g. `team`); `severity` is set per alert.
+   * @default - none
+   */
+  readonly alertLabels?: Record<string, string>;
+  /**
+   * How long a condition must hold before most alerts fire.
+   * @default Duration.minutes(15)
+   */
+  readonly for?: Duration;
+  /**
+   * Base URL of runbooks; each alert gets `runbook_url: <base>#<alert name in lower case>`.
+   * @default - no runbook_url
+   */
+  readonly runbookBaseUrl?: string;
+}
+
+/** The optional Grafana dashboard ConfigMap, picked up by the Grafana sidecar. */
+export interface GrafanaDashboardOptions {
+  /**
+   * Namespace of the ConfigMap (where the sidecar looks).
+   * @default - the provisioner's namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Labels of the ConfigMap; `grafana_dashboard: "1"` is always set.
+   * @default - none besides grafana_dashboard
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * Grafana folder (the sidecar's `grafana_folder` annotation).
+   * @default - the sidecar's default folder
+   */
+  readonly folder?: string;
+}
+
+/** Props of {@link LocalVolumeProvisioner}. */
+export interface LocalVolumeProvisionerProps {
+  /**
+   * Base name of every object (DaemonSet, ServiceAccount, ConfigMap, roles...).
+   * Use another one for a second instance in the same cluster.
+   * @default 'local-volume-provisioner'
+   */
+  readonly name?: string;
+  /**
+   * Namespace of the namespaced objects, and of cleanup Jobs (`MY_NAMESPACE`).
+   * @default - the chart's namespace, else 'local-volume-provisioner'
+   */
+  readonly namespace?: string;
+  /**
+   * Create the Namespace, labelled `pod-security.kubernetes.io/enforce: privileged`
+   * (the agent's pods are privileged and use hostPath).
+   * @default true
+   */
+  readonly createNamespace?: boolean;
+
+  /**
+   * Classes of volumes discovered under directories (Helm `classes`); one StorageClass
+   * and one hostPath mount each. Without classes (and without `devices`) nothing runs.
+   * @default - none
+   */
+  readonly storageClasses?: LocalStorageClassProps[];
+  /**
+   * The device dialect (seed 003): devices matched by a name filter, configured per node.
+   * @default - off
+   */
+  readonly devices?: DeviceDialectProps;
+  /**
+   * The node-cleanup Deployment: deletes PVs (and, for opted-in classes, claims) of
+   * deleted nodes.
+   * @default - off
+   */
+  readonly nodeCleanup?: NodeCleanupProps;
+
+  /**
+   * Node label keys copied onto each PV (Helm `nodeLabels`).
+   * @default - none
+   */
+  readonly nodeLabelsForPV?: string[];
+  /**
+   * Extra labels on each PV; they win over copied node labels.
+   * @default - none
+   */
+  readonly labelsForPV?: Record<string, string>;
+  /**
+   * Clean Block volumes in a Job (in the provisioner's namespace) instead of in-process.
+   * Adds the Role that lets the agent manage those Jobs.
+   * @default false
+   */
+  readonly useJobForCleaning?: boolean;
+  /**
+   * Tolerations of cleanup Jobs.
+   * @default - none
+   */
+  readonly jobTolerations?: Toleration[];
+  /**
+   * Informer resync period, randomised in [min, 2×min).
+   * @default Duration.minutes(5)
+   */
+  readonly minResyncPeriod?: Duration;
+  /**
+   * Provisioner name `local-volume-provisioner-<node>` instead of `...-<node>-<nodeUID>`.
+   * @default false
+   */
+  readonly useNodeNameOnly?: boolean;
+  /**
+   * Give each PV an ownerReference to its Node, so PVs go with their Node.
+   * @default false
+   */
+  readonly setPVOwnerRef?: boolean;
+  /**
+   * Remove the startup taint `provisionerNotReadyNodeTaintKey` from the Node once the
+   * first discovery pass is done. Adds nodes update/patch to the ClusterRole and a
+   * toleration for the taint.
+   * @default false
+   */
+  readonly removeNodeNotReadyTaint?: boolean;
+  /**
+   * Key of that startup taint.
+   * @default 'sig-storage-local-static-provisioner/agent-not-ready' (the Helm chart's)
+   */
+  readonly provisionerNotReadyNodeTaintKey?: string;
+  /**
+   * A cleanup running longer is killed and counted as failed.
+   * @default - the configuration model's default
+   */
+  readonly cleanupTimeout?: Duration;
+  /**
+   * How many cleanups may run at once on a node.
+   * @default - the configuration model's default
+   */
+  readonly maxConcurrentCleanups?: number;
+  /**
+   * An Available PV whose volume is gone this long is deleted.
+   * @default - the configuration model's default
+   */
+  readonly missingVolumeGracePeriod?: Duration;
+  /**
+   * Also delete a Released PV whose volume is gone (after the grace period).
+   * @default false
+   */
+  readonly deleteMissingReleasedVolumes?: boolean;
+
+  /**
+   * Fallback period of a full discovery pass (`--discovery-period`).
+   * @default Duration.seconds(10)
+   */
+  readonly discoveryPeriod?: Duration;
+  /**
+   * How often the mounted ConfigMap is re-read (`--config-sync-period`).
+   * @default Duration.seconds(5)
+   */
+  readonly configSyncPeriod?: Duration;
+  /**
+   * Steady API requests per second per agent (`--kube-api-qps`).
+   * @default 20
+   */
+  readonly kubeApiQps?: number;
+  /**
+   * API requests allowed in a burst (`--kube-api-burst`).
+   * @default 40
+   */
+  readonly kubeApiBurst?: number;
+  /**
+   * Log level (`--log-level`).
+   * @default 'info'
+   */
+  readonly logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Port of `/metrics`, `/healthz` and `/readyz` (container port `metrics`).
+   * @default 8080
+   */
+  readonly metricsPort?: number;
+
+  /**
+   * Create the ClusterRole, Role and bindings (Helm `rbac.create`).
+   * @default true
+   */
+  readonly createRbac?: boolean;
+  /**
+   * Create the ServiceAccount (Helm `serviceAccount.create`).
+   * @default true
+   */
+  readonly createServiceAccount?: boolean;
+  /**
+   * Name of the agent's ServiceAccount (Helm `serviceAccount.name`).
+   * @default - `name`
+   */
+  readonly serviceAccountName?: string;
+
+  /**
+   * Image of the agent, of cleanup Jobs (`JOB_CONTAINER_IMAGE`) and of node cleanup.
+   * @default - `DEFAULT_IMAGE`: ghcr.io/local-volume-provisioner/local-volume-provisioner:<package.json version>
+   */
+  readonly image?: string;
+  /**
+   * Image pull policy.
+   * @default 'IfNotPresent'
+   */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /**
+   * Names of Secrets used to pull the image.
+   * @default - none
+   */
+  readonly imagePullSecrets?: string[];
+  /**
+   * Resources of the agent container.
+   * @default - requests 50m CPU / 128Mi memory, limit 512Mi memory (no CPU limit: throttling only slows cleanups)
+   */
+  readonly resources?: k8s.ResourceRequirements;
+  /**
+   * Run the agent privileged (needed to open, wipe and inspect block devices).
+   * @default true
+   */
+  readonly privileged?: boolean;
+  /**
+   * Share the host's PID namespace (Helm `hostPID`).
+   * @default false
+   */
+  readonly hostPid?: boolean;
+  /**
+   * Mount the host's `/dev` (block volumes, device symlinks).
+   * @default true
+   */
+  readonly mountDevVolume?: boolean;
+  /**
+   * Extra annotations on the agent's pods.
+   * @default - none
+   */
+  readonly podAnnotations?: Record<string, string>;
+  /**
+   * Extra labels on the agent's pods.
+   * @default - none
+   */
+  readonly podLabels?: Record<string, string>;
+  /**
+   * Priority class of the agent's pods.
+   * @default 'system-node-critical'
+   */
+  readonly priorityClassName?: string;
+  /**
+   * Node selector, merged with `kubernetes.io/os: linux`.
+   * @default - every Linux node
+   */
+  readonly nodeSelector?: Record<string, string>;
+  /**
+   * Tolerations of the agent's pods. The startup taint is tolerated as well when
+   * `removeNodeNotReadyTaint` is on.
+   * @default - tolerate every taint, like other node storage agents: disks are often on dedicated, tainted nodes
+   */
+  readonly tolerations?: k8s.Toleration[];
+  /**
+   * Affinity of the agent's pods.
+   * @default - none
+   */
+  readonly affinity?: k8s.Affinity;
+  /**
+   * DaemonSet update strategy.
+   * @default - RollingUpdate, maxUnavailable 1
+   */
+  readonly updateStrategy?: k8s.DaemonSetUpdateStrategy;
+  /**
+   * Init containers of the agent's pods.
+   * @default - none
+   */
+  readonly initContainers?: k8s.Container[];
+  /**
+   * Extra volumes of the agent's pods (Helm `additionalVolumes`).
+   * @default - none
+   */
+  readonly extraVolumes?: k8s.Volume[];
+  /**
+   * Extra volume mounts of the agent container (Helm `additionalVolumeMounts`).
+   * @default - none
+   */
+  readonly extraVolumeMounts?: k8s.VolumeMount[];
+  /**
+   * Liveness probe of the agent.
+   * @default - GET /healthz on `metrics` every 10s, 3 failures
+   */
+  readonly livenessProbe?: k8s.Probe;
+  /**
+   * Readiness probe of the agent.
+   * @default - GET /readyz on `metrics` every 10s
+   */
+  readonly readinessProbe?: k8s.Probe;
+  /**
+   * Startup probe of the agent.
+   * @default - none (the liveness probe's endpoint answers from the start)
+   */
+  readonly startupProbe?: k8s.Probe;
+
+  /**
+   * Create a Service exposing the agents' metrics port (needed by the ServiceMonitor).
+   * @default true
+   */
+  readonly metricsService?: boolean;
+  /**
+   * Create a prometheus-operator ServiceMonitor (Helm `serviceMonitor`).
+   * @default - none
+   */
+  readonly serviceMonitor?: ServiceMonitorOptions;
+  /**
+   * Create a prometheus-operator PrometheusRule with the provisioner's alerts.
+   * @default - none
+   */
+  readonly prometheusRule?: PrometheusRuleOptions;
+  /**
+   * Create a Grafana dashboard ConfigMap for the Grafana sidecar.
+   * @default - none
+   */
+  readonly grafanaDashboard?: GrafanaDashboardOptions;
+}

@@ -1,0 +1,607 @@
+import { createHash } from 'node:crypto';
+import { Duration } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import {
+  ConfigIssue, ConfigMapData, DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy,
+  resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
+} from '../config';
+import { DEFAULT_IMAGE } from './image';
+import {
+  absolutePathProblem, checkLabels, durationMs, integerProblem, namespaceNameProblem, objectNameProblem,
+  pathsOverlap, PropIssues, serviceNameProblem,
+} from './prop-issues';
+import {
+  GrafanaDashboardOptions, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
+  RelabelConfig, StorageClassOptions,
+} from './props';
+import { qualifiedNameProblem } from '../config/kube-names';
+
+/**
+ * Every default of the construct, applied in this one place, and every prop checked
+ * here, before any object is built. Values of the provisioner's ConfigMaps get their
+ * defaults from the configuration model (`resolveProvisionerConfig`,
+ * `resolveDeviceSpec`); the construct only adds its own (mountDir = hostDir, the
+ * Helm chart's taint key) and maps the model's issues back to prop names.
+ */
+
+/** Where the agent finds its ConfigMap (the runtime's default `--config-dir`). */
+export const CONFIG_MOUNT_PATH = '/etc/provisioner/config';
+/** Where the image keeps the cleaner scripts. */
+export const SCRIPTS_PATH = '/scripts';
+/** The Node annotation that selects a device-dialect PV spec ConfigMap. */
+export const DEVICE_SPEC_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
+/** The Lease that node-cleanup replicas elect their leader on (runtime contract). */
+export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
+
+const DEFAULT_NAME = 'local-volume-provisioner';
+const DEFAULT_TAINT_KEY = 'sig-storage-local-static-provisioner/agent-not-ready';
+const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
+
+export interface ResolvedStorageClass {
+  readonly name: string;
+  readonly create: boolean;
+  readonly reclaimPolicy: ReclaimPolicy;
+  readonly isDefaultClass: boolean;
+  readonly provisioner: string;
+  readonly allowedTopologies: k8s.TopologySelectorTerm[];
+  readonly mountOptions: string[];
+}
+
+export interface ResolvedClassMount {
+  readonly name: string;
+  readonly hostDir: string;
+  readonly mountDir: string;
+}
+
+export interface ResolvedDirectoryDialect {
+  readonly config: ProvisionerConfig;
+  readonly configMapName: string;
+  readonly configData: ConfigMapData;
+  /** sha256 of the ConfigMap data: a pod annotation, so a config change rolls the pods. */
+  readonly configHash: string;
+  readonly mounts: ResolvedClassMount[];
+  /** StorageClass name -> fewest volumes per node (alerting). */
+  readonly expectedVolumesPerNode: Record<string, number>;
+}
+
+export interface ResolvedDeviceSpec {
+  readonly name: string;
+  readonly config: DeviceSpecConfig;
+  readonly data: ConfigMapData;
+}
+
+export interface ResolvedDeviceDialect {
+  readonly specs: ResolvedDeviceSpec[];
+  readonly defaultSpec?: string;
+  readonly pollingIntervalMs: number;
+  /** deviceDirs outside the /dev mount, mounted at the same path (PV paths are container paths). */
+  readonly extraHostDirs: string[];
+}
+
+export interface ResolvedNodeCleanup {
+  readonly storageClassNames: string[];
+  readonly pvcDeletionDelayMs: number;
+  readonly stalePvDiscoveryIntervalMs: number;
+  readonly replicas: number;
+  readonly resources: k8s.ResourceRequirements;
+  readonly nodeSelector: Record<string, string>;
+  readonly tolerations: k8s.Toleration[];
+  readonly affinity?: k8s.Affinity;
+  readonly priorityClassName: string;
+  readonly serviceAccountName: string;
+}
+
+export interface ResolvedServiceMonitor {
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  readonly intervalMs: number;
+  readonly scrapeTimeoutMs?: number;
+  readonly relabelings: RelabelConfig[];
+  readonly metricRelabelings: RelabelConfig[];
+  readonly namespaceSelector: NamespaceSelector;
+  readonly jobLabel?: string;
+}
+
+export interface ResolvedPrometheusRule {
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  readonly alertLabels: Record<string, string>;
+  readonly forMs: number;
+  readonly runbookBaseUrl?: string;
+}
+
+export interface ResolvedGrafanaDashboard {
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  readonly folder?: string;
+}
+
+/** What the RBAC rules are derived from. */
+export interface RbacFeatures {
+  readonly directoryDialect: boolean;
+  readonly deviceDialect: boolean;
+  readonly jobCleaning: boolean;
+  readonly removeNodeNotReadyTaint: boolean;
+}
+
+export interface ResolvedProps {
+  readonly name: string;
+  readonly namespace: string;
+  readonly createNamespace: boolean;
+  readonly directory?: ResolvedDirectoryDialect;
+  readonly devices?: ResolvedDeviceDialect;
+  readonly storageClasses: ResolvedStorageClass[];
+  readonly nodeCleanup?: ResolvedNodeCleanup;
+  readonly rbac: { readonly create: boolean; readonly features: RbacFeatures };
+  readonly serviceAccount: { readonly create: boolean; readonly name: string };
+  readonly runtime: {
+    readonly discoveryPeriodMs: number;
+    readonly configSyncPeriodMs: number;
+    readonly kubeApiQps: number;
+    readonly kubeApiBurst: number;
+    readonly logLevel: string;
+    readonly metricsPort: number;
+  };
+  readonly pod: {
+    readonly image: string;
+    readonly imagePullPolicy: string;
+    readonly imagePullSecrets: string[];
+    readonly resources: k8s.ResourceRequirements;
+    readonly privileged: boolean;
+    readonly hostPid: boolean;
+    readonly mountDevVolume: boolean;
+    readonly podAnnotations: Record<string, string>;
+    readonly podLabels: Record<string, string>;
+    readonly priorityClassName: string;
+    readonly nodeSelector: Record<string, string>;
+    readonly tolerations: k8s.Toleration[];
+    readonly affinity?: k8s.Affinity;
+    readonly updateStrategy: k8s.DaemonSetUpdateStrategy;
+    readonly initContainers: k8s.Container[];
+    readonly extraVolumes: k8s.Volume[];
+    readonly extraVolumeMounts: k8s.VolumeMount[];
+    readonly livenessProbe?: k8s.Probe;
+    readonly readinessProbe?: k8s.Probe;
+    readonly startupProbe?: k8s.Probe;
+  };
+  readonly metrics: {
+    readonly service: boolean;
+    readonly serviceName: string;
+    readonly serviceMonitor?: ResolvedServiceMonitor;
+    readonly prometheusRule?: ResolvedPrometheusRule;
+    readonly grafanaDashboard?: ResolvedGrafanaDashboard;
+  };
+}
+
+/** Resolves and checks the props; throws one error naming every bad prop. */
+export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace: string | undefined): ResolvedProps {
+  const issues = new PropIssues();
+
+  const name = props.name ?? DEFAULT_NAME;
+  // The base name also names the metrics Service, the strictest of the names built from it.
+  issues.check('name', serviceNameProblem(name));
+  const namespace = props.namespace ?? chartNamespace ?? DEFAULT_NAME;
+  issues.check('namespace', namespaceNameProblem(namespace));
+
+  const classStorage: ResolvedStorageClass[] = [];
+  const directory = resolveDirectoryDialect(props, name, issues, classStorage);
+  const devices = resolveDeviceDialect(props, issues, classStorage);
+  checkStorageClassNames(classStorage, issues);
+  if (!directory && !devices) {
+    issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
+  }
+
+  const serviceAccountName = props.serviceAccountName ?? name;
+  issues.check('serviceAccountName', objectNameProblem(serviceAccountName));
+
+  const metricsPort = props.metricsPort ?? 8080;
+  issues.check('metricsPort', integerProblem(metricsPort, 1, 65535));
+  const kubeApiQps = props.kubeApiQps ?? 20;
+  if (!(kubeApiQps > 0)) issues.add('kubeApiQps', `${kubeApiQps} is not a positive number`);
+  const kubeApiBurst = props.kubeApiBurst ?? 40;
+  issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
+
+  const priorityClassName = props.priorityClassName ?? 'system-node-critical';
+  issues.check('priorityClassName', objectNameProblem(priorityClassName));
+  checkLabels(issues, 'podLabels', props.podLabels);
+  checkLabels(issues, 'nodeSelector', props.nodeSelector);
+  (props.imagePullSecrets ?? []).forEach((s, i) => issues.check(`imagePullSecrets[${i}]`, objectNameProblem(s)));
+  checkExtraVolumes(props, issues);
+
+  const removeTaint = props.removeNodeNotReadyTaint ?? false;
+  const taintKey = props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY;
+  const tolerations: k8s.Toleration[] = [
+    ...(props.tolerations ?? [{ operator: 'Exists' }]),
+    // Without it the agent that is to remove the taint could never start on the node.
+    ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
+  ];
+
+  const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
+  const metrics = resolveMetrics(props, name, namespace, issues);
+
+  const result: ResolvedProps = {
+    name,
+    namespace,
+    createNamespace: props.createNamespace ?? true,
+    directory,
+    devices,
+    storageClasses: classStorage,
+    nodeCleanup,
+    rbac: {
+      create: props.createRbac ?? true,
+      features: {
+        directoryDialect: directory !== undefined,
+        deviceDialect: devices !== undefined,
+        jobCleaning: directory?.config.useJobForCleaning ?? false,
+        removeNodeNotReadyTaint: removeTaint,
+      },
+    },
+    serviceAccount: { create: props.createServiceAccount ?? true, name: serviceAccountName },
+    runtime: {
+      discoveryPeriodMs: optionalDuration(issues, 'discoveryPeriod', props.discoveryPeriod, Duration.seconds(10)),
+      configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
+      kubeApiQps,
+      kubeApiBurst,
+      logLevel: props.logLevel ?? 'info',
+      metricsPort,
+    },
+    pod: {
+      image: props.image ?? DEFAULT_IMAGE,
+      imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+      imagePullSecrets: props.imagePullSecrets ?? [],
+      resources: props.resources ?? {
+        requests: { cpu: quantity('50m'), memory: quantity('128Mi') },
+        limits: { memory: quantity('512Mi') },
+      },
+      privileged: props.privileged ?? true,
+      hostPid: props.hostPid ?? false,
+      mountDevVolume: props.mountDevVolume ?? true,
+      podAnnotations: props.podAnnotations ?? {},
+      podLabels: props.podLabels ?? {},
+      priorityClassName,
+      nodeSelector: { ...props.nodeSelector, 'kubernetes.io/os': 'linux' },
+      tolerations,
+      affinity: props.affinity,
+      updateStrategy: props.updateStrategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: intOrString(1) } },
+      initContainers: props.initContainers ?? [],
+      extraVolumes: props.extraVolumes ?? [],
+      extraVolumeMounts: props.extraVolumeMounts ?? [],
+      livenessProbe: props.livenessProbe,
+      readinessProbe: props.readinessProbe,
+      startupProbe: props.startupProbe,
+    },
+    metrics,
+  };
+  issues.throwIfAny();
+  return result;
+}
+
+function resolveDirectoryDialect(
+  props: LocalVolumeProvisionerProps, name: string, issues: PropIssues, storageClasses: ResolvedStorageClass[],
+): ResolvedDirectoryDialect | undefined {
+  const classes = props.storageClasses ?? [];
+  if (classes.length === 0) return undefined;
+
+  const seen = new Map<string, number>();
+  const mounts: ResolvedClassMount[] = [];
+  const expectedVolumesPerNode: Record<string, number> = {};
+  classes.forEach((c, i) => {
+    const at = `storageClasses[${i}]`;
+    const first = seen.get(c.name);
+    if (first !== undefined) issues.add(`${at}.name`, `"${c.name}" is also the name of storageClasses[${first}]`);
+    else seen.set(c.name, i);
+    const mountDir = c.mountDir ?? c.hostDir;
+    const hostOk = issues.check(`${at}.hostDir`, absolutePathProblem(c.hostDir));
+    const mountOk = issues.check(`${at}.mountDir`, absolutePathProblem(mountDir));
+    if (mountOk) {
+      for (const reserved of [CONFIG_MOUNT_PATH, SCRIPTS_PATH]) {
+        if (pathsOverlap(mountDir, reserved)) issues.add(`${at}.mountDir`, `"${mountDir}" overlaps ${reserved}, which the agent needs`);
+      }
+    }
+    if (hostOk && mountOk) {
+      mounts.forEach((other, j) => {
+        if (pathsOverlap(other.mountDir, mountDir)) {
+          issues.add(`${at}.mountDir`, `"${mountDir}" overlaps the mountDir "${other.mountDir}" of storageClasses[${j}]; each class needs a directory of its own`);
+        } else if (pathsOverlap(other.hostDir, c.hostDir)) {
+          issues.add(`${at}.hostDir`, `"${c.hostDir}" overlaps the hostDir "${other.hostDir}" of storageClasses[${j}]; each class needs a directory of its own`);
+        }
+      });
+    }
+    mounts.push({ name: c.name, hostDir: c.hostDir, mountDir });
+    if (c.volumeMode === 'Block' && c.fsType) issues.add(`${at}.fsType`, `"${c.fsType}" is not allowed with volumeMode Block`);
+    const expected = c.expectedVolumesPerNode ?? 0;
+    issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
+    if (expected > 0) expectedVolumesPerNode[c.name] = expected;
+    storageClasses.push(resolveStorageClass(c.name, c.storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
+  });
+
+  const input: ProvisionerConfigInput = {
+    storageClassMap: Object.fromEntries(classes.map((c) => [c.name, {
+      hostDir: c.hostDir,
+      mountDir: c.mountDir ?? c.hostDir,
+      blockCleanerCommand: c.blockCleanerCommand,
+      volumeMode: c.volumeMode,
+      accessMode: c.accessMode,
+      fsType: c.fsType,
+      namePattern: c.namePattern,
+      selector: c.selector,
+    }])),
+    nodeLabelsForPV: props.nodeLabelsForPV,
+    labelsForPV: props.labelsForPV,
+    useJobForCleaning: props.useJobForCleaning,
+    jobTolerations: props.jobTolerations,
+    minResyncPeriod: optionalDurationInput(issues, 'minResyncPeriod', props.minResyncPeriod),
+    useNodeNameOnly: props.useNodeNameOnly,
+    setPVOwnerRef: props.setPVOwnerRef,
+    removeNodeNotReadyTaint: props.removeNodeNotReadyTaint,
+    provisionerNotReadyNodeTaintKey: props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY,
+    cleanupTimeout: optionalDurationInput(issues, 'cleanupTimeout', props.cleanupTimeout, 0),
+    maxConcurrentCleanups: props.maxConcurrentCleanups,
+    missingVolumeGracePeriod: optionalDurationInput(issues, 'missingVolumeGracePeriod', props.missingVolumeGracePeriod, 0),
+    deleteMissingReleasedVolumes: props.deleteMissingReleasedVolumes,
+  };
+  const config = reportModelIssues(resolveProvisionerConfig(input), issues, (path) => directoryPropPath(path, classes.map((c) => c.name)));
+  if (!config) return undefined;
+  const configData = serializeProvisionerConfig(config);
+  return {
+    config,
+    configMapName: `${name}-config`,
+    configData,
+    configHash: hashData(configData),
+    mounts,
+    expectedVolumesPerNode,
+  };
+}
+
+function resolveDeviceDialect(
+  props: LocalVolumeProvisionerProps, issues: PropIssues, storageClasses: ResolvedStorageClass[],
+): ResolvedDeviceDialect | undefined {
+  const d = props.devices;
+  if (!d) return undefined;
+  if (d.specs.length === 0) issues.add('devices.specs', 'must name at least one PV spec ConfigMap');
+
+  const specs: ResolvedDeviceSpec[] = [];
+  const seen = new Map<string, number>();
+  const policyOfClass = new Map<string, { policy: ReclaimPolicy; at: string }>();
+  d.specs.forEach((s, i) => {
+    const at = `devices.specs[${i}]`;
+    const first = seen.get(s.name);
+    if (first !== undefined) issues.add(`${at}.name`, `"${s.name}" is also the name of devices.specs[${first}]`);
+    else seen.set(s.name, i);
+    issues.check(`${at}.name`, objectNameProblem(s.name));
+    issues.check(`${at}.deviceDir`, absolutePathProblem(s.deviceDir));
+    if (s.volumeMode === 'Block' && s.fsType) issues.add(`${at}.fsType`, `"${s.fsType}" is not allowed with volumeMode Block`);
+    const config = reportModelIssues(resolveDeviceSpec({
+      storageClassName: s.storageClassName,
+      volumeMode: s.volumeMode,
+      fsType: s.fsType,
+      deviceDir: s.deviceDir,
+      deviceNameFilter: s.deviceNameFilter,
+      reclaimPolicy: s.reclaimPolicy,
+      wipeDevicesHoldingData: s.wipeDevicesHoldingData,
+    }), issues, (path) => `${at}.${path}`);
+    if (!config) return;
+    specs.push({ name: s.name, config, data: serializeDeviceSpec(config) });
+    const earlier = policyOfClass.get(config.storageClassName);
+    if (earlier && earlier.policy !== config.reclaimPolicy) {
+      issues.add(`${at}.reclaimPolicy`, `"${config.reclaimPolicy}" differs from ${earlier.at}.reclaimPolicy "${earlier.policy}" for the same StorageClass "${config.storageClassName}"`);
+    } else if (!earlier) {
+      policyOfClass.set(config.storageClassName, { policy: config.reclaimPolicy, at });
+    }
+  });
+  if (d.defaultSpec !== undefined && !seen.has(d.defaultSpec)) {
+    issues.add('devices.defaultSpec', `"${d.defaultSpec}" is not the name of any of devices.specs`);
+  }
+
+  const options = new Map<string, number>();
+  (d.storageClasses ?? []).forEach((sc, i) => {
+    if (!policyOfClass.has(sc.name)) {
+      issues.add(`devices.storageClasses[${i}].name`, `"${sc.name}" is not the storageClassName of any of devices.specs`);
+    }
+    if (options.has(sc.name)) issues.add(`devices.storageClasses[${i}].name`, `"${sc.name}" is given twice`);
+    options.set(sc.name, i);
+  });
+  for (const [className, { policy }] of policyOfClass) {
+    const i = options.get(className);
+    const at = i === undefined ? 'devices.specs' : `devices.storageClasses[${i}]`;
+    storageClasses.push(resolveStorageClass(className, i === undefined ? undefined : d.storageClasses![i], policy, at, issues));
+  }
+
+  const extraHostDirs = [...new Set(specs.map((s) => s.config.deviceDir))]
+    .filter((dir) => !(props.mountDevVolume ?? true) || !pathsOverlap(dir, '/dev'))
+    .sort();
+  return {
+    specs,
+    defaultSpec: d.defaultSpec,
+    pollingIntervalMs: optionalDuration(issues, 'devices.pollingInterval', d.pollingInterval, Duration.minutes(5)),
+    extraHostDirs,
+  };
+}
+
+function resolveStorageClass(
+  name: string, o: StorageClassOptions | undefined, reclaimPolicy: ReclaimPolicy, at: string, issues: PropIssues,
+): ResolvedStorageClass {
+  const provisioner = o?.provisioner ?? NO_PROVISIONER;
+  issues.check(`${at}.provisioner`, qualifiedNameProblem(provisioner) && `"${provisioner}" ${qualifiedNameProblem(provisioner)}`);
+  return {
+    name,
+    create: o?.create ?? true,
+    reclaimPolicy,
+    isDefaultClass: o?.isDefaultClass ?? false,
+    provisioner,
+    allowedTopologies: o?.allowedTopologies ?? [],
+    mountOptions: o?.mountOptions ?? [],
+  };
+}
+
+function checkStorageClassNames(classes: ResolvedStorageClass[], issues: PropIssues): void {
+  const seen = new Set<string>();
+  for (const c of classes) {
+    if (seen.has(c.name)) {
+      issues.add('devices.specs', `storageClassName "${c.name}" is also the name of one of storageClasses; a StorageClass serves one dialect`);
+    }
+    seen.add(c.name);
+  }
+  if (classes.filter((c) => c.isDefaultClass).length > 1) {
+    issues.add('storageClasses', `more than one StorageClass has isDefaultClass: ${classes.filter((c) => c.isDefaultClass).map((c) => c.name).join(', ')}`);
+  }
+}
+
+function resolveNodeCleanup(
+  props: LocalVolumeProvisionerProps, serviceAccountName: string, issues: PropIssues, classes: ResolvedStorageClass[],
+): ResolvedNodeCleanup {
+  const n = props.nodeCleanup!;
+  const known = new Set(classes.map((c) => c.name));
+  const storageClassNames = n.storageClassNames ?? [];
+  storageClassNames.forEach((c, i) => {
+    // Claims are deleted only for classes opted in by name; a typo would silently opt in nothing.
+    if (!known.has(c)) issues.add(`nodeCleanup.storageClassNames[${i}]`, `"${c}" is not a class of this provisioner (${[...known].join(', ')})`);
+  });
+  const replicas = n.replicas ?? 1;
+  issues.check('nodeCleanup.replicas', integerProblem(replicas, 1));
+  const priorityClassName = n.priorityClassName ?? 'system-cluster-critical';
+  issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
+  checkLabels(issues, 'nodeCleanup.nodeSelector', n.nodeSelector);
+  return {
+    storageClassNames,
+    pvcDeletionDelayMs: optionalDuration(issues, 'nodeCleanup.pvcDeletionDelay', n.pvcDeletionDelay, Duration.seconds(60)),
+    stalePvDiscoveryIntervalMs: optionalDuration(issues, 'nodeCleanup.stalePvDiscoveryInterval', n.stalePvDiscoveryInterval, Duration.seconds(10)),
+    replicas,
+    resources: n.resources ?? { requests: { cpu: quantity('10m'), memory: quantity('64Mi') }, limits: { memory: quantity('256Mi') } },
+    nodeSelector: { ...n.nodeSelector, 'kubernetes.io/os': 'linux' },
+    tolerations: n.tolerations ?? [],
+    affinity: n.affinity,
+    priorityClassName,
+    serviceAccountName: `${serviceAccountName}-node-cleanup`,
+  };
+}
+
+function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namespace: string, issues: PropIssues): ResolvedProps['metrics'] {
+  const service = props.metricsService ?? true;
+  const sm = props.serviceMonitor;
+  if (sm && !service) issues.add('serviceMonitor', 'needs the metrics Service; do not set metricsService to false');
+  let serviceMonitor: ResolvedServiceMonitor | undefined;
+  if (sm) {
+    const intervalMs = optionalDuration(issues, 'serviceMonitor.interval', sm.interval, Duration.seconds(30), 1000);
+    const scrapeTimeoutMs = sm.scrapeTimeout && durationMs(issues, 'serviceMonitor.scrapeTimeout', sm.scrapeTimeout, 1000);
+    if (scrapeTimeoutMs !== undefined && scrapeTimeoutMs > intervalMs) {
+      issues.add('serviceMonitor.scrapeTimeout', `must not be longer than serviceMonitor.interval (${scrapeTimeoutMs} ms > ${intervalMs} ms)`);
+    }
+    [...(sm.relabelings ?? []).map((r, i) => [`serviceMonitor.relabelings[${i}]`, r] as const),
+      ...(sm.metricRelabelings ?? []).map((r, i) => [`serviceMonitor.metricRelabelings[${i}]`, r] as const)]
+      .forEach(([at, r]) => checkRelabeling(at, r, issues));
+    if (sm.jobLabel !== undefined) issues.check('serviceMonitor.jobLabel', qualifiedNameProblem(sm.jobLabel));
+    checkLabels(issues, 'serviceMonitor.labels', sm.labels);
+    serviceMonitor = {
+      namespace: resolveNamespace(issues, 'serviceMonitor.namespace', sm.namespace, namespace),
+      labels: sm.labels ?? {},
+      intervalMs,
+      scrapeTimeoutMs,
+      relabelings: sm.relabelings ?? [],
+      metricRelabelings: sm.metricRelabelings ?? [],
+      namespaceSelector: sm.namespaceSelector ?? { matchNames: [namespace] },
+      jobLabel: sm.jobLabel,
+    };
+  }
+  return {
+    service,
+    serviceName: name,
+    serviceMonitor,
+    prometheusRule: props.prometheusRule && resolvePrometheusRule(props.prometheusRule, namespace, issues),
+    grafanaDashboard: props.grafanaDashboard && resolveGrafanaDashboard(props.grafanaDashboard, namespace, issues),
+  };
+}
+
+function resolvePrometheusRule(o: PrometheusRuleOptions, namespace: string, issues: PropIssues): ResolvedPrometheusRule {
+  checkLabels(issues, 'prometheusRule.labels', o.labels);
+  checkLabels(issues, 'prometheusRule.alertLabels', o.alertLabels);
+  return {
+    namespace: resolveNamespace(issues, 'prometheusRule.namespace', o.namespace, namespace),
+    labels: o.labels ?? {},
+    alertLabels: o.alertLabels ?? {},
+    forMs: optionalDuration(issues, 'prometheusRule.for', o.for, Duration.minutes(15), 1000),
+    runbookBaseUrl: o.runbookBaseUrl,
+  };
+}
+
+function resolveGrafanaDashboard(o: GrafanaDashboardOptions, namespace: string, issues: PropIssues): ResolvedGrafanaDashboard {
+  checkLabels(issues, 'grafanaDashboard.labels', o.labels);
+  return {
+    namespace: resolveNamespace(issues, 'grafanaDashboard.namespace', o.namespace, namespace),
+    labels: { ...o.labels, grafana_dashboard: '1' },
+    folder: o.folder,
+  };
+}
+
+function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void {
+  if (r.regex !== undefined) {
+    try {
+      // Prometheus anchors the expression; RE2 syntax is close enough to catch typos.
+      new RegExp(`^(?:${r.regex})$`);
+    } catch (e) {
+      issues.add(`${at}.regex`, `"${r.regex}" is not a valid regular expression (${(e as Error).message})`);
+    }
+  }
+  (r.sourceLabels ?? []).forEach((l, i) => {
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(l)) issues.add(`${at}.sourceLabels[${i}]`, `"${l}" is not a Prometheus label name`);
+  });
+}
+
+function checkExtraVolumes(props: LocalVolumeProvisionerProps, issues: PropIssues): void {
+  const names = new Set<string>();
+  (props.extraVolumes ?? []).forEach((v, i) => {
+    if (names.has(v.name)) issues.add(`extraVolumes[${i}].name`, `"${v.name}" is given twice`);
+    names.add(v.name);
+  });
+  (props.extraVolumeMounts ?? []).forEach((m, i) => {
+    issues.check(`extraVolumeMounts[${i}].mountPath`, absolutePathProblem(m.mountPath));
+  });
+}
+
+function resolveNamespace(issues: PropIssues, prop: string, value: string | undefined, fallback: string): string {
+  if (value !== undefined) issues.check(prop, namespaceNameProblem(value));
+  return value ?? fallback;
+}
+
+function optionalDuration(issues: PropIssues, prop: string, value: Duration | undefined, fallback: Duration, minMs = 1): number {
+  return (value && durationMs(issues, prop, value, minMs)) ?? fallback.toMilliseconds();
+}
+
+function optionalDurationInput(issues: PropIssues, prop: string, value: Duration | undefined, minMs = 1): number | undefined {
+  return value && durationMs(issues, prop, value, minMs);
+}
+
+/** Adds the model's errors under prop names; returns the config when there were none. */
+function reportModelIssues<T>(result: ParseResult<T>, issues: PropIssues, propPath: (path: string) => string): T | undefined {
+  if (result.ok) return result.config;
+  result.errors.forEach((e: ConfigIssue) => issues.add(propPath(e.path), e.message));
+  return undefined;
+}
+
+/** `storageClassMap.fast-disks.namePattern` -> `storageClasses[0].namePattern`. */
+function directoryPropPath(path: string, classNames: string[]): string {
+  const prefix = 'storageClassMap.';
+  if (!path.startsWith(prefix)) return path;
+  const rest = path.slice(prefix.length);
+  // Longest name first: a class name may contain dots.
+  const match = classNames
+    .map((n, i) => ({ n, i }))
+    .filter(({ n }) => rest === n || rest.startsWith(`${n}.`) || rest.startsWith(`${n}[`))
+    .sort((a, b) => b.n.length - a.n.length)[0];
+  if (!match) return path;
+  return `storageClasses[${match.i}]${rest.slice(match.n.length)}`;
+}
+
+/** sha256 over the data in key order, so equal configs give equal hashes. */
+export function hashData(data: ConfigMapData): string {
+  const sorted = Object.keys(data).sort().map((k) => [k, data[k]]);
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+}
+
+function quantity(value: string): k8s.Quantity {
+  return k8s.Quantity.fromString(value);
+}
+
+function intOrString(value: number): k8s.IntOrString {
+  return k8s.IntOrString.fromNumber(value);
+}

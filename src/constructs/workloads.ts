@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import { k8s } from 'cdk8s-plus-28';
+import { formatGoDuration } from '../config';
+import { CONFIG_MOUNT_PATH, ResolvedProps } from './resolve-props';
+
+/**
+ * Pod specs of the node agents (one DaemonSet per dialect) and of node cleanup.
+ *
+ * Written with the low-level `k8s` bindings on purpose: cdk8s-plus-28's defaults are
+ * those of an unprivileged web workload (non-root, read-only root filesystem, no
+ * ServiceAccount token, `imagePullPolicy: Always`, 1 CPU / 512Mi+ resources, an
+ * automatic startupProbe), each wrong for a privileged node agent. Every such field is
+ * set here explicitly instead of being left to a default.
+ */
+
+export type Component = 'agent' | 'device-agent' | 'node-cleanup';
+
+const CONTAINER_NAME = 'provisioner';
+const METRICS_PORT_NAME = 'metrics';
+
+/** Labels shared by every object of one provisioner instance. */
+export function instanceLabels(r: ResolvedProps): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'local-volume-provisioner',
+    'app.kubernetes.io/instance': r.name,
+    'app.kubernetes.io/managed-by': 'cdk8s',
+  };
+}
+
+/** Selector labels of one component's pods; stable, because selectors are immutable. */
+export function selectorLabels(r: ResolvedProps, component: Component): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'local-volume-provisioner',
+    'app.kubernetes.io/instance': r.name,
+    'app.kubernetes.io/component': component,
+  };
+}
+
+/** The directory dialect's DaemonSet: subcommand `run`, one hostPath per class. */
+export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
+  const d = r.directory!;
+  const rt = r.runtime;
+  const classVolumes = d.mounts.map((m) => ({ volume: volumeName('class', m.name), hostDir: m.hostDir, mountDir: m.mountDir }));
+  return agentDaemonSetSpec(r, 'agent', {
+    args: [
+      'run',
+      `--listen-address=:${rt.metricsPort}`,
+      '--metrics-path=/metrics',
+      `--discovery-period=${formatGoDuration(rt.discoveryPeriodMs)}`,
+      `--config-sync-period=${formatGoDuration(rt.configSyncPeriodMs)}`,
+      `--config-dir=${CONFIG_MOUNT_PATH}`,
+      ...commonFlags(r),
+    ],
+    env: [{ name: 'JOB_CONTAINER_IMAGE', value: r.pod.image }],
+    volumes: [
+      { name: 'config', configMap: { name: d.configMapName } },
+      ...classVolumes.map((c) => ({ name: c.volume, hostPath: { path: c.hostDir, type: 'DirectoryOrCreate' } })),
+    ],
+    volumeMounts: [
+      { name: 'config', mountPath: CONFIG_MOUNT_PATH, readOnly: true },
+      // HostToContainer: a volume mounted on the host after the pod started is seen inside it.
+      ...classVolumes.map((c) => ({ name: c.volume, mountPath: c.mountDir, mountPropagation: 'HostToContainer' })),
+    ],
+    // Hot reload applies most changes without a restart; rolling the pods also applies
+    // changes that need one and makes a bad config fail visibly on the first node.
+    podAnnotations: { 'checksum/config': d.configHash },
+  });
+}
+
+/** The device dialect's DaemonSet: subcommand `devices`, specs read from the API. */
+export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
+  const d = r.devices!;
+  const rt = r.runtime;
+  const dirs = d.extraHostDirs.map((dir) => ({ volume: volumeName('devices', dir), dir }));
+  return agentDaemonSetSpec(r, 'device-agent', {
+    args: [
+      'devices',
+      '--node-name=$(MY_NODE_NAME)',
+      '--namespace-name=$(MY_NAMESPACE)',
+      `--metrics-addr=:${rt.metricsPort}`,
+      '--metrics-path=/metrics',
+      `--polling-interval=${formatGoDuration(d.pollingIntervalMs)}`,
+      ...(d.defaultSpec ? [`--default-pv-spec-configmap=${d.defaultSpec}`] : []),
+      ...commonFlags(r),
+    ],
+    env: [],
+    // PV paths are device paths as the container sees them, so each deviceDir outside
+    // /dev is mounted at its own path.
+    volumes: dirs.map((v) => ({ name: v.volume, hostPath: { path: v.dir, type: 'Directory' } })),
+    volumeMounts: dirs.map((v) => ({ name: v.volume, mountPath: v.dir, mountPropagation: 'HostToContainer' })),
+    // The specs are read through the API and watched, so a spec change needs no restart.
+    podAnnotations: {},
+  });
+}
+
+interface AgentParts {
+  readonly args: string[];
+  readonly env: k8s.EnvVar[];
+  readonly volumes: k8s.Volume[];
+  readonly volumeMounts: k8s.VolumeMount[];
+  readonly podAnnotations: Record<string, string>;
+}
+
+function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: AgentParts): k8s.DaemonSetSpec {
+  const p = r.pod;
+  const selector = selectorLabels(r, component);
+  const devVolume = p.mountDevVolume ? [{ name: 'dev', hostPath: { path: '/dev', type: 'Directory' } }] : [];
+  const devMount = p.mountDevVolume ? [{ name: 'dev', mountPath: '/dev' }] : [];
+  const container: k8s.Container = {
+    name: CONTAINER_NAME,
+    image: p.image,
+    imagePullPolicy: p.imagePullPolicy,
+    args: parts.args,
+    env: [...downwardApiEnv(), ...parts.env],
+    ports: [{ name: METRICS_PORT_NAME, containerPort: r.runtime.metricsPort, protocol: 'TCP' }],
+    livenessProbe: p.livenessProbe ?? httpProbe('/healthz', { initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
+    readinessProbe: p.readinessProbe ?? httpProbe('/readyz', { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
+    startupProbe: p.startupProbe,
+    resources: p.resources,
+    securityContext: agentSecurityContext(r),
+    volumeMounts: nonEmpty([...parts.volumeMounts, ...devMount, ...p.extraVolumeMounts]),
+  };
+  return {
+    selector: { matchLabels: selector },
+    updateStrategy: p.updateStrategy,
+    template: {
+      metadata: {
+        labels: { ...p.podLabels, ...instanceLabels(r), ...selector },
+        annotations: nonEmpty({ ...p.podAnnotations, ...parts.podAnnotations }),
+      },
+      spec: {
+        serviceAccountName: r.serviceAccount.name,
+        // The agent talks to the API server; cdk8s-plus would turn the token off.
+        automountServiceAccountToken: true,
+        priorityClassName: p.priorityClassName,
+        hostPid: p.hostPid || undefined,
+        nodeSelector: p.nodeSelector,
+        tolerations: p.tolerations,
+        affinity: p.affinity,
+        imagePullSecrets: nonEmpty(p.imagePullSecrets.map((name) => ({ name }))),
+        initContainers: nonEmpty(p.initContainers),
+        containers: [container],
+        volumes: nonEmpty([...parts.volumes, ...devVolume, ...p.extraVolumes]),
+      },
+    },
+  };
+}
+
+/** The node-cleanup Deployment (leader election on a Lease). */
+export function nodeCleanupSpec(r: ResolvedProps): k8s.DeploymentSpec {
+  const n = r.nodeCleanup!;
+  const selector = selectorLabels(r, 'node-cleanup');
+  const container: k8s.Container = {
+    name: 'node-cleanup',
+    image: r.pod.image,
+    imagePullPolicy: r.pod.imagePullPolicy,
+    args: [
+      'node-cleanup',
+      `--listen-address=:${r.runtime.metricsPort}`,
+      '--metrics-path=/metrics',
+      ...(n.storageClassNames.length > 0 ? [`--storageclass-names=${n.storageClassNames.join(',')}`] : []),
+      `--pvc-deletion-delay=${formatGoDuration(n.pvcDeletionDelayMs)}`,
+      `--stale-pv-discovery-interval=${formatGoDuration(n.stalePvDiscoveryIntervalMs)}`,
+      '--leader-elect=true',
+      ...commonFlags(r),
+    ],
+    env: [
+      { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      // The replica's identity in the Lease.
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ],
+    ports: [{ name: METRICS_PORT_NAME, containerPort: r.runtime.metricsPort, protocol: 'TCP' }],
+    // Liveness only: a replica that is not the leader is healthy but idle.
+    livenessProbe: httpProbe('/healthz', { initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
+    resources: n.resources,
+    // Node cleanup only talks to the API server: no privilege, nothing written to disk.
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+  };
+  return {
+    replicas: n.replicas,
+    selector: { matchLabels: selector },
+    template: {
+      metadata: { labels: { ...instanceLabels(r), ...selector } },
+      spec: {
+        serviceAccountName: n.serviceAccountName,
+        automountServiceAccountToken: true,
+        priorityClassName: n.priorityClassName,
+        nodeSelector: n.nodeSelector,
+        tolerations: nonEmpty(n.tolerations),
+        affinity: n.affinity,
+        imagePullSecrets: nonEmpty(r.pod.imagePullSecrets.map((name) => ({ name }))),
+        containers: [container],
+      },
+    },
+  };
+}
+
+function commonFlags(r: ResolvedProps): string[] {
+  return [
+    `--kube-api-qps=${r.runtime.kubeApiQps}`,
+    `--kube-api-burst=${r.runtime.kubeApiBurst}`,
+    `--log-level=${r.runtime.logLevel}`,
+  ];
+}
+
+function downwardApiEnv(): k8s.EnvVar[] {
+  return [
+    { name: 'MY_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+  ];
+}
+
+function agentSecurityContext(r: ResolvedProps): k8s.SecurityContext {
+  return {
+    // Opening, wiping and probing block devices needs privilege (and root: device
+    // nodes are root's); the root filesystem stays writable for the cleaners' tools.
+    privileged: r.pod.privileged,
+    runAsUser: 0,
+    runAsNonRoot: false,
+    readOnlyRootFilesystem: false,
+  };
+}
+
+function httpProbe(path: string, timing: Omit<k8s.Probe, 'httpGet'>): k8s.Probe {
+  return { httpGet: { path, port: k8s.IntOrString.fromString(METRICS_PORT_NAME) }, ...timing };
+}
+
+/**
+ * A pod volume name (a DNS label, at most 63 characters) for a class or directory:
+ * readable, and stable when other classes are added or reordered.
+ */
+export function volumeName(prefix: string, key: string): string {
+  const readable = `${prefix}-${key.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  const base = readable.length <= 54 ? readable : readable.slice(0, 54).replace(/-+$/, '');
+  return `${base}-${hash}`;
+}
+
+function nonEmpty<T>(value: T[]): T[] | undefined;
+function nonEmpty(value: Record<string, string>): Record<string, string> | undefined;
+function nonEmpty(value: unknown[] | Record<string, string>): unknown {
+  return (Array.isArray(value) ? value.length : Object.keys(value).length) > 0 ? value : undefined;
+}
