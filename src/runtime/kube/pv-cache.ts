@@ -1,0 +1,99 @@
+import { V1PersistentVolume } from '@kubernetes/client-node';
+import { KubeApi } from './api-client';
+import { BackoffOptions } from './backoff';
+import { KubeLogger } from './logger';
+import { ChangeListener, Reflector } from './reflector';
+import { NODE_LABEL } from './well-known';
+import { fromWire } from './wire';
+
+export interface NodePvCacheOptions {
+  /** This node: only PVs labelled `local.storage.k8s.io/node=<nodeName>` are listed and watched. */
+  readonly nodeName: string;
+  /** PVs per list page. @default 500 */
+  readonly pageSize?: number;
+  /** Server-side lifetime of one watch. @default random in [300, 600) s */
+  readonly watchTimeoutSeconds?: number;
+  /** Between failed lists or watches. */
+  readonly backoff?: BackoffOptions;
+  readonly logger?: KubeLogger;
+}
+
+/**
+ * This node's PVs, kept current by a list and watch that the API server filters by our
+ * node label: memory and traffic grow with this node's volumes, not the cluster's.
+ * Also indexes them by `spec.local.path` for the duplicate-path guard.
+ */
+export class NodePvCache {
+  private readonly reflector: Reflector<V1PersistentVolume>;
+  private readonly byPath = new Map<string, Set<string>>();
+
+  constructor(api: KubeApi, options: NodePvCacheOptions) {
+    this.reflector = new Reflector<V1PersistentVolume>(api, {
+      resource: 'persistentvolumes',
+      watchPath: '/api/v1/persistentvolumes',
+      labelSelector: nodeLabelSelector(options.nodeName),
+      list: (page, callOptions) => api.listPersistentVolumes(page, callOptions),
+      fromWire: (raw) => fromWire<V1PersistentVolume>(raw, 'V1PersistentVolume'),
+      pageSize: options.pageSize,
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      backoff: options.backoff,
+      logger: options.logger,
+    });
+    this.reflector.onChange(({ type, object, previous }) => {
+      if (previous) this.unindex(previous);
+      if (type === 'delete') this.unindex(object); else this.index(object);
+    });
+  }
+
+  /** Starts the list and watch; resolves once the first list is in. */
+  start(): Promise<void> {
+    return this.reflector.start();
+  }
+
+  stop(): Promise<void> {
+    return this.reflector.stop();
+  }
+
+  hasSynced(): boolean {
+    return this.reflector.hasSynced();
+  }
+
+  get(name: string): V1PersistentVolume | undefined {
+    return this.reflector.get(name);
+  }
+
+  list(): V1PersistentVolume[] {
+    return this.reflector.list();
+  }
+
+  /** PVs of this node whose `spec.local.path` is `path`. */
+  findByLocalPath(path: string): V1PersistentVolume[] {
+    return [...this.byPath.get(path) ?? []].map((name) => this.reflector.get(name)!).filter(Boolean);
+  }
+
+  /** Called for every add, update and delete (including those a relist discovers); returns the unsubscribe function. */
+  onChange(listener: ChangeListener<V1PersistentVolume>): () => void {
+    return this.reflector.onChange(listener);
+  }
+
+  private index(pv: V1PersistentVolume): void {
+    const path = pv.spec?.local?.path;
+    if (!path) return;
+    let names = this.byPath.get(path);
+    if (!names) this.byPath.set(path, names = new Set());
+    names.add(pv.metadata!.name!);
+  }
+
+  private unindex(pv: V1PersistentVolume): void {
+    const path = pv.spec?.local?.path;
+    const names = path ? this.byPath.get(path) : undefined;
+    if (!names) return;
+    names.delete(pv.metadata!.name!);
+    if (names.size === 0) this.byPath.delete(path!);
+  }
+}
+
+/** `local.storage.k8s.io/node=<node>` */
+export function nodeLabelSelector(nodeName: string): string {
+  return `${NODE_LABEL}=${nodeName}`;
+}

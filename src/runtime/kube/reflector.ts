@@ -1,0 +1,281 @@
+import { KubernetesListObject, KubernetesObject, Watch } from '@kubernetes/client-node';
+import { KubeApi, PageRequest } from './api-client';
+import { Backoff, BackoffOptions, resolveBackoff } from './backoff';
+import { Clock, systemClock } from './clock';
+import { isGone, KubeApiError } from './errors';
+import { KubeLogger, silentLogger } from './logger';
+import { CallOptions } from './request';
+
+export type ChangeType = 'add' | 'update' | 'delete';
+
+export interface Change<T> {
+  readonly type: ChangeType;
+  /** The object now; for `delete`, its last known state. */
+  readonly object: T;
+  /** The object before an `update`. */
+  readonly previous?: T;
+}
+
+export type ChangeListener<T> = (change: Change<T>) => void;
+
+export interface ReflectorOptions<T extends KubernetesObject> {
+  /** Plural resource name, for metrics and messages. */
+  readonly resource: string;
+  /** Collection URL path to watch, e.g. `/api/v1/persistentvolumes`. */
+  readonly watchPath: string;
+  readonly labelSelector?: string;
+  /** Fetches one page of the collection through the KubeApi. */
+  readonly list: (page: PageRequest, options: CallOptions) => Promise<KubernetesListObject<T>>;
+  /** Turns a watch event's raw object into the typed form `list` returns. */
+  readonly fromWire: (raw: unknown) => T;
+  /** Objects per list page. @default 500 */
+  readonly pageSize?: number;
+  /** Server-side lifetime of one watch; a new one follows. @default random in [300, 600) */
+  readonly watchTimeoutSeconds?: number;
+  /** Between failed lists or watches. @default 250 ms doubling to 30 s */
+  readonly backoff?: BackoffOptions;
+  /** @default silent */
+  readonly logger?: KubeLogger;
+  /** @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** A watch that ends this quickly without an event counts as a failure, so a flapping server is not hammered. */
+const SHORT_WATCH_MS = 1000;
+/** Past the server-side timeout, a silent watch is presumed dead (half-open connection). */
+const WATCH_SILENCE_GRACE_MS = 60_000;
+
+/**
+ * Keeps a local copy of one (cluster-scoped) collection, selected by label, like
+ * client-go's reflector: a paged list, then a watch from the list's resourceVersion.
+ * A dropped watch resumes from the last resourceVersion seen; 410 Gone (history
+ * compacted) triggers a relist whose differences against the copy become the change
+ * events, so no change is lost and none is reported twice.
+ */
+export class Reflector<T extends KubernetesObject> {
+  private readonly store = new Map<string, T>();
+  private readonly listeners = new Set<ChangeListener<T>>();
+  private readonly watch: Watch;
+  private readonly backoff: Backoff;
+  private readonly logger: KubeLogger;
+  private readonly clock: Clock;
+  private readonly stopper = new AbortController();
+  private resourceVersion = '';
+  private synced = false;
+  private running?: Promise<void>;
+  private syncWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  private closeWatch?: () => void;
+
+  constructor(private readonly api: KubeApi, private readonly options: ReflectorOptions<T>) {
+    this.watch = new Watch(api.kubeConfig);
+    this.backoff = new Backoff(resolveBackoff(options.backoff));
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Starts listing and watching; resolves once the first list is in. */
+  start(): Promise<void> {
+    this.running ??= this.run();
+    return this.waitForSync();
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort(new Error(`${this.options.resource} reflector stopped`));
+    this.closeWatch?.();
+    for (const w of this.syncWaiters) w.reject(new Error(`${this.options.resource} reflector stopped before its first list`));
+    this.syncWaiters = [];
+    await this.running;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+  }
+
+  get(name: string): T | undefined {
+    return this.store.get(name);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** Calls `listener` for every add, update and delete from now on; returns the unsubscribe function. */
+  onChange(listener: ChangeListener<T>): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      try {
+        if (!this.resourceVersion) await this.relist();
+        await this.watchOnce();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          this.logger.info({ resource: this.options.resource }, 'watch history expired (410 Gone); relisting');
+          this.resourceVersion = '';
+          continue;
+        }
+        const delayMs = this.backoff.next();
+        this.logger.warn({ resource: this.options.resource, err: String(err), delayMs: Math.round(delayMs) }, 'list/watch failed; retrying');
+        await this.clock.sleep(delayMs, signal).catch(() => {});
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.options.list(
+        { labelSelector: this.options.labelSelector, limit: this.options.pageSize ?? 500, continueToken },
+        { signal: this.stopper.signal });
+      items.push(...page.items);
+      continueToken = page.metadata?._continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? '';
+    } while (continueToken);
+    this.replace(items);
+    this.resourceVersion = resourceVersion;
+    this.backoff.reset();
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters) w.resolve();
+      this.syncWaiters = [];
+    }
+  }
+
+  /** Makes the store equal to `items`, reporting only what differs. */
+  private replace(items: T[]): void {
+    const fresh = new Set<string>();
+    for (const item of items) {
+      fresh.add(nameOf(item));
+      this.upsert(item);
+    }
+    for (const [name, old] of this.store) {
+      if (!fresh.has(name)) this.remove(old);
+    }
+  }
+
+  private upsert(object: T): void {
+    const name = nameOf(object);
+    const previous = this.store.get(name);
+    if (previous && previous.metadata?.resourceVersion === object.metadata?.resourceVersion) return;
+    this.store.set(name, object);
+    this.emit(previous ? { type: 'update', object, previous } : { type: 'add', object });
+  }
+
+  private remove(object: T): void {
+    const name = nameOf(object);
+    const known = this.store.get(name);
+    if (!known) return;
+    this.store.delete(name);
+    this.emit({ type: 'delete', object: known });
+  }
+
+  private emit(change: Change<T>): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.logger.error({ resource: this.options.resource, err: String(err) }, 'change listener threw');
+      }
+    }
+  }
+
+  /** One watch connection, from the current resourceVersion until the server or we end it. */
+  private async watchOnce(): Promise<void> {
+    const { resource, watchPath, labelSelector } = this.options;
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    await this.api.requester.takeToken(this.stopper.signal);
+    const opened = this.clock.now();
+    let events = 0;
+
+    await new Promise<void>((resolve, reject) => {
+      let controller: AbortController | undefined;
+      let finished = false;
+      let silence: NodeJS.Timeout | undefined;
+      const finish = (err?: unknown) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(silence);
+        this.closeWatch = undefined;
+        controller?.abort();
+        if (err) reject(watchError(resource, err)); else resolve();
+      };
+      const armSilenceTimer = () => {
+        clearTimeout(silence);
+        silence = setTimeout(() => finish(new Error(`${resource} watch silent for longer than its ${timeoutSeconds}s timeout; reconnecting`)),
+          timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS);
+      };
+      const onEvent = (type: string, raw: unknown) => {
+        if (finished) return;
+        events++;
+        armSilenceTimer();
+        try {
+          this.apply(type, raw);
+        } catch (err) {
+          finish(err);
+        }
+      };
+      this.closeWatch = () => finish();
+      armSilenceTimer();
+      this.watch.watch(watchPath, {
+        labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
+      }, onEvent, (err: unknown) => finish(err ?? undefined)).then((c) => {
+        this.api.requester.report({ verb: 'watch', resource }, (this.clock.now() - opened) / 1000, finished && events === 0);
+        controller = c;
+        if (finished) c.abort();
+      }, finish);
+    });
+
+    if (this.stopper.signal.aborted) return;
+    if (events === 0 && this.clock.now() - opened < SHORT_WATCH_MS) {
+      throw new Error(`${resource} watch closed after ${Math.round(this.clock.now() - opened)} ms without an event`);
+    }
+    this.backoff.reset();
+  }
+
+  /** Applies one watch event to the store. */
+  private apply(type: string, raw: unknown): void {
+    if (type === 'ERROR') {
+      const status = raw as { code?: number; reason?: string; message?: string };
+      throw new KubeApiError({ verb: 'watch', resource: this.options.resource }, {
+        kind: 'status', code: status.code, reason: status.reason, serverMessage: status.message, attempts: 1,
+      });
+    }
+    const rv = (raw as KubernetesObject).metadata?.resourceVersion;
+    if (type === 'BOOKMARK') {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const object = this.options.fromWire(raw);
+    if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
+    else if (type === 'DELETED') this.remove(object);
+    if (rv) this.resourceVersion = rv;
+  }
+}
+
+function nameOf(object: KubernetesObject): string {
+  return object.metadata?.name ?? '';
+}
+
+/** The Watch reports an HTTP failure as an Error with `statusCode`; make it a KubeApiError so 410 is recognised. */
+function watchError(resource: string, err: unknown): Error {
+  const code = (err as { statusCode?: number }).statusCode;
+  if (code !== undefined) {
+    return new KubeApiError({ verb: 'watch', resource }, { kind: 'status', code, serverMessage: (err as Error).message, attempts: 1, cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
