@@ -1,0 +1,75 @@
+/**
+ * Hot reload of a configuration: re-read on a period, applied only when its
+ * content changed and it is valid. An invalid new configuration is reported and
+ * the last good one stays in force, so a typo in a ConfigMap edit never stops a
+ * running node agent.
+ */
+import { ConfigIssue, ConfigMapData, formatIssue, ParseResult } from '../../config';
+
+export interface ConfigReloaderHooks<T> {
+  /** A new valid configuration (also the first one). */
+  readonly onApply: (config: T, warnings: ConfigIssue[]) => void;
+  /** A changed configuration that cannot be used; `message` names every problem. */
+  readonly onReject: (message: string) => void;
+}
+
+export class ConfigReloader<T> {
+  private lastData: string | undefined;
+  private lastRejection: string | undefined;
+  private good: T | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    /** Where the configuration comes from, e.g. a mounted ConfigMap directory. */
+    private readonly source: { readonly describe: string; readonly read: () => ConfigMapData },
+    private readonly parse: (data: ConfigMapData) => ParseResult<T>,
+    private readonly hooks: ConfigReloaderHooks<T>,
+  ) {}
+
+  /** The configuration in force, if any was ever valid. */
+  get current(): T | undefined {
+    return this.good;
+  }
+
+  /**
+   * Reads the source once. Returns the problems of a rejected configuration, or
+   * an empty list when it was applied or had not changed.
+   */
+  reload(): string[] {
+    let data: ConfigMapData;
+    try {
+      data = this.source.read();
+    } catch (e) {
+      return this.reject(`${this.source.describe}: cannot be read: ${(e as Error).message}`);
+    }
+    const key = JSON.stringify(Object.entries(data).sort(([a], [b]) => a.localeCompare(b)));
+    if (key === this.lastData) return [];
+    const result = this.parse(data);
+    if (!result.ok) {
+      const problems = result.errors.map(formatIssue).join('\n  ');
+      return this.reject(`${this.source.describe} is invalid${this.good ? '; keeping the last good configuration' : ''}:\n  ${problems}`);
+    }
+    this.lastData = key;
+    this.lastRejection = undefined;
+    this.good = result.config;
+    this.hooks.onApply(result.config, result.warnings);
+    return [];
+  }
+
+  /** Re-reads every `periodMs` until stopped. */
+  start(periodMs: number): void {
+    this.timer = setInterval(() => this.reload(), periodMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private reject(message: string): string[] {
+    // Report a bad configuration once, not on every period.
+    if (message !== this.lastRejection) this.hooks.onReject(message);
+    this.lastRejection = message;
+    return [message];
+  }
+}
