@@ -94,7 +94,12 @@ const project = new typescript.TypeScriptProject({
 
 project.addFields({
   engines: { node: '>=20.19.0' },
-  bin: { 'local-volume-provisioner': 'lib/runtime/main.js' },
+  // `local-pv-provisioner` is the device-selecting provisioner's name: the same binary
+  // started under it speaks that dialect, so its users change only the image.
+  bin: {
+    'local-volume-provisioner': 'lib/runtime/cli/main.js',
+    'local-pv-provisioner': 'lib/runtime/cli/main.js',
+  },
 });
 
 // dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
