@@ -1,0 +1,148 @@
+/**
+ * Directory-dialect discovery for one class: list the first level of mountDir
+ * (hidden entries too), keep the names namePattern matches, and decide for each
+ * entry whether it is a volume, measuring those that are. One bad entry is a
+ * rejection for that entry; a missing directory is reported for the class.
+ * Nothing here talks to the API server.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { matchesNamePattern, type ClassConfig } from '../../config';
+import type { DirectoryVolume } from '../pv';
+import { blockDeviceSize, filesystemSize, inspectEntry, type EntryInspection } from '../volume';
+import { classifyEntry, type RejectionCode } from './entry-classification';
+import { isMountPoint, type MountTable } from './mount-table';
+
+export interface DiscoveredVolume extends DirectoryVolume {
+  /** mountDir/entry: the same volume as this container sees it (what cleanup works on). */
+  readonly mountPath: string;
+  /** A mount point directory, or a block device (or a symlink to one). */
+  readonly source: 'mount-point' | 'block-device';
+  /** The resolved block device, for block entries (e.g. /dev/sdb for a by-id symlink). */
+  readonly devicePath?: string;
+}
+
+/** An entry that is not offered, and why, for logs, Events and `plan`. */
+export interface Rejection {
+  readonly className: string;
+  readonly entryName: string;
+  /** mountDir/entry. */
+  readonly path: string;
+  readonly code: RejectionCode;
+  /** One sentence naming the path and what is wrong, e.g. `path "/mnt/disks/vol1" is not a valid mount point`. */
+  readonly reason: string;
+  /** What to do about it, when there is something to say. */
+  readonly hint?: string;
+}
+
+export interface ClassDiscovery {
+  readonly className: string;
+  readonly mountDir: string;
+  readonly volumes: readonly DiscoveredVolume[];
+  readonly rejections: readonly Rejection[];
+  /** Set when the discovery directory itself cannot be listed (missing, not a directory, no permission). */
+  readonly problem?: string;
+}
+
+/** Discovers one class's volumes, given a fresh mount table. */
+export async function discoverClassVolumes(className: string, classConfig: ClassConfig, mountTable: MountTable): Promise<ClassDiscovery> {
+  const { mountDir } = classConfig;
+  let names: string[];
+  let realMountDir: string;
+  try {
+    names = (await fs.promises.readdir(mountDir)).sort();
+    // The mount table holds resolved paths; a mountDir reached through a symlink must still match.
+    realMountDir = await fs.promises.realpath(mountDir);
+  } catch (error) {
+    return { className, mountDir, volumes: [], rejections: [], problem: listingProblem(className, mountDir, error) };
+  }
+
+  const results = await Promise.all(
+    names
+      .filter((name) => matchesNamePattern(classConfig.namePattern, name))
+      .map((name) => examineEntry(className, classConfig, mountTable, name, realMountDir)),
+  );
+  return {
+    className,
+    mountDir,
+    volumes: results.filter((r): r is DiscoveredVolume => !('reason' in r)),
+    rejections: results.filter((r): r is Rejection => 'reason' in r),
+  };
+}
+
+/** Discovers every class of a configuration (classes in name order). */
+export async function discoverDirectoryVolumes(
+  storageClassMap: Readonly<Record<string, ClassConfig>>,
+  mountTable: MountTable,
+): Promise<ClassDiscovery[]> {
+  const classNames = Object.keys(storageClassMap).sort();
+  return Promise.all(classNames.map((name) => discoverClassVolumes(name, storageClassMap[name], mountTable)));
+}
+
+async function examineEntry(
+  className: string,
+  classConfig: ClassConfig,
+  mountTable: MountTable,
+  entryName: string,
+  realMountDir: string,
+): Promise<DiscoveredVolume | Rejection> {
+  const mountPath = path.posix.join(classConfig.mountDir, entryName);
+  const reject = (code: RejectionCode, reason: string, hint?: string): Rejection => ({
+    className,
+    entryName,
+    path: mountPath,
+    code,
+    reason,
+    ...(hint !== undefined ? { hint } : {}),
+  });
+
+  let inspection: EntryInspection;
+  try {
+    inspection = await inspectEntry(mountPath);
+  } catch (error) {
+    return reject('unreadable-entry', `cannot inspect path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
+  }
+  const decision = classifyEntry({
+    path: mountPath,
+    inspection,
+    isMountPoint: isMountPoint(path.posix.join(realMountDir, entryName), mountTable),
+    className,
+    classVolumeMode: classConfig.volumeMode,
+  });
+  if (!decision.accept) {
+    return reject(decision.code, decision.reason, decision.hint);
+  }
+
+  let capacityBytes: number;
+  try {
+    capacityBytes = decision.source === 'block-device' ? await blockDeviceSize(mountPath) : await filesystemSize(mountPath);
+  } catch (error) {
+    return reject('size-unknown', `cannot measure path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
+  }
+  return {
+    className,
+    entryName,
+    hostPath: path.posix.join(classConfig.hostDir, entryName),
+    mountPath,
+    volumeMode: decision.volumeMode,
+    capacityBytes,
+    source: decision.source,
+    ...(decision.source === 'block-device' ? { devicePath: inspection.resolvedPath } : {}),
+  };
+}
+
+function listingProblem(className: string, mountDir: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `discovery directory ${JSON.stringify(mountDir)} of class "${className}"`;
+  switch (code) {
+    case 'ENOENT':
+      return `${where} does not exist; create it on the host and mount it into the container at that path`;
+    case 'ENOTDIR':
+      return `${where} is not a directory`;
+    case 'EACCES':
+    case 'EPERM':
+      return `${where} cannot be read: permission denied`;
+    default:
+      return `${where} cannot be listed: ${(error as Error).message}`;
+  }
+}

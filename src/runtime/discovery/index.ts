@@ -1,0 +1,7 @@
+/** Discovery: the mount table, what each entry of a discovery directory is, device walks, and what to provision. */
+export * from './device-discovery';
+export * from './device-walk';
+export * from './directory-discovery';
+export * from './entry-classification';
+export * from './mount-table';
+export * from './provisioning-plan';

@@ -1,0 +1,78 @@
+/**
+ * The mount table as this process sees it (/proc/self/mountinfo). A directory
+ * is a Filesystem volume only when it is exactly a mount point, which is what
+ * tells a real local volume from a stray directory. Re-reading it costs one
+ * small file read, so each discovery pass takes a fresh one.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const MOUNTINFO_PATH = '/proc/self/mountinfo';
+
+/** One line of mountinfo (see proc(5)). */
+export interface MountEntry {
+  readonly mountId: number;
+  readonly parentId: number;
+  readonly major: number;
+  readonly minor: number;
+  /** The directory of the source filesystem that is mounted (a bind mount's subdirectory). */
+  readonly root: string;
+  /** Where it is mounted, relative to this process's root. */
+  readonly mountPoint: string;
+  readonly mountOptions: string;
+  readonly fsType: string;
+  /** The device or other source, e.g. /dev/sdb1. */
+  readonly source: string;
+  readonly superOptions: string;
+}
+
+export interface MountTable {
+  readonly entries: readonly MountEntry[];
+  readonly mountPoints: ReadonlySet<string>;
+}
+
+/** Undoes the kernel's octal escapes of space, tab, newline and backslash (`\040`). */
+export function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/**
+ * Parses mountinfo text. A malformed line is an error naming the line: a mount
+ * table we cannot read must not look like one without mounts.
+ */
+export function parseMountInfo(text: string): MountTable {
+  const entries: MountEntry[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() === '') return;
+    const fields = line.split(' ');
+    const separator = fields.indexOf('-', 6);
+    const deviceNumber = /^(\d+):(\d+)$/.exec(fields[2] ?? '');
+    if (fields.length < 10 || separator < 0 || fields.length < separator + 4 || !deviceNumber) {
+      throw new Error(`mountinfo line ${index + 1} is not in the expected format: ${JSON.stringify(line)}`);
+    }
+    entries.push({
+      mountId: Number(fields[0]),
+      parentId: Number(fields[1]),
+      major: Number(deviceNumber[1]),
+      minor: Number(deviceNumber[2]),
+      root: unescapeMountField(fields[3]),
+      mountPoint: unescapeMountField(fields[4]),
+      mountOptions: fields[5],
+      fsType: unescapeMountField(fields[separator + 1]),
+      source: unescapeMountField(fields[separator + 2]),
+      superOptions: fields[separator + 3],
+    });
+  });
+  return { entries, mountPoints: new Set(entries.map((e) => e.mountPoint)) };
+}
+
+/** Reads and parses the mount table (of this process, unless `file` says otherwise). */
+export async function readMountTable(file = MOUNTINFO_PATH): Promise<MountTable> {
+  return parseMountInfo(await fs.promises.readFile(file, 'utf8'));
+}
+
+/** True when `dir` itself (not a parent) is a mount point. `dir` is normalised, not resolved through symlinks. */
+export function isMountPoint(dir: string, table: MountTable): boolean {
+  const normalised = path.posix.normalize(dir);
+  return table.mountPoints.has(normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised);
+}

@@ -1,0 +1,140 @@
+/**
+ * Which discovered volumes get a new PV this pass, and why the others do not,
+ * as a pure function of what was discovered, the PVs this node already has
+ * (from the cache) and the cleanups still running. Shared by both dialects.
+ */
+import * as path from 'node:path';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { VolumeMode } from '../../config';
+import { directoryPVName, type NamedDevice } from '../pv';
+import type { DiscoveredDevice } from './device-discovery';
+import type { DiscoveredVolume } from './directory-discovery';
+
+/** A volume that could get a PV. */
+export interface PlanCandidate {
+  readonly pvName: string;
+  /** `spec.local.path` it would get. */
+  readonly localPath: string;
+  readonly volumeMode: VolumeMode;
+}
+
+export type SkipCode =
+  /** Its PV exists: the steady state, nothing to report unless `warning` is set. */
+  | 'pv-exists'
+  /** Its PV is being cleaned; it is offered again once the cleanup ends. */
+  | 'cleanup-running'
+  /** Another PV already has this `spec.local.path` (e.g. the class was renamed): offering it again would share one disk. */
+  | 'path-in-use'
+  /** Another candidate of this pass has the same path or name (two classes over one directory). */
+  | 'duplicate-in-pass';
+
+export interface PlannedSkip<C extends PlanCandidate> {
+  readonly candidate: C;
+  readonly code: SkipCode;
+  readonly message: string;
+  /** Something a user should hear about (a Warning Event), beyond the skip itself. */
+  readonly warning?: string;
+}
+
+export interface ProvisioningPlan<C extends PlanCandidate> {
+  readonly create: readonly C[];
+  readonly skip: ReadonlyArray<PlannedSkip<C>>;
+}
+
+/** Cleanups in progress, by PV name and by volume path (either may be known). */
+export interface RunningCleanups {
+  readonly pvNames: ReadonlySet<string>;
+  readonly paths: ReadonlySet<string>;
+}
+
+export const NO_RUNNING_CLEANUPS: RunningCleanups = { pvNames: new Set(), paths: new Set() };
+
+function normalisePath(p: string): string {
+  const normalised = path.posix.normalize(p);
+  return normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
+}
+
+/**
+ * Decides for each candidate, in order: skip if a PV of that name exists, if its
+ * cleanup is running, if any PV already has the same path (the duplicate-path
+ * guard), or if an earlier candidate of this pass took the path or name; else create.
+ */
+export function planProvisioning<C extends PlanCandidate>(
+  candidates: readonly C[],
+  existingPVs: readonly V1PersistentVolume[],
+  running: RunningCleanups = NO_RUNNING_CLEANUPS,
+): ProvisioningPlan<C> {
+  const byName = new Map<string, V1PersistentVolume>();
+  const byPath = new Map<string, V1PersistentVolume>();
+  for (const pv of existingPVs) {
+    const name = pv.metadata?.name;
+    if (name) byName.set(name, pv);
+    const local = pv.spec?.local?.path;
+    if (local) byPath.set(normalisePath(local), pv);
+  }
+  const runningPaths = new Set([...running.paths].map(normalisePath));
+  const takenPaths = new Map<string, string>();
+  const takenNames = new Set<string>();
+
+  const create: C[] = [];
+  const skip: Array<PlannedSkip<C>> = [];
+  for (const candidate of candidates) {
+    const localPath = normalisePath(candidate.localPath);
+    const existing = byName.get(candidate.pvName);
+    if (existing) {
+      const existingPath = existing.spec?.local?.path;
+      skip.push({
+        candidate,
+        code: 'pv-exists',
+        message: `PV "${candidate.pvName}" already exists`,
+        ...(existingPath !== undefined && normalisePath(existingPath) !== localPath
+          ? {
+            warning:
+                `PV "${candidate.pvName}" exists with path "${existingPath}", not "${candidate.localPath}"; ` +
+                `the volume at "${candidate.localPath}" is not offered while that PV exists`,
+          }
+          : {}),
+      });
+      continue;
+    }
+    if (running.pvNames.has(candidate.pvName) || runningPaths.has(localPath)) {
+      skip.push({ candidate, code: 'cleanup-running', message: `the cleanup of PV "${candidate.pvName}" at "${candidate.localPath}" is still running` });
+      continue;
+    }
+    const sharing = byPath.get(localPath);
+    if (sharing) {
+      const message = `path "${candidate.localPath}" is already used by PV "${sharing.metadata?.name}"`;
+      skip.push({ candidate, code: 'path-in-use', message, warning: `${message}; not creating PV "${candidate.pvName}" for it` });
+      continue;
+    }
+    const earlier = takenPaths.get(localPath);
+    if (earlier !== undefined || takenNames.has(candidate.pvName)) {
+      const message =
+        earlier !== undefined
+          ? `path "${candidate.localPath}" is also found as PV "${earlier}" in this pass`
+          : `PV name "${candidate.pvName}" is also given to another volume in this pass`;
+      skip.push({ candidate, code: 'duplicate-in-pass', message, warning: message });
+      continue;
+    }
+    takenPaths.set(localPath, candidate.pvName);
+    takenNames.add(candidate.pvName);
+    create.push(candidate);
+  }
+  return { create, skip };
+}
+
+/** Directory-dialect volumes as plan candidates (PV names as the Go provisioner computes them). */
+export function directoryCandidates(
+  volumes: readonly DiscoveredVolume[],
+  nodeName: string,
+): Array<DiscoveredVolume & PlanCandidate> {
+  return volumes.map((v) => ({ ...v, pvName: directoryPVName(v.entryName, nodeName, v.className), localPath: v.hostPath }));
+}
+
+/** Named devices as plan candidates; `spec.local.path` is the device path as walked. */
+export function deviceCandidates(
+  named: ReadonlyArray<NamedDevice<DiscoveredDevice>>,
+  volumeMode: VolumeMode,
+): Array<NamedDevice<DiscoveredDevice> & PlanCandidate> {
+  return named.map((n) => ({ ...n, pvName: n.name, localPath: n.device.path, volumeMode }));
+}

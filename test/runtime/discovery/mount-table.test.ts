@@ -1,0 +1,94 @@
+import * as path from 'node:path';
+import { isMountPoint, parseMountInfo, readMountTable, unescapeMountField } from '../../../src/runtime/discovery';
+import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+
+const SAMPLE = [
+  '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro',
+  '36 22 98:0 /mnt1 /mnt/parent rw,noatime master:1 shared:2 - ext3 /dev/root rw,errors=continue',
+  '40 22 0:45 /data/vol\\0401 /mnt/disks/vol\\0401 rw,relatime - ext4 /dev/my\\040disk rw',
+  '41 22 0:46 / /mnt/disks/back\\134slash rw - tmpfs tmpfs rw',
+  '',
+].join('\n');
+
+describe('parseMountInfo', () => {
+  test('reads every field of a line', () => {
+    expect(parseMountInfo(SAMPLE).entries[1]).toEqual({
+      mountId: 36,
+      parentId: 22,
+      major: 98,
+      minor: 0,
+      root: '/mnt1',
+      mountPoint: '/mnt/parent',
+      mountOptions: 'rw,noatime',
+      fsType: 'ext3',
+      source: '/dev/root',
+      superOptions: 'rw,errors=continue',
+    });
+  });
+
+  test('undoes octal escapes of spaces and backslashes in paths', () => {
+    const table = parseMountInfo(SAMPLE);
+    expect(table.entries[2]).toMatchObject({ root: '/data/vol 1', mountPoint: '/mnt/disks/vol 1', source: '/dev/my disk' });
+    expect(table.entries[3].mountPoint).toBe('/mnt/disks/back\\slash');
+  });
+
+  test('handles lines with no optional fields and with several', () => {
+    const table = parseMountInfo(SAMPLE);
+    expect(table.entries.map((e) => e.fsType)).toEqual(['ext4', 'ext3', 'ext4', 'tmpfs']);
+  });
+
+  test('refuses a malformed line, naming its number', () => {
+    expect(() => parseMountInfo('22 1 8:1 / / rw shared:1 ext4 /dev/sda1 rw\n')).toThrow(/mountinfo line 1 is not in the expected format/);
+  });
+
+  test('an empty table has no mount points', () => {
+    expect(parseMountInfo('').mountPoints.size).toBe(0);
+  });
+});
+
+describe('unescapeMountField', () => {
+  test('turns \\040, \\011, \\012 and \\134 back into space, tab, newline and backslash', () => {
+    expect(unescapeMountField('a\\040b\\011c\\012d\\134e')).toBe('a b\tc\nd\\e');
+  });
+});
+
+describe('isMountPoint', () => {
+  const table = parseMountInfo(SAMPLE);
+
+  test('is true for a mount point, with spaces in its name', () => {
+    expect(isMountPoint('/mnt/disks/vol 1', table)).toBe(true);
+  });
+
+  test('ignores a trailing slash and redundant separators', () => {
+    expect(isMountPoint('/mnt//parent/', table)).toBe(true);
+  });
+
+  test('is false for a directory below a mount point', () => {
+    expect(isMountPoint('/mnt/parent/sub', table)).toBe(false);
+  });
+
+  test('is false for a parent of a mount point', () => {
+    expect(isMountPoint('/mnt/disks', table)).toBe(false);
+  });
+
+  test('the root is a mount point', () => {
+    expect(isMountPoint('/', table)).toBe(true);
+  });
+});
+
+describePrivileged('readMountTable', () => {
+  afterAll(cleanupPrivileged);
+
+  test('sees a bind mount made after the previous read', async () => {
+    const dir = path.join(makeTempDir(), 'vol1');
+    expect(isMountPoint(dir, await readMountTable())).toBe(false);
+    makeMountPoint(dir);
+    expect(isMountPoint(dir, await readMountTable())).toBe(true);
+  });
+
+  test('sees a mount point whose name has a space', async () => {
+    const dir = path.join(makeTempDir(), 'my vol');
+    makeMountPoint(dir);
+    expect(isMountPoint(dir, await readMountTable())).toBe(true);
+  });
+});
