@@ -36,11 +36,6 @@ export interface BlockCleanerOptions {
   readonly lowIoPriority?: boolean;
   /** Extra environment for the command (merged over this process's). */
   readonly env?: Readonly<Record<string, string>>;
-  /**
-   * Skip the exclusive-open check (tests of the process handling only).
-   * @default false
-   */
-  readonly skipInUseCheck?: boolean;
 }
 
 export interface BlockCleanerResult {
@@ -94,15 +89,13 @@ export async function runBlockCleaner(options: BlockCleanerOptions): Promise<Blo
     ok: false, reason, exitCode: null, signal: null, timedOut: false, started: false, durationMs: performance.now() - started,
   });
   if (options.command.length === 0) return notRun('the block cleaner command is empty');
-  if (!options.skipInUseCheck) {
-    // The claim is released before the command runs: the shipped cleaners (mkfs,
-    // wipefs, blkdiscard) open the device O_EXCL themselves and would fail on our
-    // claim. The window is harmless: the PV is Released, so Kubernetes mounts it
-    // nowhere until we delete it and a new PV is made, and an administrator who
-    // mounts it in between is caught by those tools' own exclusive opens.
-    const inUse = checkDeviceNotInUse(options.device);
-    if (!inUse.ok) return notRun(inUse.reason);
-  }
+  // The claim is released before the command runs: the shipped cleaners (mkfs,
+  // wipefs, blkdiscard) open the device O_EXCL themselves and would fail on our
+  // claim. The window is harmless: the PV is Released, so Kubernetes mounts it
+  // nowhere until we delete it and a new PV is made, and an administrator who
+  // mounts it in between is caught by those tools' own exclusive opens.
+  const inUse = checkDeviceNotInUse(options.device);
+  if (!inUse.ok) return notRun(inUse.reason);
 
   const ionice = options.lowIoPriority === false ? null : findIonice();
   const argv = ionice ? [ionice, '-c3', ...options.command] : [...options.command];
