@@ -40,15 +40,24 @@ function describeYamlProblem(problem: { message: string; linePos?: [{ line: numb
 }
 
 /**
+ * Characters go-yaml v2 refuses raw (DEL, C1 controls, U+FFFE/U+FFFF), reads as line
+ * breaks (NEL, LS, PS) or may take for a byte order mark. The yaml package writes them
+ * raw, so they are escaped; they can only occur inside double-quoted scalars, since every
+ * string value is written quoted and keys are validated ASCII names.
+ */
+const UNSAFE_FOR_GO_YAML = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
+
+/**
  * One value as YAML that go-yaml v2 reads back to the same value: every string
- * double-quoted (so `yes`, `0777`, `1:20` stay text under any YAML version) and
- * no line folding.
+ * double-quoted (so `yes`, `0777`, `1:20` stay text under any YAML version), no line
+ * folding, and no raw character go-yaml would reject or reinterpret.
  */
 export function stringifyYamlValue(value: unknown): string {
-  return stringify(value, {
+  const text = stringify(value, {
     version: '1.1',
     lineWidth: 0,
     defaultStringType: 'QUOTE_DOUBLE',
     defaultKeyType: 'PLAIN',
   });
+  return text.replace(UNSAFE_FOR_GO_YAML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

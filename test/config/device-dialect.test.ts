@@ -127,6 +127,9 @@ describe('device name filters', () => {
     ['a', ['sda']],
     ['(?i)SD[A]', ['sda']],
     ['^(?P<kind>sd)c$', ['sdc']],
+    ['^s(?i)D[AB]', ['sda', 'sdb']],
+    ['(n(?i)VME)0', ['nvme0n1']],
+    ['\\A[]l]oop0\\z', ['loop0']],
   ])('%s selects %j (unanchored, as Go MatchString)', (filter, expected) => {
     const re = compileDeviceNameFilter(filter);
     expect(names.filter((n) => re.test(n))).toEqual(expected);
