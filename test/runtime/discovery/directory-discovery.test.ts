@@ -1,0 +1,177 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ClassConfig } from '../../../src/config';
+import { discoverClassVolumes, discoverDirectoryVolumes, readMountTable } from '../../../src/runtime/discovery';
+import { filesystemSize } from '../../../src/runtime/volume';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+
+const MiB = 1024 * 1024;
+
+function classConfig(mountDir: string, overrides: Partial<ClassConfig> = {}): ClassConfig {
+  return {
+    hostDir: '/host/disks',
+    mountDir,
+    blockCleanerCommand: ['/scripts/quick_reset.sh'],
+    volumeMode: 'Filesystem',
+    accessMode: 'ReadWriteOnce',
+    fsType: '',
+    namePattern: '*',
+    selector: [],
+    ...overrides,
+  };
+}
+
+async function discover(mountDir: string, overrides: Partial<ClassConfig> = {}) {
+  return discoverClassVolumes('local-storage', classConfig(mountDir, overrides), await readMountTable());
+}
+
+describePrivileged('directory discovery on real directories, bind mounts and loop devices', () => {
+  afterAll(cleanupPrivileged);
+
+  test('finds each mount point as a Filesystem volume with host path, container path and statfs capacity', async () => {
+    const mountDir = makeTempDir();
+    makeMountPoint(path.join(mountDir, 'vol1'));
+    makeMountPoint(path.join(mountDir, 'vol2'));
+    const result = await discover(mountDir);
+    expect(result.rejections).toEqual([]);
+    expect(result.volumes).toEqual([
+      {
+        className: 'local-storage',
+        entryName: 'vol1',
+        hostPath: '/host/disks/vol1',
+        mountPath: path.join(mountDir, 'vol1'),
+        volumeMode: 'Filesystem',
+        capacityBytes: await filesystemSize(path.join(mountDir, 'vol1')),
+        source: 'mount-point',
+      },
+      expect.objectContaining({ entryName: 'vol2', hostPath: '/host/disks/vol2' }),
+    ]);
+  });
+
+  test('reports a missing discovery directory for the class instead of failing', async () => {
+    const mountDir = path.join(makeTempDir(), 'absent');
+    const result = await discover(mountDir);
+    expect(result.volumes).toEqual([]);
+    expect(result.problem).toBe(
+      `discovery directory "${mountDir}" of class "local-storage" does not exist; create it on the host and mount it into the container at that path`,
+    );
+  });
+
+  test('reports a discovery "directory" that is a file', async () => {
+    const file = path.join(makeTempDir(), 'file');
+    fs.writeFileSync(file, '');
+    expect((await discover(file)).problem).toMatch(/is not a directory$/);
+  });
+
+  test('an empty discovery directory gives no volumes and no rejections', async () => {
+    const result = await discover(makeTempDir());
+    expect(result).toMatchObject({ volumes: [], rejections: [] });
+    expect(result.problem).toBeUndefined();
+  });
+
+  test('rejects a directory that is not a mount point with upstream\'s message, and keeps the mount points', async () => {
+    const mountDir = makeTempDir();
+    makeMountPoint(path.join(mountDir, 'good'));
+    fs.mkdirSync(path.join(mountDir, 'plain'));
+    const result = await discover(mountDir);
+    expect(result.volumes.map((v) => v.entryName)).toEqual(['good']);
+    expect(result.rejections).toEqual([
+      expect.objectContaining({
+        entryName: 'plain',
+        code: 'not-a-mount-point',
+        reason: `path "${path.join(mountDir, 'plain')}" is not a valid mount point`,
+      }),
+    ]);
+  });
+
+  test('rejects a symlink to a mount point: only the entry itself counts', async () => {
+    const mountDir = makeTempDir();
+    const real = path.join(makeTempDir(), 'real');
+    makeMountPoint(real);
+    fs.symlinkSync(real, path.join(mountDir, 'link'));
+    const result = await discover(mountDir);
+    expect(result.rejections).toEqual([expect.objectContaining({ code: 'not-a-mount-point', hint: expect.stringMatching(/symlink/) })]);
+  });
+
+  test('includes hidden entries, as upstream does', async () => {
+    const mountDir = makeTempDir();
+    makeMountPoint(path.join(mountDir, '.hidden'));
+    expect((await discover(mountDir)).volumes.map((v) => v.entryName)).toEqual(['.hidden']);
+  });
+
+  test('skips an unknown entry type (a regular file, a FIFO) with a rejection for that entry only', async () => {
+    const mountDir = makeTempDir();
+    makeMountPoint(path.join(mountDir, 'vol1'));
+    fs.writeFileSync(path.join(mountDir, 'notes.txt'), 'x');
+    execFileSync('mkfifo', [path.join(mountDir, 'pipe')]);
+    const result = await discover(mountDir);
+    expect(result.volumes.map((v) => v.entryName)).toEqual(['vol1']);
+    expect(result.rejections.map((r) => [r.entryName, r.code, r.reason])).toEqual([
+      ['notes.txt', 'unsupported-entry', `path "${path.join(mountDir, 'notes.txt')}" is a regular file; only mount points and block devices can be volumes`],
+      ['pipe', 'unsupported-entry', `path "${path.join(mountDir, 'pipe')}" is a FIFO; only mount points and block devices can be volumes`],
+    ]);
+  });
+
+  test('rejects a broken symlink, naming its target', async () => {
+    const mountDir = makeTempDir();
+    fs.symlinkSync('/dev/disk/by-id/gone', path.join(mountDir, 'disk1'));
+    expect((await discover(mountDir)).rejections).toEqual([
+      expect.objectContaining({ code: 'broken-link', reason: `path "${path.join(mountDir, 'disk1')}" is a broken symlink to /dev/disk/by-id/gone (ENOENT)` }),
+    ]);
+  });
+
+  test('applies namePattern (comma-separated globs) to entry names', async () => {
+    const mountDir = makeTempDir();
+    for (const name of ['ssd1', 'ssd2', 'hdd1', 'nvme0']) makeMountPoint(path.join(mountDir, name));
+    const result = await discover(mountDir, { namePattern: 'ssd*,nvme?' });
+    expect(result.volumes.map((v) => v.entryName)).toEqual(['nvme0', 'ssd1', 'ssd2']);
+  });
+
+  test('in a Block class, finds loop devices and symlinks to them with their exact size, and rejects a directory while going on', async () => {
+    const mountDir = makeTempDir();
+    const a = createLoopDevice(20 * MiB);
+    const b = createLoopDevice(30 * MiB + 512);
+    fs.symlinkSync(a.device, path.join(mountDir, 'disk-a'));
+    fs.symlinkSync(b.device, path.join(mountDir, 'disk-b'));
+    makeMountPoint(path.join(mountDir, 'dir'));
+    const result = await discover(mountDir, { volumeMode: 'Block' });
+    expect(result.volumes).toEqual([
+      expect.objectContaining({ entryName: 'disk-a', volumeMode: 'Block', source: 'block-device', devicePath: a.device, capacityBytes: 20 * MiB }),
+      expect.objectContaining({ entryName: 'disk-b', volumeMode: 'Block', source: 'block-device', devicePath: b.device, capacityBytes: 30 * MiB + 512 }),
+    ]);
+    expect(result.rejections).toEqual([expect.objectContaining({ entryName: 'dir', code: 'directory-in-block-class' })]);
+  });
+
+  test('offers a block device in a Filesystem class as a Filesystem volume', async () => {
+    const mountDir = makeTempDir();
+    const loop = createLoopDevice(20 * MiB);
+    fs.symlinkSync(loop.device, path.join(mountDir, 'disk'));
+    expect((await discover(mountDir)).volumes).toEqual([
+      expect.objectContaining({ entryName: 'disk', volumeMode: 'Filesystem', source: 'block-device', capacityBytes: 20 * MiB }),
+    ]);
+  });
+
+  test('recognises mount points under a mountDir reached through a symlink', async () => {
+    const real = makeTempDir();
+    makeMountPoint(path.join(real, 'vol1'));
+    const linkedDir = path.join(makeTempDir(), 'disks');
+    fs.symlinkSync(real, linkedDir);
+    const result = await discover(linkedDir);
+    expect(result.volumes).toEqual([expect.objectContaining({ entryName: 'vol1', mountPath: path.join(linkedDir, 'vol1') })]);
+  });
+
+  test('discovers every class of a configuration, each on its own', async () => {
+    const fast = makeTempDir();
+    makeMountPoint(path.join(fast, 'vol1'));
+    const missing = path.join(makeTempDir(), 'absent');
+    const results = await discoverDirectoryVolumes(
+      { 'fast': classConfig(fast), 'slow-disks': classConfig(missing) },
+      await readMountTable(),
+    );
+    expect(results.map((r) => [r.className, r.volumes.length, r.problem !== undefined])).toEqual([
+      ['fast', 1, false],
+      ['slow-disks', 0, true],
+    ]);
+  });
+});
