@@ -49,6 +49,8 @@ export interface BlockCleanerResult {
   readonly timedOut: boolean;
   /** False when the command never ran (device in use, or it could not start). */
   readonly started: boolean;
+  /** The command's pid, which is also its process group id. */
+  readonly pid?: number;
   readonly durationMs: number;
 }
 
@@ -145,7 +147,7 @@ export async function runBlockCleaner(options: BlockCleanerOptions): Promise<Blo
       for (const t of timers) clearTimeout(t);
       options.signal?.removeEventListener('abort', onAbort);
       const durationMs = performance.now() - started;
-      const base = { exitCode, signal, timedOut, durationMs, started: spawnError === undefined };
+      const base = { exitCode, signal, timedOut, durationMs, started: spawnError === undefined, pid: child.pid };
       const what = `cleaner "${options.command.join(' ')}" on "${options.device}"`;
       if (spawnError) {
         resolve({ ...base, ok: false, reason: `${what} could not start: ${spawnError.message}` });

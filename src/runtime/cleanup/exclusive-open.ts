@@ -113,9 +113,11 @@ export function processesHoldingDevice(rdev: number, procRoot: string, except?: 
   return holders;
 }
 
+/** The program a process runs (its argv[0]'s base name; threads renaming themselves make `comm` misleading). */
 function commandOf(procRoot: string, pid: string): string {
   try {
-    return fs.readFileSync(path.join(procRoot, pid, 'comm'), 'utf8').trim();
+    const argv0 = fs.readFileSync(path.join(procRoot, pid, 'cmdline'), 'utf8').split('\0')[0];
+    return argv0 ? path.basename(argv0) : fs.readFileSync(path.join(procRoot, pid, 'comm'), 'utf8').trim();
   } catch {
     return '?';
   }
