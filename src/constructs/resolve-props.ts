@@ -187,7 +187,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const directory = resolveDirectoryDialect(props, name, issues, classStorage);
   const devices = resolveDeviceDialect(props, issues, classStorage);
   checkStorageClassNames(classStorage, issues);
-  if (!directory && !devices) {
+  if ((props.storageClasses ?? []).length === 0 && !props.devices) {
     issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
   }
 
@@ -589,7 +589,9 @@ function directoryPropPath(path: string, classNames: string[]): string {
     .filter(({ n }) => rest === n || rest.startsWith(`${n}.`) || rest.startsWith(`${n}[`))
     .sort((a, b) => b.n.length - a.n.length)[0];
   if (!match) return path;
-  return `storageClasses[${match.i}]${rest.slice(match.n.length)}`;
+  // An issue on the map key itself is about the class name.
+  const field = rest.slice(match.n.length);
+  return `storageClasses[${match.i}]${field === '' ? '.name' : field}`;
 }
 
 /** sha256 over the data in key order, so equal configs give equal hashes. */

@@ -1,0 +1,98 @@
+import { DEFAULTS, DEVICES, JOB_CLEANING } from './stacks';
+import { all, Manifest, one, synth } from './support';
+
+/** `group/resource: verbs` lines of a role's rules, for readable expectations. */
+function rules(role: Manifest): string[] {
+  return role.rules.map((r: Manifest) =>
+    `${r.apiGroups.join(',') || 'core'}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames.join(',')}]` : ''}: ${r.verbs.join(',')}`);
+}
+const AGENT = 'local-volume-provisioner';
+
+describe('the agent ClusterRole', () => {
+  test('with the directory dialect: PVs, StorageClasses, its Node (get only) and Events', () => {
+    expect(rules(one(synth(DEFAULTS), 'ClusterRole', AGENT))).toEqual([
+      'core/persistentvolumes: get,list,watch,create,delete,patch,update',
+      'storage.k8s.io/storageclasses: get,list,watch',
+      'core/nodes: get',
+      'core/events: create,patch',
+      'events.k8s.io/events: create,patch',
+    ]);
+  });
+
+  test('with the device dialect: also lists and watches Nodes (its spec annotation)', () => {
+    expect(rules(one(synth(DEVICES), 'ClusterRole', AGENT))).toContain('core/nodes: get,list,watch');
+  });
+
+  test('updates Nodes only when it removes the startup taint', () => {
+    expect(rules(one(synth({ ...DEFAULTS, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,update,patch');
+  });
+
+  test('is bound to the agent ServiceAccount', () => {
+    const binding = one(synth(DEFAULTS), 'ClusterRoleBinding', AGENT);
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AGENT });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AGENT, namespace: AGENT }]);
+  });
+});
+
+describe('the agent Role in its namespace', () => {
+  test('does not exist when no feature needs namespaced access', () => {
+    const manifests = synth(DEFAULTS);
+    expect(all(manifests, 'Role')).toEqual([]);
+    expect(all(manifests, 'RoleBinding')).toEqual([]);
+  });
+
+  test('manages cleanup Jobs only with Job cleaning', () => {
+    expect(rules(one(synth(JOB_CLEANING), 'Role', AGENT))).toEqual(['batch/jobs: create,get,list,watch,delete']);
+  });
+
+  test('reads ConfigMaps only with the device dialect', () => {
+    expect(rules(one(synth(DEVICES), 'Role', AGENT))).toEqual(['core/configmaps: get,list,watch']);
+  });
+
+  test('is bound in the provisioner namespace', () => {
+    const binding = one(synth(JOB_CLEANING), 'RoleBinding', AGENT);
+    expect(binding.metadata.namespace).toBe(AGENT);
+    expect(binding.roleRef.kind).toBe('Role');
+  });
+});
+
+describe('node-cleanup RBAC', () => {
+  const manifests = synth({ ...DEFAULTS, nodeCleanup: {} });
+  const name = 'local-volume-provisioner-node-cleanup';
+
+  test('reads Nodes, deletes PVs and claims, writes Events, cluster-wide', () => {
+    expect(rules(one(manifests, 'ClusterRole', name))).toEqual([
+      'core/nodes: get,list,watch',
+      'core/persistentvolumes: get,list,watch,delete',
+      'core/persistentvolumeclaims: get,list,delete',
+      'core/events: create,patch',
+      'events.k8s.io/events: create,patch',
+    ]);
+  });
+
+  test('elects its leader on its own Lease only', () => {
+    expect(rules(one(manifests, 'Role', name))).toEqual([
+      'coordination.k8s.io/leases: create',
+      'coordination.k8s.io/leases[local-volume-provisioner-node-cleanup]: get,update',
+    ]);
+  });
+
+  test('has a ServiceAccount of its own, so the agents never get claim deletion', () => {
+    expect(one(manifests, 'ClusterRoleBinding', name).subjects[0].name).toBe(name);
+    expect(rules(one(manifests, 'ClusterRole', AGENT)).join('\n')).not.toMatch(/persistentvolumeclaims|leases/);
+  });
+});
+
+describe('opting out (Helm rbac.create and serviceAccount.create)', () => {
+  test('createRbac: false emits no role or binding', () => {
+    const kinds = synth({ ...DEVICES, nodeCleanup: {}, createRbac: false }).map((m) => m.kind);
+    expect(kinds.filter((k) => /Role/.test(k))).toEqual([]);
+  });
+
+  test('createServiceAccount: false uses the named ServiceAccount without creating it', () => {
+    const manifests = synth({ ...DEFAULTS, createServiceAccount: false, serviceAccountName: 'existing' });
+    expect(all(manifests, 'ServiceAccount')).toEqual([]);
+    expect(one(manifests, 'DaemonSet').spec.template.spec.serviceAccountName).toBe('existing');
+    expect(one(manifests, 'ClusterRoleBinding').subjects[0].name).toBe('existing');
+  });
+});
