@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { configMapData, parseProvisionerConfig, readConfigMapDirectory } from '../../src/config';
 import { valid } from './helpers';
+import { configMapData, parseProvisionerConfig, readConfigMapDirectory } from '../../src/config';
 
 /**
  * Writes a ConfigMap volume the way kubelet's atomic writer lays it out:

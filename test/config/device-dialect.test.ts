@@ -1,5 +1,5 @@
-import { compileDeviceNameFilter, parseDeviceSpec, serializeDeviceSpec } from '../../src/config';
 import { errorsOf, valid, warningsOf } from './helpers';
+import { compileDeviceNameFilter, parseDeviceSpec, serializeDeviceSpec } from '../../src/config';
 
 const FS_SPEC = { storageClassName: 'local-ssd', volumeMode: 'Filesystem', fsType: 'ext4', deviceDir: '/dev/disk/by-path/', deviceNameFilter: '.*' };
 const BLOCK_SPEC = { storageClassName: 'local-ssd', volumeMode: 'Block', deviceDir: '/dev/disk/by-path/', deviceNameFilter: 'sd[ab]' };

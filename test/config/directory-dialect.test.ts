@@ -1,5 +1,5 @@
-import { parseProvisionerConfig, PROVISIONER_DEFAULTS } from '../../src/config';
 import { errorsOf, valid, warningsOf } from './helpers';
+import { parseProvisionerConfig, PROVISIONER_DEFAULTS } from '../../src/config';
 
 /** A storageClassMap value with one class; `extra` lines are indented into it. */
 function oneClass(...extra: string[]): string {
@@ -90,9 +90,15 @@ describe('directory dialect values are YAML 1.1, as go-yaml v2 reads them', () =
 
   test('extension durations are Go durations too', () => {
     const config = valid(parseProvisionerConfig({
-      storageClassMap: oneClass(), cleanupTimeout: '2h', missingVolumeGracePeriod: '90s', maxConcurrentCleanups: '4', deleteMissingReleasedVolumes: 'yes',
+      storageClassMap: oneClass(),
+      cleanupTimeout: '2h',
+      missingVolumeGracePeriod: '90s',
+      maxConcurrentCleanups: '4',
+      deleteMissingReleasedVolumes: 'yes',
     }));
-    expect(config).toMatchObject({ cleanupTimeout: 7_200_000, missingVolumeGracePeriod: 90_000, maxConcurrentCleanups: 4, deleteMissingReleasedVolumes: true });
+    expect(config).toMatchObject({
+      cleanupTimeout: 7_200_000, missingVolumeGracePeriod: 90_000, maxConcurrentCleanups: 4, deleteMissingReleasedVolumes: true,
+    });
   });
 
   test('a YAML syntax error names the key and the line', () => {

@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
-import { configMapData, parseProvisionerConfig } from '../../src/config';
 import { valid, warningsOf } from './helpers';
+import { configMapData, parseProvisionerConfig } from '../../src/config';
 
 /*
  * The ConfigMap as the upstream Helm chart (sig-storage-local-static-provisioner,

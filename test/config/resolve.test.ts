@@ -1,6 +1,6 @@
+import { errorsOf, valid, warningsOf } from './helpers';
 import { resolveDeviceSpec, resolveProvisionerConfig } from '../../src/config';
 import type { ProvisionerConfigInput } from '../../src/config';
-import { errorsOf, valid, warningsOf } from './helpers';
 
 // The construct's path: typed input, resolved by the same code the parsers use.
 describe('resolveProvisionerConfig from typed input', () => {

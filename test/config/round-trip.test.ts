@@ -45,7 +45,7 @@ const namePattern = fc.array(glob, { minLength: 1, maxLength: 3 }).map((globs) =
 
 const requirement: fc.Arbitrary<NodeSelectorRequirement> = fc.oneof(
   fc.record({ key: qualifiedName, operator: fc.constantFrom('In' as const, 'NotIn' as const), values: fc.array(oddString, { minLength: 1, maxLength: 3 }) }, PLAIN),
-  fc.record({ key: qualifiedName, operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const), values: fc.constant([]) }, { requiredKeys: ['key', 'operator'], noNullPrototype: true }),
+  fc.record({ key: qualifiedName, operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const), values: fc.constant([] as string[]) }, { requiredKeys: ['key', 'operator'], noNullPrototype: true }),
   fc.record({ key: qualifiedName, operator: fc.constantFrom('Gt' as const, 'Lt' as const), values: fc.integer().map((n) => [String(n)]) }, PLAIN),
 );
 const fieldRequirement: fc.Arbitrary<NodeSelectorRequirement> = fc.record({
