@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { writeGpt, writeMbr } from './partition-table-fixtures';
 import { describeProbe, probeSignatures } from '../../../src/runtime/volume';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, mkfsExt4 } from '../../support/privileged';
@@ -47,6 +48,15 @@ describePrivileged('probeSignatures on loop devices', () => {
     execFileSync('mkswap', [loop.device], { stdio: 'ignore' });
     const probe = await probeSignatures(loop.device);
     expect(probe.signatures.map((s) => s.type)).toEqual(['swap']);
+  });
+
+  test('a Ceph BlueStore label holds data', async () => {
+    const loop = createLoopDevice(SIZE);
+    const fd = fs.openSync(loop.device, 'r+');
+    fs.writeSync(fd, Buffer.from('bluestore block device\n6fb6b8d5-0000-0000-0000-000000000000\n'), 0, undefined, 0);
+    fs.closeSync(fd);
+    const probe = await probeSignatures(loop.device);
+    expect(probe).toMatchObject({ state: 'holds-data', signatures: [{ type: 'ceph_bluestore', offset: 0 }] });
   });
 
   test('without wipefs the answer is unknown, never blank', async () => {
