@@ -83,18 +83,11 @@ export function planProvisioning<C extends PlanCandidate>(
     const existing = byName.get(candidate.pvName);
     if (existing) {
       const existingPath = existing.spec?.local?.path;
-      skip.push({
-        candidate,
-        code: 'pv-exists',
-        message: `PV "${candidate.pvName}" already exists`,
-        ...(existingPath !== undefined && normalisePath(existingPath) !== localPath
-          ? {
-            warning:
-                `PV "${candidate.pvName}" exists with path "${existingPath}", not "${candidate.localPath}"; ` +
-                `the volume at "${candidate.localPath}" is not offered while that PV exists`,
-          }
-          : {}),
-      });
+      const moved = existingPath !== undefined && normalisePath(existingPath) !== localPath;
+      const warning =
+        `PV "${candidate.pvName}" exists with path "${existingPath}", not "${candidate.localPath}"; ` +
+        `the volume at "${candidate.localPath}" is not offered while that PV exists`;
+      skip.push({ candidate, code: 'pv-exists', message: `PV "${candidate.pvName}" already exists`, ...(moved ? { warning } : {}) });
       continue;
     }
     if (running.pvNames.has(candidate.pvName) || runningPaths.has(localPath)) {
