@@ -1,0 +1,88 @@
+import { localPv, serverAndApi } from './fixtures';
+import { VirtualClock } from './virtual-clock';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { KubeApiError } from '../../../src/runtime/kube/errors';
+import { ApiRequestRecord } from '../../../src/runtime/kube/request';
+import { NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { TestApiServer } from '../../apiserver';
+
+let server: TestApiServer;
+let api: KubeApi;
+let clock: VirtualClock;
+const records: ApiRequestRecord[] = [];
+
+beforeAll(async () => {
+  clock = new VirtualClock();
+  ({ server, api } = await serverAndApi({ clock, random: () => 0, backoff: { initialMs: 10 }, onRequest: (r) => records.push(r) }));
+});
+afterAll(() => server.stop());
+beforeEach(() => {
+  server.faults.clear();
+  clock.sleeps.length = 0;
+  records.length = 0;
+});
+
+describe('KubeApi against the test API server', () => {
+  test('a create answered 500 then 503 is retried and succeeds', async () => {
+    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500 });
+    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 503 });
+    const pv = await api.createPersistentVolume(localPv('retry-5xx', { node: 'n1' }));
+    expect(pv.metadata?.uid).toBeTruthy();
+    expect(records.map((r) => [r.method, r.failed, r.code])).toEqual([['POST', true, 500], ['POST', true, 503], ['POST', false, undefined]]);
+  });
+
+  test('a 429 is retried after the Retry-After the server sent', async () => {
+    server.faults.failNext({ verb: 'get', resource: 'persistentvolumes', code: 429, retryAfterSeconds: 2 });
+    await api.createPersistentVolume(localPv('retry-429', { node: 'n1' }));
+    await expect(api.getPersistentVolume('retry-429')).resolves.toMatchObject({ metadata: { name: 'retry-429' } });
+    expect(clock.sleeps).toEqual([2000]);
+  });
+
+  test('a 403 surfaces at once, naming verb, resource, object and the server message', async () => {
+    server.faults.failNext({ verb: 'get', resource: 'nodes', code: 403 });
+    const err = await api.getNode('n1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect((err as KubeApiError).message).toMatch(/^get nodes "n1": 403 Forbidden: .+/);
+    expect((err as KubeApiError).attempts).toBe(1);
+  });
+
+  test('a 422 names the invalid field as the server does', async () => {
+    const bad = localPv('invalid', { node: 'n1' });
+    delete bad.spec!.capacity;
+    await expect(api.createPersistentVolume(bad)).rejects.toThrow(/^create persistentvolumes "invalid": 422 Invalid: .*spec\.capacity/);
+  });
+
+  test('reading a missing object answers undefined', async () => {
+    await expect(api.getPersistentVolume('nope')).resolves.toBeUndefined();
+    await expect(api.getNode('nope')).resolves.toBeUndefined();
+    await expect(api.getStorageClass('nope')).resolves.toBeUndefined();
+    await expect(api.getConfigMap('default', 'nope')).resolves.toBeUndefined();
+  });
+
+  test('label patches are merge patches: other labels stay, null removes', async () => {
+    await api.createPersistentVolume(localPv('patched', { node: 'n1', labels: { keep: 'me', drop: 'me' } }));
+    const pv = await api.patchPersistentVolumeLabels('patched', { added: 'yes', drop: null });
+    expect(pv.metadata?.labels).toEqual({ [NODE_LABEL]: 'n1', keep: 'me', added: 'yes' });
+  });
+
+  test('a paged list returns at most limit items and a continue token', async () => {
+    for (const n of ['page-a', 'page-b', 'page-c']) await api.createPersistentVolume(localPv(n, { node: 'paging' }));
+    const first = await api.listPersistentVolumes({ labelSelector: `${NODE_LABEL}=paging`, limit: 2 });
+    expect(first.items).toHaveLength(2);
+    const rest = await api.listPersistentVolumes({ labelSelector: `${NODE_LABEL}=paging`, limit: 2, continueToken: first.metadata?._continue });
+    expect([...first.items, ...rest.items].map((p) => p.metadata?.name)).toEqual(['page-a', 'page-b', 'page-c']);
+    expect(rest.metadata?._continue).toBeFalsy();
+  });
+
+  test('Jobs are created, read and deleted (already gone is false)', async () => {
+    await api.createJob('default', {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'cleanup-x' },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    await expect(api.getJob('default', 'cleanup-x')).resolves.toMatchObject({ metadata: { name: 'cleanup-x' } });
+    await expect(api.deleteJob('default', 'cleanup-x')).resolves.toBe(true);
+    await expect(api.deleteJob('default', 'cleanup-x')).resolves.toBe(false);
+  });
+});

@@ -1,0 +1,157 @@
+import { V1PersistentVolume } from '@kubernetes/client-node';
+import { eventually, localPv, serverAndApi } from './fixtures';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
+import { Change } from '../../../src/runtime/kube/reflector';
+import { NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { TestApiServer } from '../../apiserver';
+
+let server: TestApiServer;
+let api: KubeApi;
+let cache: NodePvCache | undefined;
+
+beforeEach(async () => {
+  ({ server, api } = await serverAndApi());
+});
+afterEach(async () => {
+  await cache?.stop();
+  cache = undefined;
+  await server.stop();
+});
+
+/** Starts a cache for `node` that logs every change as `type name`. */
+async function startCache(node: string, pageSize?: number): Promise<{ cache: NodePvCache; changes: string[]; all: Change<V1PersistentVolume>[] }> {
+  const c = new NodePvCache(api, { nodeName: node, pageSize, backoff: { initialMs: 10, maxMs: 50 } });
+  const changes: string[] = [];
+  const all: Change<V1PersistentVolume>[] = [];
+  c.onChange((change) => {
+    changes.push(`${change.type} ${change.object.metadata?.name}`);
+    all.push(change);
+  });
+  cache = c;
+  await c.start();
+  return { cache: c, changes, all };
+}
+
+function names(c: NodePvCache): string[] {
+  return c.list().map((p) => p.metadata!.name!).sort();
+}
+
+/** Every cached PV is at the resourceVersion the server has now. */
+function sameVersions(c: NodePvCache): boolean {
+  return c.list().every((p) => server.get('v1', 'PersistentVolume', p.metadata!.name!)?.metadata.resourceVersion === p.metadata!.resourceVersion);
+}
+
+function serverNames(node: string): string[] {
+  return server.list('v1', 'PersistentVolume').filter((p) => p.metadata.labels?.[NODE_LABEL] === node).map((p) => p.metadata.name).sort();
+}
+
+describe('NodePvCache', () => {
+  test('lists only the PVs labelled for its node', async () => {
+    server.create(localPv('a-1', { node: 'node-a' }));
+    server.create(localPv('a-2', { node: 'node-a' }));
+    server.create(localPv('b-1', { node: 'node-b' }));
+    server.create(localPv('unlabelled', { node: 'node-a', labelled: false }));
+    const { cache: c, changes } = await startCache('node-a');
+    expect(c.hasSynced()).toBe(true);
+    expect(names(c)).toEqual(['a-1', 'a-2']);
+    expect(changes.sort()).toEqual(['add a-1', 'add a-2']);
+  });
+
+  test('the first list is paged', async () => {
+    for (let i = 0; i < 5; i++) server.create(localPv(`p-${i}`, { node: 'node-a' }));
+    const { cache: c } = await startCache('node-a', 2);
+    expect(names(c)).toEqual(['p-0', 'p-1', 'p-2', 'p-3', 'p-4']);
+    expect(server.counters.get('list', 'persistentvolumes').requests).toBe(3);
+  });
+
+  test('follows adds, updates and deletes of its node and ignores other nodes', async () => {
+    const { cache: c, changes, all } = await startCache('node-a');
+    await api.createPersistentVolume(localPv('w-1', { node: 'node-a' }));
+    await api.createPersistentVolume(localPv('w-other', { node: 'node-b' }));
+    await api.patchPersistentVolumeLabels('w-1', { tier: 'fast' });
+    await eventually(() => c.get('w-1')?.metadata?.labels?.tier === 'fast', 'the label change arrived');
+    await api.deletePersistentVolume('w-1', c.get('w-1')!.metadata!.uid!);
+    await eventually(() => changes.includes('delete w-1'), 'the delete arrived');
+    // The PV controller and the protection finalizer add updates of their own in between.
+    expect(changes[0]).toBe('add w-1');
+    expect(changes.slice(1, -1).every((x) => x === 'update w-1')).toBe(true);
+    expect(changes[changes.length - 1]).toBe('delete w-1');
+    const labelled = all.find((x) => x.object.metadata?.labels?.tier === 'fast')!;
+    expect(labelled.type).toBe('update');
+    expect(labelled.previous?.metadata?.labels?.tier).toBeUndefined();
+    expect(c.list()).toEqual([]);
+  });
+
+  test('objects from the watch have the typed form of listed ones (timestamps are Dates)', async () => {
+    const { cache: c } = await startCache('node-a');
+    await api.createPersistentVolume(localPv('typed', { node: 'node-a' }));
+    await eventually(() => c.get('typed') !== undefined, 'the PV arrived by watch');
+    expect(c.get('typed')!.metadata!.creationTimestamp).toBeInstanceOf(Date);
+  });
+
+  test('a label change that moves a PV to another node removes it from the cache', async () => {
+    server.create(localPv('moving', { node: 'node-a' }));
+    const { cache: c, changes } = await startCache('node-a');
+    await api.patchPersistentVolumeLabels('moving', { [NODE_LABEL]: 'node-b' });
+    await eventually(() => changes.includes('delete moving'), 'the PV left the cache');
+    expect(c.get('moving')).toBeUndefined();
+  });
+
+  test('survives dropped watches without losing or repeating a change', async () => {
+    const { cache: c, changes } = await startCache('node-a');
+    for (let i = 0; i < 10; i++) {
+      server.faults.closeWatches();
+      await api.createPersistentVolume(localPv(`drop-${i}`, { node: 'node-a' }));
+    }
+    await eventually(() => names(c).length === 10, 'all ten PVs arrived');
+    expect(names(c)).toEqual(serverNames('node-a'));
+    expect(changes.filter((x) => x.startsWith('add ')).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `add drop-${i}`).sort());
+    expect(changes.filter((x) => x.startsWith('delete '))).toEqual([]);
+    await eventually(() => sameVersions(c), 'the cache holds the server\'s latest version of every PV');
+  });
+
+  test('relists after 410 Gone and reports exactly what changed while it was away', async () => {
+    server.create(localPv('stays', { node: 'node-a' }));
+    server.create(localPv('changes', { node: 'node-a' }));
+    server.create(localPv('goes', { node: 'node-a' }));
+    const { cache: c, changes } = await startCache('node-a');
+    changes.length = 0;
+
+    // Keep the cache from watching while the world changes and history is compacted away.
+    server.faults.failNext({ verb: 'watch', resource: 'persistentvolumes', code: 503, count: 1_000_000 });
+    server.faults.closeWatches();
+    await api.patchPersistentVolumeLabels('changes', { tier: 'slow' });
+    await api.deletePersistentVolume('goes', server.get('v1', 'PersistentVolume', 'goes').metadata.uid);
+    await api.createPersistentVolume(localPv('new', { node: 'node-a' }));
+    server.faults.compact();
+    server.faults.clear();
+
+    await eventually(() => changes.length === 3, 'the relist reported three changes');
+    expect(changes.sort()).toEqual(['add new', 'delete goes', 'update changes']);
+    expect(names(c)).toEqual(['changes', 'new', 'stays']);
+    expect(c.get('changes')!.metadata!.labels!.tier).toBe('slow');
+    expect(server.counters.get('list', 'persistentvolumes').requests).toBe(2);
+  });
+
+  test('keeps going after the API server restarts', async () => {
+    const { cache: c } = await startCache('node-a');
+    await server.restart();
+    await api.createPersistentVolume(localPv('after-restart', { node: 'node-a' }));
+    await eventually(() => c.get('after-restart') !== undefined, 'the PV created after the restart arrived');
+  });
+
+  test('indexes PVs by local path', async () => {
+    server.create(localPv('by-path', { node: 'node-a', path: '/mnt/disks/x' }));
+    const { cache: c } = await startCache('node-a');
+    expect(c.findByLocalPath('/mnt/disks/x').map((p) => p.metadata?.name)).toEqual(['by-path']);
+    expect(c.findByLocalPath('/mnt/disks/y')).toEqual([]);
+  });
+
+  test('stop ends the watch', async () => {
+    const { cache: c } = await startCache('node-a');
+    await eventually(() => server.openWatches === 1, 'the watch is open');
+    await c.stop();
+    await eventually(() => server.openWatches === 0, 'the watch is closed');
+  });
+});

@@ -1,0 +1,69 @@
+import { localPv, serverAndApi } from './fixtures';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { ObjectConflictError } from '../../../src/runtime/kube/errors';
+import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume } from '../../../src/runtime/kube/pv-writes';
+import { TestApiServer } from '../../apiserver';
+
+let server: TestApiServer;
+let api: KubeApi;
+
+beforeAll(async () => {
+  ({ server, api } = await serverAndApi());
+});
+afterAll(() => server.stop());
+
+describe('ensurePersistentVolume', () => {
+  test('creates a new PV', async () => {
+    const result = await ensurePersistentVolume(api, localPv('pv-new', { node: 'n1' }));
+    expect(result.created).toBe(true);
+    expect(server.get('v1', 'PersistentVolume', 'pv-new')).toBeDefined();
+  });
+
+  test('an existing PV of ours for the same path counts as success (a retried create)', async () => {
+    const pv = localPv('pv-same', { node: 'n1', path: '/mnt/disks/a' });
+    const first = server.create(pv);
+    const result = await ensurePersistentVolume(api, pv);
+    expect(result).toMatchObject({ created: false, pv: { metadata: { uid: first.metadata.uid } } });
+  });
+
+  test('an existing PV of ours for another path is a conflict naming both paths', async () => {
+    server.create(localPv('pv-other-path', { node: 'n1', path: '/mnt/disks/old' }));
+    const err = await ensurePersistentVolume(api, localPv('pv-other-path', { node: 'n1', path: '/mnt/disks/new' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ObjectConflictError);
+    expect((err as Error).message).toBe('PersistentVolume "pv-other-path" already exists for path "/mnt/disks/old" '
+      + '(provisioned by "local-volume-provisioner-n1"); not creating it for path "/mnt/disks/new" (provisioned by "local-volume-provisioner-n1")');
+  });
+
+  test('an existing PV of another provisioner for the same path is a conflict', async () => {
+    server.create(localPv('pv-foreign', { node: 'n1', path: '/mnt/disks/f', provisioner: 'someone-else' }));
+    await expect(ensurePersistentVolume(api, localPv('pv-foreign', { node: 'n1', path: '/mnt/disks/f' })))
+      .rejects.toThrow('provisioned by "someone-else"');
+  });
+
+  test('a create whose first attempt failed with 500 still creates exactly one PV', async () => {
+    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500 });
+    const result = await ensurePersistentVolume(api, localPv('pv-after-500', { node: 'n1' }));
+    expect(result.created).toBe(true);
+    expect(server.list('v1', 'PersistentVolume').filter((p) => p.metadata.name === 'pv-after-500')).toHaveLength(1);
+  });
+});
+
+describe('deletePersistentVolumeIfUnchanged', () => {
+  test('deletes the PV whose UID matches', async () => {
+    const pv = server.create(localPv('pv-del', { node: 'n1' }));
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-del', pv.metadata.uid)).resolves.toBe('deleted');
+    expect(server.get('v1', 'PersistentVolume', 'pv-del')).toBeUndefined();
+  });
+
+  test('refuses a PV recreated under the same name, and leaves it', async () => {
+    const old = server.create(localPv('pv-recreated', { node: 'n1' }));
+    await deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata.uid);
+    const fresh = server.create(localPv('pv-recreated', { node: 'n1' }));
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata.uid)).resolves.toBe('replaced');
+    expect(server.get('v1', 'PersistentVolume', 'pv-recreated').metadata.uid).toBe(fresh.metadata.uid);
+  });
+
+  test('a PV already gone is reported as not-found', async () => {
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-never', 'some-uid')).resolves.toBe('not-found');
+  });
+});
