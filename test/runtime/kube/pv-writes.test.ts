@@ -23,7 +23,7 @@ describe('ensurePersistentVolume', () => {
     const pv = localPv('pv-same', { node: 'n1', path: '/mnt/disks/a' });
     const first = server.create(pv);
     const result = await ensurePersistentVolume(api, pv);
-    expect(result).toMatchObject({ created: false, pv: { metadata: { uid: first.metadata.uid } } });
+    expect(result).toMatchObject({ created: false, pv: { metadata: { uid: first.metadata!.uid } } });
   });
 
   test('an existing PV of ours for another path is a conflict naming both paths', async () => {
@@ -51,16 +51,16 @@ describe('ensurePersistentVolume', () => {
 describe('deletePersistentVolumeIfUnchanged', () => {
   test('deletes the PV whose UID matches', async () => {
     const pv = server.create(localPv('pv-del', { node: 'n1' }));
-    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-del', pv.metadata.uid)).resolves.toBe('deleted');
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-del', pv.metadata!.uid!)).resolves.toBe('deleted');
     expect(server.get('v1', 'PersistentVolume', 'pv-del')).toBeUndefined();
   });
 
   test('refuses a PV recreated under the same name, and leaves it', async () => {
     const old = server.create(localPv('pv-recreated', { node: 'n1' }));
-    await deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata.uid);
+    await deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata!.uid!);
     const fresh = server.create(localPv('pv-recreated', { node: 'n1' }));
-    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata.uid)).resolves.toBe('replaced');
-    expect(server.get('v1', 'PersistentVolume', 'pv-recreated').metadata.uid).toBe(fresh.metadata.uid);
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata!.uid!)).resolves.toBe('replaced');
+    expect(server.get('v1', 'PersistentVolume', 'pv-recreated').metadata.uid).toBe(fresh.metadata!.uid);
   });
 
   test('a PV already gone is reported as not-found', async () => {
