@@ -52,9 +52,10 @@ export function resolveDeviceSpecInto(input: unknown, issues: IssueCollector): D
     const redundant = readString(f.fsType, 'fsType', issues);
     if (redundant) issues.warn('fsType', `${JSON.stringify(redundant)} is ignored with volumeMode Block (a raw block volume has no filesystem)`);
     fsType = '';
-  } else if (volumeMode === 'Filesystem') {
+  } else {
+    // Checked even while volumeMode is wrong, so one edit fixes both.
     fsType = readEnum(DEVICE_FS_TYPES)(f.fsType, 'fsType', issues);
-    if (absent(f.fsType)) missing('fsType', `one of ${DEVICE_FS_TYPES.join(', ')}, with volumeMode Filesystem`);
+    if (volumeMode === 'Filesystem' && absent(f.fsType)) missing('fsType', `one of ${DEVICE_FS_TYPES.join(', ')}, with volumeMode Filesystem`);
   }
 
   const deviceDir = readAbsolutePath(f.deviceDir, 'deviceDir', issues);

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { CLASS_DEFAULTS, PROVISIONER_DEFAULTS } from './defaults';
-import { validateNamePattern } from './glob';
+import { matchesNamePattern, validateNamePattern } from './glob';
 import { describeValue, IssueCollector, joinPath } from './issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
 import { ACCESS_MODES, ClassConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, VOLUME_MODES } from './model';
@@ -121,7 +121,27 @@ function resolveClasses(value: unknown, issues: IssueCollector): Record<string, 
   if (Object.keys(value).length === 0) {
     issues.warn(at, 'is empty, so nothing will be provisioned');
   }
+  warnAboutNestedMountDirs(classes, issues);
   return classes;
+}
+
+/**
+ * A class directory inside another class's directory is an entry of the outer class:
+ * if it is a mount point and the outer namePattern admits it, the outer class makes
+ * one PV of the whole inner directory. Upstream allows the layout, so it is a warning.
+ */
+function warnAboutNestedMountDirs(classes: Record<string, ClassConfig>, issues: IssueCollector): void {
+  for (const [innerName, inner] of Object.entries(classes)) {
+    for (const [outerName, outer] of Object.entries(classes)) {
+      const relative = path.posix.relative(path.posix.normalize(outer.mountDir), path.posix.normalize(inner.mountDir));
+      if (innerName === outerName || relative === '' || relative.startsWith('..')) continue;
+      const entry = relative.split('/')[0];
+      if (!matchesNamePattern(outer.namePattern, entry)) continue;
+      issues.warn(joinPath(joinPath('storageClassMap', innerName), 'mountDir'),
+        `${JSON.stringify(inner.mountDir)} is inside the mountDir of class ${outerName}, whose namePattern admits the entry ${JSON.stringify(entry)}; `
+        + `class ${outerName} may make a PV of it`);
+    }
+  }
 }
 
 function resolveClass(value: unknown, at: string, issues: IssueCollector): ClassConfig | undefined {

@@ -101,6 +101,13 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
     ]);
   });
 
+  test('a bad fsType is reported alongside a bad volumeMode', () => {
+    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, volumeMode: 'fs', fsType: 'ntfs' }))).toEqual([
+      'volumeMode: "fs" is not one of Filesystem, Block',
+      'fsType: "ntfs" is not one of ext4, xfs, btrfs',
+    ]);
+  });
+
   test('an empty value counts as missing', () => {
     expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceDir: '' }))).toEqual(['deviceDir: is required (the absolute directory searched for devices, e.g. /dev/disk/by-path)']);
   });

@@ -432,3 +432,19 @@ describe('unknown keys', () => {
     ]);
   });
 });
+
+describe('class directories', () => {
+  test('a mountDir inside another class\'s mountDir is a warning when that class\'s namePattern admits it', () => {
+    const classes = 'outer:\n  hostDir: /mnt/disks\n  mountDir: /mnt/disks\ninner:\n  hostDir: /mnt/disks/ssd\n  mountDir: /mnt/disks/ssd\n';
+    const result = parseProvisionerConfig({ storageClassMap: classes });
+    valid(result);
+    expect(warningsOf(result)).toEqual([
+      'storageClassMap.inner.mountDir: "/mnt/disks/ssd" is inside the mountDir of class outer, whose namePattern admits the entry "ssd"; class outer may make a PV of it',
+    ]);
+  });
+
+  test('a nested mountDir the outer namePattern excludes is fine', () => {
+    const classes = 'outer:\n  hostDir: /mnt/disks\n  mountDir: /mnt/disks\n  namePattern: "disk*"\ninner:\n  hostDir: /mnt/disks/ssd\n  mountDir: /mnt/disks/ssd\n';
+    expect(warningsOf(parseProvisionerConfig({ storageClassMap: classes }))).toEqual([]);
+  });
+});
