@@ -1,0 +1,271 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Duration } from 'cdk8s';
+import { stringify } from 'yaml';
+import { DEFAULTS, FULL } from './stacks';
+import { Manifest, one, synth } from './support';
+import { LocalVolumeProvisionerProps } from '../../src/constructs';
+
+/**
+ * The monitoring objects, checked by Prometheus' own `promtool`: the rules load, each
+ * alert fires on the series that mean trouble (with its annotations rendered), stays
+ * silent on healthy ones, and every dashboard query parses.
+ */
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'lvp-promtool-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs promtool; returns its output, or throws with it. */
+function promtool(...args: string[]): string {
+  try {
+    return execFileSync('promtool', args, { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`promtool ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
+  }
+}
+
+describe('the metrics Service and ServiceMonitor', () => {
+  const manifests = synth({ ...DEFAULTS, devices: FULL.devices, nodeCleanup: {}, serviceMonitor: {} });
+  const service = one(manifests, 'Service');
+  const monitor = one(manifests, 'ServiceMonitor');
+
+  test('the headless Service selects the pods of both agents and of node cleanup', () => {
+    expect(service.spec.clusterIP).toBe('None');
+    const templates = [...manifests.filter((m) => m.kind === 'DaemonSet' || m.kind === 'Deployment')].map((m) => m.spec.template.metadata.labels);
+    expect(templates).toHaveLength(3);
+    for (const labels of templates) expect(labels).toMatchObject(service.spec.selector);
+  });
+
+  test('the ServiceMonitor selects the Service by its labels and scrapes its named port', () => {
+    expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(monitor.spec.endpoints).toEqual([{ port: service.spec.ports[0].name, path: '/metrics', interval: '30s' }]);
+  });
+
+  test('looks in the provisioner namespace by default', () => {
+    expect(monitor.metadata.namespace).toBe('local-volume-provisioner');
+    expect(monitor.spec.namespaceSelector).toEqual({ matchNames: ['local-volume-provisioner'] });
+  });
+
+  test('carries the labels, interval, timeout, relabelings and jobLabel given', () => {
+    const full = one(synth(FULL), 'ServiceMonitor');
+    expect(full.metadata).toMatchObject({ namespace: 'monitoring', labels: { release: 'kube-prometheus-stack' } });
+    expect(full.spec.endpoints[0]).toMatchObject({
+      interval: '15s',
+      scrapeTimeout: '10s',
+      relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'instance', action: 'replace' }],
+      metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'nodejs_.*', action: 'drop' }],
+    });
+    expect(full.spec.jobLabel).toBe('app.kubernetes.io/name');
+    expect(full.spec.namespaceSelector).toEqual({ matchNames: ['storage'] });
+  });
+
+  test('are not synthesized unless asked for, except the Service', () => {
+    const kinds = synth(DEFAULTS).map((m) => m.kind);
+    expect(kinds).toContain('Service');
+    expect(kinds).not.toContain('ServiceMonitor');
+    expect(kinds).not.toContain('PrometheusRule');
+    expect(synth({ ...DEFAULTS, metricsService: false }).map((m) => m.kind)).not.toContain('Service');
+  });
+});
+
+describe('the PrometheusRule', () => {
+  const props: LocalVolumeProvisionerProps = {
+    name: 'lvp',
+    namespace: 'storage',
+    storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks', expectedVolumesPerNode: 2 }],
+    prometheusRule: { for: Duration.minutes(5), alertLabels: { team: 'storage' }, runbookBaseUrl: 'https://runbooks.example.com/lvp' },
+  };
+  const rule = one(synth(props), 'PrometheusRule');
+
+  function writeRules(): string {
+    writeFileSync(join(dir, 'rules.yml'), stringify(rule.spec));
+    return 'rules.yml';
+  }
+
+  test('has the alerts for a down agent, failing cleanups, volumes in error, devices holding data, a bad config and a node short of volumes', () => {
+    expect(rule.spec.groups[0].rules.map((r: Manifest) => r.alert)).toEqual([
+      'LocalVolumeProvisionerDown',
+      'LocalVolumeProvisionerCleanupFailing',
+      'LocalVolumeProvisionerVolumesInError',
+      'LocalVolumeProvisionerDevicesHoldingData',
+      'LocalVolumeProvisionerConfigInvalid',
+      'LocalVolumeProvisionerNodeWithoutVolumes',
+    ]);
+  });
+
+  test('leaves out the node-without-volumes alert when no class expects volumes', () => {
+    const rules = one(synth({ ...DEFAULTS, prometheusRule: {} }), 'PrometheusRule').spec.groups[0].rules;
+    expect(rules.map((r: Manifest) => r.alert)).not.toContain('LocalVolumeProvisionerNodeWithoutVolumes');
+  });
+
+  test('loads in promtool', () => {
+    expect(promtool('check', 'rules', writeRules())).toMatch(/SUCCESS: 6 rules found/);
+  });
+
+  test('each alert fires on trouble and stays silent on healthy series (promtool test rules)', () => {
+    const sel = 'namespace="storage", service="lvp"';
+    const common = { severity: 'warning', team: 'storage', namespace: 'storage' };
+    const runbook = (name: string) => `https://runbooks.example.com/lvp#${name.toLowerCase()}`;
+    const test = {
+      rule_files: [writeRules()],
+      evaluation_interval: '1m',
+      tests: [{
+        interval: '1m',
+        input_series: [
+          { series: `up{${sel}, pod="agent-a"}`, values: '0x50' },
+          { series: `up{${sel}, pod="agent-b"}`, values: '1x50' },
+          { series: `local_volume_provisioner_persistentvolume_delete_failed_total{${sel}, pod="agent-a", mode="Block", type="process"}`, values: '0+1x50' },
+          { series: `local_volume_provisioner_persistentvolume_delete_failed_total{${sel}, pod="agent-b", mode="Block", type="process"}`, values: '3x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-a", state="error", persistentvolume="local-pv-1", path="/mnt/fast-disks/a", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="available", persistentvolume="local-pv-2", path="/mnt/fast-disks/b", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="held-data", persistentvolume="", path="/dev/sdb", storageclass="local-nvme"}`, values: '1x50' },
+          { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-c", node="node-c"}`, values: '2x50' },
+          { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-d", node="node-d"}`, values: '0x50' },
+          { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-a"}`, values: '0x50' },
+          { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-b"}`, values: '1x50' },
+          { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-a", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-b", storageclass="fast-disks"}`, values: '2x50' },
+        ],
+        alert_rule_test: [
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerDown',
+            exp_alerts: [{
+              exp_labels: { ...common, service: 'lvp', pod: 'agent-a' },
+              exp_annotations: {
+                summary: 'A local volume provisioner agent is down.',
+                description: 'Pod storage/agent-a has not answered Prometheus for 5 minutes: no PV is created or recycled on its node.',
+                runbook_url: runbook('LocalVolumeProvisionerDown'),
+              },
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerCleanupFailing',
+            exp_alerts: [{
+              exp_labels: { ...common, pod: 'agent-a', mode: 'Block', type: 'process' },
+              exp_annotations: {
+                summary: 'Released local volumes fail to be cleaned.',
+                description: 'Pod storage/agent-a failed 30 Block cleanups (process) in 30 minutes; the volumes stay Released. See its Warning Events and logs.',
+                runbook_url: runbook('LocalVolumeProvisionerCleanupFailing'),
+              },
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerVolumesInError',
+            exp_alerts: [
+              {
+                exp_labels: { ...common, pod: 'agent-a', storageclass: 'fast-disks', state: 'error' },
+                exp_annotations: {
+                  summary: 'Local volumes are in error or missing.',
+                  description: 'Pod storage/agent-a has 1 volumes of class fast-disks in state error; they cannot be offered. See the Warning Events on the PVs and the Node.',
+                  runbook_url: runbook('LocalVolumeProvisionerVolumesInError'),
+                },
+              },
+              {
+                exp_labels: { ...common, pod: 'agent-c', node: 'node-c' },
+                exp_annotations: {
+                  summary: 'Local volumes are in error or missing.',
+                  description: 'Pod storage/agent-c has 2 volumes in state error; they cannot be offered. See the Warning Events on the PVs and the Node.',
+                  runbook_url: runbook('LocalVolumeProvisionerVolumesInError'),
+                },
+              },
+            ],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerDevicesHoldingData',
+            exp_alerts: [{
+              exp_labels: { ...common, severity: 'info', pod: 'agent-b', storageclass: 'local-nvme' },
+              exp_annotations: {
+                summary: 'Devices hold data and are not offered.',
+                description: 'Pod storage/agent-b found 1 devices of class local-nvme carrying a partition table or filesystem; they are neither wiped nor provisioned until someone wipes them or the spec opts in to wiping.',
+                runbook_url: runbook('LocalVolumeProvisionerDevicesHoldingData'),
+              },
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerConfigInvalid',
+            exp_alerts: [{
+              exp_labels: { ...common, service: 'lvp', pod: 'agent-a' },
+              exp_annotations: {
+                summary: 'The provisioner configuration does not load.',
+                description: 'Pod storage/agent-a rejects its current configuration and keeps using the last good one. Its log names the bad key.',
+                runbook_url: runbook('LocalVolumeProvisionerConfigInvalid'),
+              },
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerNodeWithoutVolumes',
+            exp_alerts: [{
+              exp_labels: { ...common, service: 'lvp', pod: 'agent-a', storageclass: 'fast-disks' },
+              exp_annotations: {
+                summary: 'A node has fewer local volumes than its class expects.',
+                description: 'Pod storage/agent-a offers only 1 volumes of class fast-disks. Check that the disks are mounted under the class directory (`local-volume-provisioner plan` on the node says why each entry is rejected).',
+                runbook_url: runbook('LocalVolumeProvisionerNodeWithoutVolumes'),
+              },
+            }],
+          },
+          // `for` holds them back at first.
+          { eval_time: '3m', alertname: 'LocalVolumeProvisionerDown', exp_alerts: [] },
+          { eval_time: '3m', alertname: 'LocalVolumeProvisionerVolumesInError', exp_alerts: [] },
+        ],
+      }],
+    };
+    writeFileSync(join(dir, 'rules.test.yml'), stringify(test));
+    expect(promtool('test', 'rules', 'rules.test.yml')).toMatch(/SUCCESS/);
+  });
+
+  test('promtool test rules fails when an alert does not fire as expected, so the test above can fail', () => {
+    writeFileSync(join(dir, 'never.test.yml'), stringify({
+      rule_files: [writeRules()],
+      tests: [{
+        interval: '1m',
+        input_series: [{ series: 'up{namespace="storage", service="lvp", pod="agent-a"}', values: '1x20' }],
+        alert_rule_test: [{ eval_time: '10m', alertname: 'LocalVolumeProvisionerDown', exp_alerts: [{ exp_labels: { pod: 'agent-a' } }] }],
+      }],
+    }));
+    expect(() => promtool('test', 'rules', 'never.test.yml')).toThrow(/FAILED/);
+  });
+});
+
+describe('the Grafana dashboard ConfigMap', () => {
+  const cm = one(synth({ ...FULL, grafanaDashboard: { folder: 'Storage' } }), 'ConfigMap', 'lvp-dashboard');
+  const dashboard = JSON.parse(cm.data['local-volume-provisioner.json']);
+
+  test('is labelled for the Grafana sidecar and names its folder', () => {
+    expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+    expect(cm.metadata.annotations).toEqual({ grafana_folder: 'Storage' });
+    expect(cm.metadata.namespace).toBe('storage');
+  });
+
+  test('defaults its namespace variable to the provisioner namespace', () => {
+    const ns = dashboard.templating.list.find((v: Manifest) => v.name === 'namespace');
+    expect(ns.current).toEqual({ text: 'storage', value: 'storage' });
+  });
+
+  test('has panels with unique ids that do not overlap', () => {
+    const ids = dashboard.panels.map((p: Manifest) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const cells = dashboard.panels.map((p: Manifest) => `${p.gridPos.x},${p.gridPos.y}`);
+    expect(new Set(cells).size).toBe(cells.length);
+  });
+
+  test('every panel query is valid PromQL (promtool)', () => {
+    const rules = dashboard.panels.map((p: Manifest, i: number) => ({
+      record: `dashboard:panel_${i + 1}`,
+      expr: p.targets[0].expr.replaceAll('$__rate_interval', '5m').replaceAll('$namespace', 'storage'),
+    }));
+    writeFileSync(join(dir, 'dashboard.yml'), stringify({ groups: [{ name: 'dashboard', rules }] }));
+    expect(promtool('check', 'rules', 'dashboard.yml')).toMatch(new RegExp(`SUCCESS: ${rules.length} rules found`));
+  });
+});
