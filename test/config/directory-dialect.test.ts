@@ -373,6 +373,11 @@ describe('directory dialect errors', () => {
       .toEqual(['maxConcurrentCleanups: 0 is not a whole number of at least 1']);
   });
 
+  test('a class entry that is not a map is an error', () => {
+    expect(errorsOf(parseProvisionerConfig({ storageClassMap: 'fast-disks: /mnt/fast-disks\n' })))
+      .toEqual(['storageClassMap.fast-disks: expected a map, got "/mnt/fast-disks"']);
+  });
+
   test('a storageClassMap that is not a map is an error', () => {
     expect(errorsOf(parseProvisionerConfig({ storageClassMap: '- fast-disks\n' })))
       .toEqual(['storageClassMap: expected a map of StorageClass name to class entry, got a list']);
