@@ -1,16 +1,15 @@
-import { ConfigIssue } from './model';
+import { ConfigIssue, ParseResult } from './model';
 
 /** `storageClassMap.fast-disks.volumeMode: "block" is not one of Filesystem, Block` */
 export function formatIssue(issue: ConfigIssue): string {
   return issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`;
 }
 
-/** Renders a value the way an issue quotes it: strings in double quotes, the rest as JSON. */
+/** Renders a value the way an issue quotes it: strings in double quotes, collections by kind. */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return 'a list';
-  if (value instanceof Date) return `the timestamp ${value.toISOString()}`;
   if (typeof value === 'object' && value !== null) return 'a map';
   return String(value);
 }
@@ -31,13 +30,14 @@ export class IssueCollector {
     this.warnings.push({ path, message });
   }
 
-  /** Adds another collector's issues, e.g. from a nested parse. */
-  absorb(other: { errors?: ConfigIssue[]; warnings: ConfigIssue[] }): void {
-    this.errors.push(...(other.errors ?? []));
+  /** Adds issues collected elsewhere (e.g. the resolver's, after filtering). */
+  absorb(other: { errors: ConfigIssue[]; warnings: ConfigIssue[] }): void {
+    this.errors.push(...other.errors);
     this.warnings.push(...other.warnings);
   }
 
-  result<T>(config: () => T): { ok: true; config: T; warnings: ConfigIssue[] } | { ok: false; errors: ConfigIssue[]; warnings: ConfigIssue[] } {
+  /** The outcome: `config()` is only called (and only meaningful) when there was no error. */
+  result<T>(config: () => T): ParseResult<T> {
     if (this.errors.length > 0) return { ok: false, errors: this.errors, warnings: this.warnings };
     return { ok: true, config: config(), warnings: this.warnings };
   }

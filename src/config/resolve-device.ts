@@ -23,7 +23,7 @@ export function resolveDeviceSpec(input: DeviceSpecConfigInput): ParseResult<Dev
   return issues.result(() => config!);
 }
 
-/** The resolver proper, adding to a collector (input may be any decoded value). */
+/** The resolver proper, recording into a collector; the ConfigMap parser calls it with the plain data. */
 export function resolveDeviceSpecInto(input: unknown, issues: IssueCollector): DeviceSpecConfig | undefined {
   // Upstream reads ConfigMap keys by exact name.
   const given = readFields(input, DEVICE_SPEC_KEYS, '', issues, { caseInsensitive: false });

@@ -39,7 +39,7 @@ export function resolveProvisionerConfig(input: ProvisionerConfigInput): ParseRe
   return issues.result(() => config!);
 }
 
-/** The resolver proper, adding to a collector that may already hold issues (e.g. YAML errors). */
+/** The resolver proper, recording into a collector; the ConfigMap parser calls it with decoded YAML. */
 export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollector): ProvisionerConfig | undefined {
   const f = readFields(input, TOP_LEVEL_KEYS, '', issues, FIELDS);
   if (!f) return undefined;

@@ -18,7 +18,7 @@ function isAbsent(value: unknown): value is null | undefined {
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** YAML 1.1 booleans as go-yaml v2 resolves them (the Helm chart writes `"yes"`). */
