@@ -1,4 +1,4 @@
-import { parseDocument, stringify, Tags } from 'yaml';
+import { Document, isScalar, parseDocument, Tags, visit } from 'yaml';
 import { IssueCollector } from './issues';
 
 /**
@@ -48,16 +48,24 @@ function describeYamlProblem(problem: { message: string; linePos?: [{ line: numb
 const UNSAFE_FOR_GO_YAML = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
 
 /**
+ * Map keys that go-yaml v2 could read as numbers although the yaml package writes them
+ * plain (Go's strconv also takes `0o17` and `1_000`): any key opening like a number.
+ * Class names and label keys may do so (`0o17` is a DNS label).
+ */
+const NUMBER_LIKE_KEY = /^[-+.0-9]/;
+
+/**
  * One value as YAML that go-yaml v2 reads back to the same value: every string
- * double-quoted (so `yes`, `0777`, `1:20` stay text under any YAML version), no line
- * folding, and no raw character go-yaml would reject or reinterpret.
+ * double-quoted (so `yes`, `0777`, `1:20` stay text under any YAML version), number-like
+ * keys quoted, no line folding, and no raw character go-yaml would reject or reinterpret.
  */
 export function stringifyYamlValue(value: unknown): string {
-  const text = stringify(value, {
-    version: '1.1',
-    lineWidth: 0,
-    defaultStringType: 'QUOTE_DOUBLE',
-    defaultKeyType: 'PLAIN',
+  const doc = new Document(value, { version: '1.1' });
+  visit(doc, {
+    Pair(_, pair) {
+      if (isScalar(pair.key) && typeof pair.key.value === 'string' && NUMBER_LIKE_KEY.test(pair.key.value)) pair.key.type = 'QUOTE_DOUBLE';
+    },
   });
+  const text = doc.toString({ lineWidth: 0, defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'PLAIN' });
   return text.replace(UNSAFE_FOR_GO_YAML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

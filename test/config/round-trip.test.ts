@@ -28,7 +28,7 @@ const absolutePath = fc.array(oddString, { minLength: 1, maxLength: 3 }).map((pa
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?$/);
 const dnsSubdomain = fc.oneof(
   fc.array(dnsLabel, { minLength: 1, maxLength: 3 }).map((labels) => labels.join('.')),
-  fc.constantFrom('true', 'yes', 'null', '123', '0777', '1e3', 'on'),
+  fc.constantFrom('true', 'yes', 'null', '123', '0777', '1e3', 'on', '0o17', '0x1f', '1-0'),
 );
 const labelName = fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,8}[A-Za-z0-9])?$/);
 const qualifiedName = fc.tuple(fc.option(dnsSubdomain, { nil: undefined }), labelName)
