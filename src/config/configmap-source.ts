@@ -4,26 +4,39 @@ import { ConfigMapData } from './model';
 
 /**
  * Reads a ConfigMap mounted as a volume. Kubelet lays it out as
- * `key -> ..data/key` symlinks, `..data -> ..2024_01_01_00_00_00.123` and the
- * timestamped directory; only the visible names are keys, so every dot entry is
- * skipped and the key links are followed.
+ * `key -> ..data/key` links, `..data -> ..2024_01_01_00_00_00.123` and the
+ * timestamped directory holding the files, and updates it by writing a new
+ * timestamped directory and swapping `..data` in one rename. Reading every key
+ * from the directory `..data` points at (resolved once) gives one consistent
+ * generation even while an update is under way; a directory without `..data`
+ * (written by hand, a bind mount) is read as it is. Dot entries are never keys.
  */
 export function readConfigMapDirectory(dir: string): ConfigMapData {
+  const generation = currentGeneration(dir);
   const data: ConfigMapData = {};
-  for (const name of fs.readdirSync(dir).sort()) {
+  for (const name of fs.readdirSync(generation).sort()) {
     if (name.startsWith('.')) continue;
-    const file = path.join(dir, name);
+    const file = path.join(generation, name);
     let stat: fs.Stats;
     try {
       stat = fs.statSync(file);
     } catch (e) {
-      // During kubelet's atomic update a removed key's link dangles for a moment; it is gone, not broken.
+      // A dangling link names nothing to read; it is not a key.
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw e;
     }
     if (stat.isFile()) data[name] = fs.readFileSync(file, 'utf8');
   }
   return data;
+}
+
+function currentGeneration(dir: string): string {
+  try {
+    return fs.realpathSync(path.join(dir, '..data'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return dir;
+    throw e;
+  }
 }
 
 /** The data of a ConfigMap API object (a missing `data` is an empty ConfigMap). */

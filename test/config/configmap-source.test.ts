@@ -10,14 +10,15 @@ import { configMapData, parseProvisionerConfig, readConfigMapDirectory } from '.
  * `key -> ..data/key` link per key. Returns a function that publishes new data
  * the same way (new directory, `..data` swapped by rename, links added/removed).
  */
-function kubeletVolume(dir: string, data: Record<string, string>): (next: Record<string, string>) => void {
+function kubeletVolume(dir: string, data: Record<string, string>): (next: Record<string, string>, options?: { links: boolean }) => void {
   let generation = 0;
-  const publish = (next: Record<string, string>) => {
+  const publish = (next: Record<string, string>, { links } = { links: true }) => {
     const stamp = `..2024_01_0${++generation}_00_00_00.${100000000 + generation}`;
     fs.mkdirSync(path.join(dir, stamp));
     for (const [key, value] of Object.entries(next)) fs.writeFileSync(path.join(dir, stamp, key), value);
     fs.symlinkSync(stamp, path.join(dir, '..data_tmp'));
     fs.renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    if (!links) return;
     for (const key of Object.keys(next)) {
       if (!fs.existsSync(path.join(dir, key))) fs.symlinkSync(path.join('..data', key), path.join(dir, key));
     }
@@ -49,6 +50,19 @@ describe('readConfigMapDirectory', () => {
     const publish = kubeletVolume(dir, { useNodeNameOnly: 'true', setPVOwnerRef: 'true' });
     publish({ useNodeNameOnly: 'true' });
     expect(fs.lstatSync(path.join(dir, 'setPVOwnerRef')).isSymbolicLink()).toBe(true);
+    expect(readConfigMapDirectory(dir)).toEqual({ useNodeNameOnly: 'true' });
+  });
+
+  test('reads the generation ..data points at, even before kubelet links a new key', () => {
+    const publish = kubeletVolume(dir, { useNodeNameOnly: 'true' });
+    publish({ useNodeNameOnly: 'false', setPVOwnerRef: 'true' }, { links: false });
+    expect(fs.existsSync(path.join(dir, 'setPVOwnerRef'))).toBe(false);
+    expect(readConfigMapDirectory(dir)).toEqual({ useNodeNameOnly: 'false', setPVOwnerRef: 'true' });
+  });
+
+  test('skips a dangling link in a directory without ..data', () => {
+    fs.writeFileSync(path.join(dir, 'useNodeNameOnly'), 'true');
+    fs.symlinkSync('/nonexistent/target', path.join(dir, 'setPVOwnerRef'));
     expect(readConfigMapDirectory(dir)).toEqual({ useNodeNameOnly: 'true' });
   });
 
