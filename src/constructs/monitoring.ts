@@ -70,14 +70,14 @@ export function formatPrometheusDuration(ms: number): string {
 }
 
 /**
- * The alerts. Targets are selected by the `namespace` and `service` labels that
- * prometheus-operator puts on every target of a ServiceMonitor, so they hold whatever
- * `jobLabel` says.
+ * The alerts of docs/operations.md ("Suggested alerts"), with the same names. Targets
+ * are selected by the `namespace` and `service` labels that prometheus-operator puts on
+ * every target of a ServiceMonitor, so they hold whatever `jobLabel` says. Per-volume
+ * alerts keep the volume's labels, so each names its PV, path and StorageClass.
  */
 export function alertGroups(r: ResolvedProps): RuleGroup[] {
   const rule = r.metrics.prometheusRule!;
   const sel = `namespace="${r.namespace}", service="${r.metrics.serviceName}"`;
-  const forText = formatPrometheusDuration(rule.forMs);
   const alert = (
     name: string, severity: string, expr: string, forDuration: string | undefined, summary: string, description: string,
   ): AlertingRule => ({
@@ -91,36 +91,52 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       ...(rule.runbookBaseUrl ? { runbook_url: `${rule.runbookBaseUrl}#${name.toLowerCase()}` } : {}),
     },
   });
+  const pod = 'Pod {{ $labels.namespace }}/{{ $labels.pod }}';
+  const volume = 'PV "{{ $labels.persistentvolume }}" at {{ $labels.path }} (StorageClass {{ $labels.storageclass }})';
+  const daemonSets = [r.directory ? r.name : undefined, r.devices ? `${r.name}-devices` : undefined].filter((d) => d !== undefined);
 
   const rules: AlertingRule[] = [
-    alert('LocalVolumeProvisionerDown', 'warning',
+    alert('LocalVolumeProvisionerDown', 'critical',
       `up{${sel}} == 0`, '5m',
-      'A local volume provisioner agent is down.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} has not answered Prometheus for 5 minutes: no PV is created or recycled on its node.'),
+      'A local volume provisioner agent cannot be scraped.',
+      `${pod} has not answered Prometheus for 5 minutes: no discovery and no cleanup on its node.`),
+    alert('LocalVolumeProvisionerNotReady', 'warning',
+      `kube_daemonset_status_number_ready{namespace="${r.namespace}", daemonset=~"${daemonSets.join('|')}"}`
+      + ` < kube_daemonset_status_desired_number_scheduled{namespace="${r.namespace}", daemonset=~"${daemonSets.join('|')}"}`, '15m',
+      'Local volume provisioner agents are not ready.',
+      'DaemonSet {{ $labels.namespace }}/{{ $labels.daemonset }} has agents that never finished a first pass (from kube-state-metrics).'),
     alert('LocalVolumeProvisionerCleanupFailing', 'warning',
-      `sum by (namespace, pod, mode, type) (increase(local_volume_provisioner_persistentvolume_delete_failed_total{${sel}}[30m])) > 0`, forText,
+      `increase(local_volume_provisioner_persistentvolume_delete_failed_total{${sel}}[30m]) > 0`, undefined,
       'Released local volumes fail to be cleaned.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} failed {{ $value | humanize }} {{ $labels.mode }} cleanups ({{ $labels.type }}) in 30 minutes; the volumes stay Released. See its Warning Events and logs.'),
-    alert('LocalVolumeProvisionerVolumesInError', 'warning',
-      `sum by (namespace, pod, storageclass, state) (local_volume_provisioner_volume_state{${sel}, state=~"error|missing"}) > 0`
-      + ` or sum by (namespace, pod, node) (local_pv_provisioner_error_devices{${sel}}) > 0`, forText,
-      'Local volumes are in error or missing.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} has {{ $value }} volumes{{ with $labels.storageclass }} of class {{ . }}{{ end }} in state {{ or $labels.state "error" }}; they cannot be offered. See the Warning Events on the PVs and the Node.'),
-    alert('LocalVolumeProvisionerDevicesHoldingData', 'info',
-      `sum by (namespace, pod, storageclass) (local_volume_provisioner_volume_state{${sel}, state="held-data"}) > 0`, forText,
-      'Devices hold data and are not offered.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} found {{ $value }} devices of class {{ $labels.storageclass }} carrying a partition table or filesystem; they are neither wiped nor provisioned until someone wipes them or the spec opts in to wiping.'),
-    alert('LocalVolumeProvisionerConfigInvalid', 'warning',
+      `${pod} failed {{ $value | humanize }} {{ $labels.mode }} cleanups ({{ $labels.type }}) in 30 minutes; those volumes stay Released and are not offered again. See the CleanupFailed Events on the PVs.`),
+    alert('LocalVolumeProvisionerVolumeInError', 'warning',
+      `local_volume_provisioner_volume_state{${sel}, state="error"} == 1`, '15m',
+      'A local volume is in error.',
+      `${volume} on ${pod} can be neither used nor cleaned; its Events say why.`),
+    alert('LocalVolumeProvisionerVolumeMissing', 'warning',
+      `local_volume_provisioner_volume_state{${sel}, state="missing"} == 1`, '15m',
+      'The disk of a local PV is gone.',
+      `${volume} on ${pod}: the disk was removed or unmounted.`),
+    alert('LocalVolumeProvisionerDeviceErrors', 'warning',
+      `local_pv_provisioner_error_devices{${sel}} > 0`, '15m',
+      'Devices cannot be offered.',
+      'Node {{ $labels.node }} has {{ $value }} devices that cannot be opened, wiped or offered (device dialect); see the Events on the Node.'),
+    alert('LocalVolumeProvisionerDeviceHoldsData', 'warning',
+      `local_volume_provisioner_volume_state{${sel}, state="held-data"} == 1`, undefined,
+      'A device holds data and is not offered.',
+      'Device {{ $labels.path }} (StorageClass {{ $labels.storageclass }}) on ' + pod
+      + ' carries a partition table or filesystem, so it is neither wiped nor offered; clear or retire it, or opt the spec in to wiping.'),
+    alert('LocalVolumeProvisionerConfigRejected', 'warning',
       `local_volume_provisioner_config_last_reload_successful{${sel}} == 0`, '5m',
-      'The provisioner configuration does not load.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} rejects its current configuration and keeps using the last good one. Its log names the bad key.'),
+      'The provisioner configuration was rejected.',
+      `${pod} rejected the last configuration change and still uses the previous one; the ConfigInvalid Event on its Node names the bad key.`),
   ];
   const expected = Object.entries(r.directory?.expectedVolumesPerNode ?? {});
   if (expected.length > 0) {
     rules.push(alert('LocalVolumeProvisionerNodeWithoutVolumes', 'warning',
-      expected.map(([cls, n]) => `local_volume_provisioner_storageclass_volumes{${sel}, storageclass="${cls}"} < ${n}`).join(' or '), forText,
+      expected.map(([cls, n]) => `local_volume_provisioner_storageclass_volumes{${sel}, storageclass="${cls}"} < ${n}`).join(' or '), '30m',
       'A node has fewer local volumes than its class expects.',
-      'Pod {{ $labels.namespace }}/{{ $labels.pod }} offers only {{ $value }} volumes of class {{ $labels.storageclass }}. Check that the disks are mounted under the class directory (`local-volume-provisioner plan` on the node says why each entry is rejected).'));
+      `${pod} offers only {{ $value }} volumes of StorageClass {{ $labels.storageclass }}: a disk not mounted under the class directory, mount propagation missing, or the class misconfigured (\`local-volume-provisioner plan\` on the node says why each entry is rejected).`));
   }
   return [{ name: 'local-volume-provisioner', rules }];
 }

@@ -301,11 +301,6 @@ export interface PrometheusRuleOptions {
    */
   readonly alertLabels?: Record<string, string>;
   /**
-   * How long a condition must hold before most alerts fire.
-   * @default Duration.minutes(15)
-   */
-  readonly for?: Duration;
-  /**
    * Base URL of runbooks; each alert gets `runbook_url: <base>#<alert name in lower case>`.
    * @default - no runbook_url
    */

@@ -106,7 +106,6 @@ export interface ResolvedPrometheusRule {
   readonly namespace: string;
   readonly labels: Record<string, string>;
   readonly alertLabels: Record<string, string>;
-  readonly forMs: number;
   readonly runbookBaseUrl?: string;
 }
 
@@ -519,7 +518,6 @@ function resolvePrometheusRule(o: PrometheusRuleOptions, namespace: string, issu
     namespace: resolveNamespace(issues, 'prometheusRule.namespace', o.namespace, namespace),
     labels: o.labels ?? {},
     alertLabels: o.alertLabels ?? {},
-    forMs: optionalDuration(issues, 'prometheusRule.for', o.for, Duration.minutes(15), 1000),
     runbookBaseUrl: o.runbookBaseUrl,
   };
 }

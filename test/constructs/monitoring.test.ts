@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Duration } from 'cdk8s';
@@ -79,24 +79,31 @@ describe('the PrometheusRule', () => {
     name: 'lvp',
     namespace: 'storage',
     storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks', expectedVolumesPerNode: 2 }],
-    prometheusRule: { for: Duration.minutes(5), alertLabels: { team: 'storage' }, runbookBaseUrl: 'https://runbooks.example.com/lvp' },
+    devices: FULL.devices,
+    prometheusRule: { alertLabels: { team: 'storage' }, runbookBaseUrl: 'https://runbooks.example.com/lvp' },
   };
   const rule = one(synth(props), 'PrometheusRule');
+  const ALERTS = [
+    'LocalVolumeProvisionerDown',
+    'LocalVolumeProvisionerNotReady',
+    'LocalVolumeProvisionerCleanupFailing',
+    'LocalVolumeProvisionerVolumeInError',
+    'LocalVolumeProvisionerVolumeMissing',
+    'LocalVolumeProvisionerDeviceErrors',
+    'LocalVolumeProvisionerDeviceHoldsData',
+    'LocalVolumeProvisionerConfigRejected',
+    'LocalVolumeProvisionerNodeWithoutVolumes',
+  ];
 
   function writeRules(): string {
     writeFileSync(join(dir, 'rules.yml'), stringify(rule.spec));
     return 'rules.yml';
   }
 
-  test('has the alerts for a down agent, failing cleanups, volumes in error, devices holding data, a bad config and a node short of volumes', () => {
-    expect(rule.spec.groups[0].rules.map((r: Manifest) => r.alert)).toEqual([
-      'LocalVolumeProvisionerDown',
-      'LocalVolumeProvisionerCleanupFailing',
-      'LocalVolumeProvisionerVolumesInError',
-      'LocalVolumeProvisionerDevicesHoldingData',
-      'LocalVolumeProvisionerConfigInvalid',
-      'LocalVolumeProvisionerNodeWithoutVolumes',
-    ]);
+  test('has the alerts docs/operations.md names, under the same names', () => {
+    expect(rule.spec.groups[0].rules.map((r: Manifest) => r.alert)).toEqual(ALERTS);
+    const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+    for (const name of ALERTS) expect([name, operations.includes(`\`${name}\``)]).toEqual([name, true]);
   });
 
   test('leaves out the node-without-volumes alert when no class expects volumes', () => {
@@ -105,13 +112,17 @@ describe('the PrometheusRule', () => {
   });
 
   test('loads in promtool', () => {
-    expect(promtool('check', 'rules', writeRules())).toMatch(/SUCCESS: 6 rules found/);
+    expect(promtool('check', 'rules', writeRules())).toMatch(new RegExp(`SUCCESS: ${ALERTS.length} rules found`));
   });
 
   test('each alert fires on trouble and stays silent on healthy series (promtool test rules)', () => {
     const sel = 'namespace="storage", service="lvp"';
     const common = { severity: 'warning', team: 'storage', namespace: 'storage' };
-    const runbook = (name: string) => `https://runbooks.example.com/lvp#${name.toLowerCase()}`;
+    const target = { ...common, service: 'lvp' };
+    const annotations = (name: string, summary: string, description: string) =>
+      ({ summary, description, runbook_url: `https://runbooks.example.com/lvp#${name.toLowerCase()}` });
+    const volumeA = 'persistentvolume="local-pv-1", path="/mnt/fast-disks/a", storageclass="fast-disks"';
+    const volumeLabels = { persistentvolume: 'local-pv-1', path: '/mnt/fast-disks/a', storageclass: 'fast-disks' };
     const test = {
       rule_files: [writeRules()],
       evaluation_interval: '1m',
@@ -120,11 +131,19 @@ describe('the PrometheusRule', () => {
         input_series: [
           { series: `up{${sel}, pod="agent-a"}`, values: '0x50' },
           { series: `up{${sel}, pod="agent-b"}`, values: '1x50' },
+          { series: 'kube_daemonset_status_number_ready{namespace="storage", daemonset="lvp"}', values: '2x50' },
+          { series: 'kube_daemonset_status_desired_number_scheduled{namespace="storage", daemonset="lvp"}', values: '3x50' },
+          { series: 'kube_daemonset_status_number_ready{namespace="storage", daemonset="lvp-devices"}', values: '3x50' },
+          { series: 'kube_daemonset_status_desired_number_scheduled{namespace="storage", daemonset="lvp-devices"}', values: '3x50' },
+          { series: 'kube_daemonset_status_number_ready{namespace="storage", daemonset="someone-else"}', values: '0x50' },
+          { series: 'kube_daemonset_status_desired_number_scheduled{namespace="storage", daemonset="someone-else"}', values: '3x50' },
           { series: `local_volume_provisioner_persistentvolume_delete_failed_total{${sel}, pod="agent-a", mode="Block", type="process"}`, values: '0+1x50' },
           { series: `local_volume_provisioner_persistentvolume_delete_failed_total{${sel}, pod="agent-b", mode="Block", type="process"}`, values: '3x50' },
-          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-a", state="error", persistentvolume="local-pv-1", path="/mnt/fast-disks/a", storageclass="fast-disks"}`, values: '1x50' },
-          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="available", persistentvolume="local-pv-2", path="/mnt/fast-disks/b", storageclass="fast-disks"}`, values: '1x50' },
-          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="held-data", persistentvolume="", path="/dev/sdb", storageclass="local-nvme"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-a", state="error", ${volumeA}}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-a", state="available", ${volumeA}}`, values: '0x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="missing", persistentvolume="local-pv-2", path="/mnt/fast-disks/b", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="available", persistentvolume="local-pv-3", path="/mnt/fast-disks/c", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-c", state="held-data", persistentvolume="", path="/dev/disk/by-id/wwn-1", storageclass="local-hdd"}`, values: '1x50' },
           { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-c", node="node-c"}`, values: '2x50' },
           { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-d", node="node-d"}`, values: '0x50' },
           { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-a"}`, values: '0x50' },
@@ -137,87 +156,86 @@ describe('the PrometheusRule', () => {
             eval_time: '40m',
             alertname: 'LocalVolumeProvisionerDown',
             exp_alerts: [{
-              exp_labels: { ...common, service: 'lvp', pod: 'agent-a' },
-              exp_annotations: {
-                summary: 'A local volume provisioner agent is down.',
-                description: 'Pod storage/agent-a has not answered Prometheus for 5 minutes: no PV is created or recycled on its node.',
-                runbook_url: runbook('LocalVolumeProvisionerDown'),
-              },
+              exp_labels: { ...target, severity: 'critical', pod: 'agent-a' },
+              exp_annotations: annotations('LocalVolumeProvisionerDown', 'A local volume provisioner agent cannot be scraped.',
+                'Pod storage/agent-a has not answered Prometheus for 5 minutes: no discovery and no cleanup on its node.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerNotReady',
+            exp_alerts: [{
+              exp_labels: { ...common, daemonset: 'lvp' },
+              exp_annotations: annotations('LocalVolumeProvisionerNotReady', 'Local volume provisioner agents are not ready.',
+                'DaemonSet storage/lvp has agents that never finished a first pass (from kube-state-metrics).'),
             }],
           },
           {
             eval_time: '40m',
             alertname: 'LocalVolumeProvisionerCleanupFailing',
             exp_alerts: [{
-              exp_labels: { ...common, pod: 'agent-a', mode: 'Block', type: 'process' },
-              exp_annotations: {
-                summary: 'Released local volumes fail to be cleaned.',
-                description: 'Pod storage/agent-a failed 30 Block cleanups (process) in 30 minutes; the volumes stay Released. See its Warning Events and logs.',
-                runbook_url: runbook('LocalVolumeProvisionerCleanupFailing'),
-              },
+              exp_labels: { ...target, pod: 'agent-a', mode: 'Block', type: 'process' },
+              exp_annotations: annotations('LocalVolumeProvisionerCleanupFailing', 'Released local volumes fail to be cleaned.',
+                'Pod storage/agent-a failed 30 Block cleanups (process) in 30 minutes; those volumes stay Released and are not offered again. See the CleanupFailed Events on the PVs.'),
             }],
           },
           {
             eval_time: '40m',
-            alertname: 'LocalVolumeProvisionerVolumesInError',
-            exp_alerts: [
-              {
-                exp_labels: { ...common, pod: 'agent-a', storageclass: 'fast-disks', state: 'error' },
-                exp_annotations: {
-                  summary: 'Local volumes are in error or missing.',
-                  description: 'Pod storage/agent-a has 1 volumes of class fast-disks in state error; they cannot be offered. See the Warning Events on the PVs and the Node.',
-                  runbook_url: runbook('LocalVolumeProvisionerVolumesInError'),
-                },
-              },
-              {
-                exp_labels: { ...common, pod: 'agent-c', node: 'node-c' },
-                exp_annotations: {
-                  summary: 'Local volumes are in error or missing.',
-                  description: 'Pod storage/agent-c has 2 volumes in state error; they cannot be offered. See the Warning Events on the PVs and the Node.',
-                  runbook_url: runbook('LocalVolumeProvisionerVolumesInError'),
-                },
-              },
-            ],
-          },
-          {
-            eval_time: '40m',
-            alertname: 'LocalVolumeProvisionerDevicesHoldingData',
+            alertname: 'LocalVolumeProvisionerVolumeInError',
             exp_alerts: [{
-              exp_labels: { ...common, severity: 'info', pod: 'agent-b', storageclass: 'local-nvme' },
-              exp_annotations: {
-                summary: 'Devices hold data and are not offered.',
-                description: 'Pod storage/agent-b found 1 devices of class local-nvme carrying a partition table or filesystem; they are neither wiped nor provisioned until someone wipes them or the spec opts in to wiping.',
-                runbook_url: runbook('LocalVolumeProvisionerDevicesHoldingData'),
-              },
+              exp_labels: { ...target, pod: 'agent-a', state: 'error', ...volumeLabels },
+              exp_annotations: annotations('LocalVolumeProvisionerVolumeInError', 'A local volume is in error.',
+                'PV "local-pv-1" at /mnt/fast-disks/a (StorageClass fast-disks) on Pod storage/agent-a can be neither used nor cleaned; its Events say why.'),
             }],
           },
           {
             eval_time: '40m',
-            alertname: 'LocalVolumeProvisionerConfigInvalid',
+            alertname: 'LocalVolumeProvisionerVolumeMissing',
             exp_alerts: [{
-              exp_labels: { ...common, service: 'lvp', pod: 'agent-a' },
-              exp_annotations: {
-                summary: 'The provisioner configuration does not load.',
-                description: 'Pod storage/agent-a rejects its current configuration and keeps using the last good one. Its log names the bad key.',
-                runbook_url: runbook('LocalVolumeProvisionerConfigInvalid'),
-              },
+              exp_labels: { ...target, pod: 'agent-b', state: 'missing', persistentvolume: 'local-pv-2', path: '/mnt/fast-disks/b', storageclass: 'fast-disks' },
+              exp_annotations: annotations('LocalVolumeProvisionerVolumeMissing', 'The disk of a local PV is gone.',
+                'PV "local-pv-2" at /mnt/fast-disks/b (StorageClass fast-disks) on Pod storage/agent-b: the disk was removed or unmounted.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerDeviceErrors',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-c', node: 'node-c' },
+              exp_annotations: annotations('LocalVolumeProvisionerDeviceErrors', 'Devices cannot be offered.',
+                'Node node-c has 2 devices that cannot be opened, wiped or offered (device dialect); see the Events on the Node.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerDeviceHoldsData',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-c', state: 'held-data', path: '/dev/disk/by-id/wwn-1', storageclass: 'local-hdd' },
+              exp_annotations: annotations('LocalVolumeProvisionerDeviceHoldsData', 'A device holds data and is not offered.',
+                'Device /dev/disk/by-id/wwn-1 (StorageClass local-hdd) on Pod storage/agent-c carries a partition table or filesystem, so it is neither wiped nor offered; clear or retire it, or opt the spec in to wiping.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerConfigRejected',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-a' },
+              exp_annotations: annotations('LocalVolumeProvisionerConfigRejected', 'The provisioner configuration was rejected.',
+                'Pod storage/agent-a rejected the last configuration change and still uses the previous one; the ConfigInvalid Event on its Node names the bad key.'),
             }],
           },
           {
             eval_time: '40m',
             alertname: 'LocalVolumeProvisionerNodeWithoutVolumes',
             exp_alerts: [{
-              exp_labels: { ...common, service: 'lvp', pod: 'agent-a', storageclass: 'fast-disks' },
-              exp_annotations: {
-                summary: 'A node has fewer local volumes than its class expects.',
-                description: 'Pod storage/agent-a offers only 1 volumes of class fast-disks. Check that the disks are mounted under the class directory (`local-volume-provisioner plan` on the node says why each entry is rejected).',
-                runbook_url: runbook('LocalVolumeProvisionerNodeWithoutVolumes'),
-              },
+              exp_labels: { ...target, pod: 'agent-a', storageclass: 'fast-disks' },
+              exp_annotations: annotations('LocalVolumeProvisionerNodeWithoutVolumes', 'A node has fewer local volumes than its class expects.',
+                'Pod storage/agent-a offers only 1 volumes of StorageClass fast-disks: a disk not mounted under the class directory, mount propagation missing, or the class misconfigured (`local-volume-provisioner plan` on the node says why each entry is rejected).'),
             }],
           },
           // `for` holds them back at first.
           { eval_time: '3m', alertname: 'LocalVolumeProvisionerDown', exp_alerts: [] },
-          { eval_time: '3m', alertname: 'LocalVolumeProvisionerVolumesInError', exp_alerts: [] },
+          { eval_time: '3m', alertname: 'LocalVolumeProvisionerVolumeInError', exp_alerts: [] },
         ],
       }],
     };

@@ -143,7 +143,6 @@ export const FULL: LocalVolumeProvisionerProps = {
     namespace: 'monitoring',
     labels: { release: 'kube-prometheus-stack' },
     alertLabels: { team: 'storage' },
-    for: Duration.minutes(10),
     runbookBaseUrl: 'https://runbooks.example.com/local-volume-provisioner',
   },
   grafanaDashboard: { namespace: 'monitoring', labels: { release: 'grafana' }, folder: 'Storage' },
