@@ -2,8 +2,14 @@ import { ConcurrencyLimiter } from '../../../src/runtime/cleanup/limiter';
 import { CleanupProcessTable, type TaskOutcome } from '../../../src/runtime/cleanup/process-table';
 import { nextRetryAt, retryDelayMs } from '../../../src/runtime/cleanup/retry-backoff';
 
+interface Controllable {
+  task: (signal: AbortSignal) => Promise<TaskOutcome>;
+  finish: (o: TaskOutcome) => void;
+  signal: () => AbortSignal | undefined;
+}
+
 /** A task that finishes when told to. */
-function controllable(): { task: (signal: AbortSignal) => Promise<TaskOutcome>; finish: (o: TaskOutcome) => void; signal: () => AbortSignal | undefined } {
+function controllable(): Controllable {
   let finish!: (o: TaskOutcome) => void;
   let seen: AbortSignal | undefined;
   const done = new Promise<TaskOutcome>((resolve) => {
