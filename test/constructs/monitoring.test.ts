@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Duration } from 'cdk8s';
 import { stringify } from 'yaml';
 import { DEFAULTS, FULL } from './stacks';
 import { Manifest, one, synth } from './support';
