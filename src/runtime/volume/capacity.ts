@@ -50,3 +50,26 @@ export function formatBinaryQuantity(bytes: number): string {
   }
   return value.toString();
 }
+
+const QUANTITY_SUFFIXES: Readonly<Record<string, number>> = {
+  '': 1,
+  'k': 1e3,
+  'M': 1e6,
+  'G': 1e9,
+  'T': 1e12,
+  'P': 1e15,
+  'E': 1e18,
+  'Ki': 2 ** 10,
+  'Mi': 2 ** 20,
+  'Gi': 2 ** 30,
+  'Ti': 2 ** 40,
+  'Pi': 2 ** 50,
+  'Ei': 2 ** 60,
+};
+
+/** Bytes of a Kubernetes quantity such as `10Gi`, `975Mi`, `500G`, `12345` or `1e3`; undefined if it is not one. */
+export function parseQuantity(quantity: string | undefined): number | undefined {
+  const m = quantity === undefined ? null : /^([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?)([a-zA-Z]*)$/.exec(quantity.trim());
+  if (!m || QUANTITY_SUFFIXES[m[2]] === undefined) return undefined;
+  return Number(m[1]) * QUANTITY_SUFFIXES[m[2]];
+}

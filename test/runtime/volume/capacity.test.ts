@@ -1,4 +1,4 @@
-import { formatBinaryQuantity, roundDownCapacity } from '../../../src/runtime/volume';
+import { formatBinaryQuantity, parseQuantity, roundDownCapacity } from '../../../src/runtime/volume';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -39,4 +39,21 @@ describe('formatBinaryQuantity', () => {
     expect(() => formatBinaryQuantity(1.5)).toThrow(/whole, non-negative/);
     expect(() => formatBinaryQuantity(-1)).toThrow(/whole, non-negative/);
   });
+});
+
+describe('parseQuantity', () => {
+  test.each([
+    ['10Gi', 10 * 2 ** 30],
+    ['975Mi', 975 * 2 ** 20],
+    ['500G', 500e9],
+    ['12345', 12345],
+    ['1e3', 1000],
+    ['1.5Ki', 1536],
+  ])('reads %s', (q, bytes) => expect(parseQuantity(q)).toBe(bytes));
+
+  test('reads back what formatBinaryQuantity writes', () => {
+    for (const bytes of [12345, 10 * 2 ** 20, 12 * 2 ** 30]) expect(parseQuantity(formatBinaryQuantity(bytes))).toBe(bytes);
+  });
+
+  test.each(['', 'ten', '10Xi', '-1Gi'])('refuses %j', (q) => expect(parseQuantity(q)).toBeUndefined());
 });

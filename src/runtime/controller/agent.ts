@@ -1,0 +1,64 @@
+/**
+ * What every long-running subcommand shares: logger, metrics, health, the HTTP
+ * endpoints, the API client with its rate limit and metrics hook, and a clean
+ * shutdown on SIGTERM (the kubelet's stop) or SIGINT.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { CommonOptions } from '../cli/commands';
+import { KubeApi } from '../kube/api-client';
+import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
+
+export interface Agent {
+  readonly logger: Logger;
+  readonly metrics: ProvisionerMetrics;
+  readonly health: Health;
+  readonly api: KubeApi;
+  readonly http: RunningHttpServer;
+  /** Resolves when a stop signal arrives. */
+  readonly stopped: Promise<string>;
+}
+
+export interface AgentOptions extends CommonOptions {
+  readonly listenAddress: string;
+  readonly metricsPath: string;
+  /** The loop counts as stuck after this long without a heartbeat. */
+  readonly stuckAfterMs: number;
+}
+
+/** This package's version, for build_info and logs. */
+export function packageVersion(): string {
+  try {
+    // src/runtime/controller and lib/runtime/controller are both three levels below the package.
+    return JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** In-cluster configuration, or the kubeconfig named by --kubeconfig / KUBECONFIG. */
+export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+export async function startAgent(options: AgentOptions): Promise<Agent> {
+  const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
+  const metrics = new ProvisionerMetrics({ version: packageVersion() });
+  const health = new Health({ stuckAfterMs: options.stuckAfterMs });
+  const api = new KubeApi(loadKubeConfig(options.kubeconfig), {
+    qps: options.qps,
+    burst: options.burst,
+    onRequest: (r) => metrics.recordApiRequest(r.verb, r.durationSeconds, r.failed),
+    logger,
+  });
+  const http = await startHttpServer({ listenAddress: options.listenAddress, metricsPath: options.metricsPath, metrics, health });
+  logger.info({ listen: `${http.host}:${http.port}`, version: packageVersion() }, 'serving metrics and health endpoints');
+  const stopped = new Promise<string>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
+  });
+  return { logger, metrics, health, api, http, stopped };
+}

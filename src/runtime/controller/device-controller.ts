@@ -1,0 +1,201 @@
+/**
+ * One pass of the device dialect (the device-selecting provisioner's job): find
+ * this node's PV spec ConfigMap, recycle Released devices, then offer every new
+ * device the filter matches. Unlike upstream, a device carrying a partition
+ * table or a filesystem signature is left alone and reported (unless the spec
+ * says `wipeDevicesHoldingData`), a config change never blocks the node, and
+ * every problem is an Event and a metric, not only a log line.
+ */
+import type { V1ConfigMap, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
+import { configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
+import { ConcurrencyLimiter, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
+import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
+import { KubeApi } from '../kube/api-client';
+import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
+import { NodePvCache } from '../kube/pv-cache';
+import { ensurePersistentVolume } from '../kube/pv-writes';
+import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
+import { describeProbe } from '../volume';
+import { Deleter } from './deleter';
+import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
+import { assignDevicePVNames, buildDevicePV, deviceSpecDifferences, NodeInfo, nodeInfoOf } from '../pv';
+
+/** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
+export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
+
+/** Which PV spec ConfigMap applies to a node: its annotation, else the default flag, else none. */
+export function pvSpecConfigMapName(node: V1Node, defaultName: string): { name: string; source: 'annotation' | 'default' } | undefined {
+  const annotated = node.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION];
+  if (annotated) return { name: annotated, source: 'annotation' };
+  return defaultName ? { name: defaultName, source: 'default' } : undefined;
+}
+
+export interface DeviceControllerDeps {
+  readonly api: KubeApi;
+  readonly cache: NodePvCache;
+  readonly events: EventRecorder;
+  readonly metrics: ProvisionerMetrics;
+  readonly logger: Logger;
+  readonly deleter: Deleter;
+  /** Shared with the deleter's cleanups, so wipes of new devices count against the same limit. */
+  readonly limiter: ConcurrencyLimiter;
+  /** A wipe running longer is aborted. 0 = none. */
+  readonly wipeTimeoutMs: number;
+  readonly namespace: string;
+  readonly defaultPvSpecConfigMap: string;
+  /** The spec ConfigMaps of the namespace, kept current by a watch. */
+  readonly configMap: (name: string) => V1ConfigMap | undefined;
+}
+
+export type DevicePassResult =
+  | { readonly state: 'no-spec'; readonly message: string }
+  | { readonly state: 'provisioned'; readonly spec: DeviceSpecConfig; readonly created: readonly string[] };
+
+export class DeviceController {
+  private lastSpecChange = '';
+
+  constructor(private readonly deps: DeviceControllerDeps) {}
+
+  async pass(node: V1Node): Promise<DevicePassResult> {
+    const info = nodeInfoOf(node);
+    const resolved = this.resolveSpec(node);
+    if ('message' in resolved) {
+      this.deps.events.warning(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
+      this.deps.logger.warn({ node: info.name }, resolved.message);
+      this.deps.metrics.setDevices(info.name, { available: 0, error: 0 });
+      return { state: 'no-spec', message: resolved.message };
+    }
+    const spec = resolved.spec;
+    const me: NodeIdentity = { nodeName: info.name, provisionerName: devicesProvisionerName(info.name) };
+    const pvs = this.deps.cache.list();
+    this.deps.deleter.run({ me, configured: { dialect: 'device', spec }, pvs });
+    this.reportSpecChange(node, spec, pvs);
+
+    const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
+    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) });
+    const errors: VolumeWithoutPV[] = discovery.errorDevices.map((e) => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
+    if (discovery.problem) {
+      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, discovery.problem);
+      this.deps.logger.warn({ deviceDir: spec.deviceDir }, discovery.problem);
+    }
+    for (const e of discovery.errorDevices) {
+      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
+      volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
+    }
+    const naming = assignDevicePVNames(info.name, discovery.devices);
+    for (const c of naming.collisions) {
+      const message = `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
+      this.deps.events.warning(nodeReference(node), EventReasons.NameCollision.reason, message);
+      errors.push(...c.paths.map((path) => ({ path, storageClass: spec.storageClassName, state: 'error' as const })));
+    }
+    const plan = planProvisioning(deviceCandidates(naming.named, spec.volumeMode), pvs, {
+      pvNames: new Set(naming.named.map((n) => n.name).filter((n) => this.deps.deleter.isCleaning(n))),
+      paths: new Set(),
+    });
+    for (const s of plan.skip) {
+      if (s.warning) this.deps.events.warning(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
+    }
+    const created: string[] = [];
+    const heldData: VolumeWithoutPV[] = [];
+    await Promise.all(plan.create.map(async (candidate) => {
+      const outcome = await this.offer(candidate.device, candidate.name, spec, info, node, me);
+      if (outcome === 'created') created.push(candidate.name);
+      else if (outcome === 'held-data') heldData.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'held-data' });
+      else if (outcome === 'error') errors.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
+    }));
+    this.updateMetrics(info.name, errors, heldData);
+    return { state: 'provisioned', spec, created };
+  }
+
+  private resolveSpec(node: V1Node): { spec: DeviceSpecConfig } | { message: string } {
+    const nodeName = node.metadata?.name ?? '';
+    const which = pvSpecConfigMapName(node, this.deps.defaultPvSpecConfigMap);
+    if (!which) {
+      return { message: `Node "${nodeName}" has no annotation ${PV_SPEC_CONFIGMAP_ANNOTATION} and no --default-pv-spec-configmap is set; no device is provisioned on it` };
+    }
+    const where = `ConfigMap ${this.deps.namespace}/${which.name} (from the ${which.source === 'annotation' ? `Node annotation ${PV_SPEC_CONFIGMAP_ANNOTATION}` : '--default-pv-spec-configmap flag'})`;
+    const cm = this.deps.configMap(which.name);
+    if (!cm) return { message: `${where} does not exist; no device is provisioned on Node "${nodeName}"` };
+    const parsed = parseDeviceSpec(configMapData(cm));
+    if (!parsed.ok) {
+      return { message: `${where} is invalid; no device is provisioned on Node "${nodeName}":\n  ${parsed.errors.map(formatIssue).join('\n  ')}` };
+    }
+    return { spec: parsed.config };
+  }
+
+  /** Upstream blocks a node silently while old PVs carry another spec; we go on and say so, once per change. */
+  private reportSpecChange(node: V1Node, spec: DeviceSpecConfig, pvs: readonly V1PersistentVolume[]): void {
+    const differing = pvs.filter((pv) => deviceSpecDifferences(pv, spec).length > 0);
+    const key = differing.map((pv) => pv.metadata?.name).sort().join(',');
+    if (differing.length === 0 || key === this.lastSpecChange) return;
+    this.lastSpecChange = key;
+    const example = deviceSpecDifferences(differing[0], spec).join(', ');
+    this.deps.events.normal(nodeReference(node), EventReasons.PVSpecChanged.reason,
+      `${differing.length} existing PV(s) keep the spec they were created with (e.g. ${differing[0].metadata?.name}: ${example}); new devices get the current spec`);
+  }
+
+  /** Wipes a new device (unless it holds data) and creates its PV. */
+  private async offer(
+    device: DiscoveredDevice,
+    pvName: string,
+    spec: DeviceSpecConfig,
+    info: NodeInfo,
+    node: V1Node,
+    me: NodeIdentity,
+  ): Promise<'created' | 'held-data' | 'error' | 'exists'> {
+    const log = volumeLogger(this.deps.logger, { pv: pvName, path: device.path, storageClass: spec.storageClassName });
+    const probe = device.signatures;
+    if (probe?.state !== 'blank' && !spec.wipeDevicesHoldingData) {
+      const message = `device ${device.path} ${probe ? describeProbe(probe) : 'was not probed'}; it is neither wiped nor provisioned (set wipeDevicesHoldingData: "true" in the PV spec ConfigMap to wipe it)`;
+      this.deps.events.warning(nodeReference(node), EventReasons.DeviceHoldsData.reason, message);
+      log.warn(message);
+      return 'held-data';
+    }
+    const located = await resolveVolumePath(device.path, spec.deviceDir);
+    if (!located.ok) {
+      this.deps.events.warning(nodeReference(node), EventReasons.CleanupRefused.reason, located.reason);
+      return 'error';
+    }
+    const signal = this.deps.wipeTimeoutMs > 0 ? AbortSignal.timeout(this.deps.wipeTimeoutMs) : undefined;
+    const wiped = await this.deps.limiter.run(() => wipeDevice(located.path, {
+      signal,
+      onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes),
+    }));
+    if (!wiped.ok) {
+      const message = `cannot wipe device ${device.path}: ${wiped.reason}`;
+      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, message);
+      log.error(message);
+      return 'error';
+    }
+    try {
+      const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
+      const result = await ensurePersistentVolume(this.deps.api, pv);
+      if (!result.created) return 'exists';
+      this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
+        `wiped ${device.path} and created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
+      log.info({ capacity: pv.spec?.capacity?.storage }, 'device wiped; PV created');
+      return 'created';
+    } catch (err) {
+      const message = `cannot create PV ${pvName} for ${device.path}: ${(err as Error).message}`;
+      this.deps.events.warning(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
+      log.error(message);
+      return 'error';
+    }
+  }
+
+  private updateMetrics(nodeName: string, errors: readonly VolumeWithoutPV[], heldData: readonly VolumeWithoutPV[]): void {
+    const pvs = this.deps.cache.list();
+    this.deps.metrics.setCapacity(capacityByMode(pvs));
+    // A device is counted once: offered (has a PV of this node) or in error.
+    this.deps.metrics.setDevices(nodeName, { available: pvs.filter((pv) => !pv.metadata?.deletionTimestamp).length, error: errors.length });
+    this.deps.metrics.setVolumeStates(volumeStateEntries(pvs, (pv) => ({
+      missing: false,
+      cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
+    }), [...errors, ...heldData]));
+  }
+}
+
+/** The provisioned-by name on device PVs we create; PVs without it were made by the upstream provisioner. */
+export function devicesProvisionerName(nodeName: string): string {
+  return `local-volume-provisioner-${nodeName}`;
+}

@@ -1,0 +1,88 @@
+/**
+ * `local-volume-provisioner devices` (or the bin `local-pv-provisioner`): the
+ * device dialect's node agent, wired together. It adopts the PVs the
+ * device-selecting provisioner made on this node, watches the namespace's
+ * ConfigMaps so a spec edit applies at once (upstream waits for its 5-minute
+ * poll), and passes on the polling interval, on new devices (the device
+ * directory and the mount table are watched) and on PV changes.
+ */
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { PROVISIONER_DEFAULTS } from '../../config';
+import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
+import { startAgent } from './agent';
+import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
+import { Deleter } from './deleter';
+import { DeviceController } from './device-controller';
+import { NodeInfoSource } from './node-info-source';
+import { PassScheduler } from './pass-scheduler';
+import type { DeviceRunOptions } from '../cli/commands';
+import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../kube/adoption';
+import { EventRecorder } from '../kube/event-recorder';
+import { NodePvCache } from '../kube/pv-cache';
+import { Reflector } from '../kube/reflector';
+import { fromWire } from '../kube/wire';
+
+export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<void> {
+  const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.pollingIntervalMs, 60_000) });
+  const { api, logger, metrics, health } = agent;
+
+  // Waits for the Node to exist; the pass re-reads it for its annotation.
+  await new NodeInfoSource(api, options.nodeName, logger).get();
+  const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: options.nodeName, criterion: upstreamDeviceNode(options.nodeName), logger });
+  logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+
+  const cache = new NodePvCache(api, { nodeName: options.nodeName, logger });
+  const configMaps = new Reflector<V1ConfigMap>(api, {
+    resource: 'configmaps',
+    watchPath: `/api/v1/namespaces/${options.namespace}/configmaps`,
+    list: (page, callOptions) => api.listConfigMaps(options.namespace, page, callOptions),
+    fromWire: (raw) => fromWire<V1ConfigMap>(raw, 'V1ConfigMap'),
+    logger,
+  });
+  await Promise.all([cache.start(), configMaps.start()]);
+
+  const events = new EventRecorder(api, { nodeName: options.nodeName, logger });
+  const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
+  const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
+  const deleter = new Deleter({ api, table, events, metrics, logger });
+  const controller = new DeviceController({
+    api,
+    cache,
+    events,
+    metrics,
+    logger,
+    deleter,
+    limiter,
+    wipeTimeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout,
+    namespace: options.namespace,
+    defaultPvSpecConfigMap: options.defaultPvSpecConfigMap,
+    configMap: (name) => configMaps.get(name),
+  });
+
+  const devices = new DirectoryWatcher(() => scheduler.trigger());
+  const scheduler = new PassScheduler(async () => {
+    // The annotation may change at any time: read the Node on every pass.
+    const node = await api.getNode(options.nodeName);
+    if (!node) throw new Error(`Node "${options.nodeName}" no longer exists`);
+    const result = await controller.pass(node);
+    if (result.state === 'provisioned') devices.refresh([result.spec.deviceDir]);
+    health.markLoopAlive();
+    health.markReady();
+  }, { periodMs: options.pollingIntervalMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
+  const mounts = new MountTableWatcher(() => scheduler.trigger());
+  configMaps.onChange(() => scheduler.trigger());
+  cache.onChange(({ type, object }) => {
+    if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
+  });
+  scheduler.start();
+
+  const signal = await agent.stopped;
+  logger.info({ signal }, 'stopping');
+  devices.close();
+  mounts.close();
+  table.abortAll();
+  await scheduler.stop();
+  await table.idle();
+  await Promise.all([cache.stop(), configMaps.stop()]);
+  await agent.http.close();
+}

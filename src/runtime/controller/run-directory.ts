@@ -1,0 +1,118 @@
+/**
+ * `local-volume-provisioner run`: the directory dialect's node agent, wired
+ * together. The configuration is read first, so a broken ConfigMap is reported
+ * before anything touches the cluster; then the PVs of older provisioners on
+ * this node are adopted, the node's PV cache syncs, and passes run on the
+ * period and on every change seen in a discovery directory, the mount table or
+ * this node's PVs.
+ */
+import { formatIssue, parseProvisionerConfig, ProvisionerConfig, readConfigMapDirectory } from '../../config';
+import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
+import type { DirectoryRunOptions } from '../cli/commands';
+import { readMountTable } from '../discovery';
+import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
+import { EventRecorder, nodeReference } from '../kube/event-recorder';
+import { removeNodeTaint } from '../kube/node-taint';
+import { NodePvCache } from '../kube/pv-cache';
+import { StorageClassCache } from '../kube/storage-class-cache';
+import { EventReasons } from '../observability';
+import { provisionerName } from '../pv';
+import { startAgent } from './agent';
+import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
+import { ConfigReloader } from './config-reloader';
+import { Deleter } from './deleter';
+import { DirectoryController } from './directory-controller';
+import { NodeInfoSource } from './node-info-source';
+import { PassScheduler } from './pass-scheduler';
+
+/** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
+export class StartupError extends Error {}
+
+export async function runDirectoryProvisioner(options: DirectoryRunOptions): Promise<void> {
+  const source = { describe: `provisioner ConfigMap in ${options.configDir}`, read: () => readConfigMapDirectory(options.configDir) };
+  const first = parseProvisionerConfig(source.read());
+  if (!first.ok) {
+    throw new StartupError(`${source.describe} is invalid:\n  ${first.errors.map(formatIssue).join('\n  ')}`);
+  }
+
+  const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.discoveryPeriodMs, 60_000) });
+  const { api, logger, metrics, health } = agent;
+  for (const w of first.warnings) logger.warn({ key: w.path }, formatIssue(w));
+
+  const nodes = new NodeInfoSource(api, options.nodeName, logger);
+  const node = await nodes.get();
+  const adoption = await adoptUnlabelledPersistentVolumes(api, {
+    nodeName: node.name,
+    criterion: provisionedBy(provisionerName(node.name, node.uid, first.config.useNodeNameOnly)),
+    logger,
+  });
+  logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+
+  const cache = new NodePvCache(api, { nodeName: node.name, logger });
+  await cache.start();
+  const events = new EventRecorder(api, { nodeName: node.name, logger });
+  const table = new CleanupProcessTable({
+    limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
+    timeoutMs: first.config.cleanupTimeout,
+  });
+  const deleter = new Deleter({ api, table, events, metrics, logger });
+  const controller = new DirectoryController({
+    api,
+    cache,
+    storageClasses: new StorageClassCache(api),
+    events,
+    metrics,
+    logger,
+    deleter,
+    readMountTable: () => readMountTable(),
+    namespace: options.namespace,
+    jobContainerImage: options.jobContainerImage,
+  });
+
+  let taintRemoved = false;
+  const reloader: ConfigReloader<ProvisionerConfig> = new ConfigReloader(source, parseProvisionerConfig, {
+    onApply: (config, warnings) => {
+      metrics.recordConfigReload(true);
+      for (const w of warnings) logger.warn({ key: w.path }, formatIssue(w));
+      directories.refresh(Object.values(config.storageClassMap).map((c) => c.mountDir));
+      scheduler.trigger();
+    },
+    onReject: (message) => {
+      metrics.recordConfigReload(false);
+      logger.error(message);
+      events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
+    },
+  });
+  const scheduler = new PassScheduler(async () => {
+    const config = reloader.current!;
+    await controller.pass(config, await nodes.get());
+    health.markLoopAlive();
+    health.markReady();
+    if (config.removeNodeNotReadyTaint && config.provisionerNotReadyNodeTaintKey && !taintRemoved) {
+      const outcome = await removeNodeTaint(api, node.name, config.provisionerNotReadyNodeTaintKey);
+      taintRemoved = true;
+      logger.info({ taint: config.provisionerNotReadyNodeTaintKey, outcome }, 'startup taint handled');
+    }
+  }, { periodMs: options.discoveryPeriodMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
+
+  const directories = new DirectoryWatcher(() => scheduler.trigger());
+  const mounts = new MountTableWatcher(() => scheduler.trigger());
+  // A PV that became Released is cleaned now, and one we deleted after cleaning is offered again now.
+  cache.onChange(({ type, object }) => {
+    if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
+  });
+  reloader.reload();
+  reloader.start(options.configSyncPeriodMs);
+  scheduler.start();
+
+  const signal = await agent.stopped;
+  logger.info({ signal }, 'stopping');
+  reloader.stop();
+  directories.close();
+  mounts.close();
+  table.abortAll();
+  await scheduler.stop();
+  await table.idle();
+  await cache.stop();
+  await agent.http.close();
+}

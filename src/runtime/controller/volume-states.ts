@@ -1,0 +1,60 @@
+/**
+ * The one state each volume of this node is in, for the `volume_state` metric
+ * and `plan`: derived from the PV's phase and what this pass saw, never stored.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { VolumeState, VolumeStateEntry } from '../observability';
+import { parseQuantity } from '../volume';
+
+export interface VolumeFacts {
+  /** Its volume is gone (see MissingVolumeTracker). */
+  readonly missing: boolean;
+  /** A cleanup of it is queued or running. */
+  readonly cleaning: boolean;
+}
+
+export function volumeStateOf(pv: V1PersistentVolume, facts: VolumeFacts): VolumeState {
+  if (facts.cleaning) return 'cleaning';
+  if (facts.missing) return 'missing';
+  switch (pv.status?.phase) {
+    case 'Available':
+      return 'available';
+    case 'Bound':
+      return 'bound';
+    case 'Released':
+      return 'released';
+    default:
+      // Pending (a create not yet processed) and Failed are both "not usable now".
+      return pv.status?.phase === 'Pending' ? 'available' : 'error';
+  }
+}
+
+/** A volume without a PV (rejected entry, error device, device holding data). */
+export interface VolumeWithoutPV {
+  readonly path: string;
+  readonly storageClass: string;
+  readonly state: Extract<VolumeState, 'error' | 'held-data'>;
+}
+
+export function volumeStateEntries(
+  pvs: readonly V1PersistentVolume[],
+  facts: (pv: V1PersistentVolume) => VolumeFacts,
+  withoutPV: readonly VolumeWithoutPV[] = [],
+): VolumeStateEntry[] {
+  return [
+    ...pvs.map((pv) => ({
+      persistentVolume: pv.metadata?.name ?? '',
+      path: pv.spec?.local?.path ?? '',
+      storageClass: pv.spec?.storageClassName ?? '',
+      state: volumeStateOf(pv, facts(pv)),
+    })),
+    ...withoutPV.map((v) => ({ persistentVolume: '', ...v })),
+  ];
+}
+
+/** Total capacity of these PVs by volume mode (the capacity_bytes gauge, fixed upstream bug). */
+export function capacityByMode(pvs: readonly V1PersistentVolume[]): { Filesystem: number; Block: number } {
+  const total = { Filesystem: 0, Block: 0 };
+  for (const pv of pvs) total[pv.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem'] += parseQuantity(pv.spec?.capacity?.storage) ?? 0;
+  return total;
+}

@@ -1,0 +1,121 @@
+/**
+ * The node-cleanup controller (upstream's separate binary, here a subcommand):
+ * while leader, it looks every interval for local PVs of nodes that are gone and
+ * deletes those nothing can need, and, after a delay and only for opted-in
+ * StorageClasses, the claims bound to them, so StatefulSet pods can be
+ * rescheduled with new volumes. Every delete carries a UID precondition.
+ */
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { KubeApi, PageRequest } from '../kube/api-client';
+import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
+import { Logger, ProvisionerMetrics } from '../observability';
+import { decideClaimOfGoneNode, decidePVOfGoneNode, isPVOfGoneNode, nodeNamesOfPV } from './decisions';
+
+export interface NodeCleanupSettings {
+  readonly storageClassNames: readonly string[];
+  readonly pvcDeletionDelayMs: number;
+}
+
+/** Reads every page of a list, keeping the items. */
+async function listAll<T>(list: (page: PageRequest) => Promise<{ items: T[]; metadata?: { _continue?: string } }>): Promise<T[]> {
+  const items: T[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await list({ limit: 500, continueToken });
+    items.push(...page.items);
+    continueToken = page.metadata?._continue || undefined;
+  } while (continueToken);
+  return items;
+}
+
+export interface NodeCleanupPassResult {
+  readonly deletedPVs: string[];
+  readonly deletedClaims: string[];
+}
+
+export class NodeCleanupController {
+  /** Node name -> when it was first seen gone. */
+  private readonly goneSince = new Map<string, number>();
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly metrics: ProvisionerMetrics,
+    private readonly logger: Logger,
+    private readonly settings: NodeCleanupSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async pass(): Promise<NodeCleanupPassResult> {
+    const [nodes, pvs] = await Promise.all([
+      listAll<V1Node>((p) => this.api.listNodes(p)),
+      listAll<V1PersistentVolume>((p) => this.api.listPersistentVolumes(p)),
+    ]);
+    const localPVs = pvs.filter((pv) => pv.spec?.local);
+    this.trackGoneNodes(localPVs, nodes);
+
+    const deletedPVs: string[] = [];
+    for (const pv of localPVs) {
+      if (!decidePVOfGoneNode(pv, nodes).delete) continue;
+      const name = pv.metadata!.name!;
+      try {
+        const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!);
+        this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', true);
+        if (outcome === 'deleted') deletedPVs.push(name);
+        this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'deleted PV of a gone node');
+      } catch (e) {
+        this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', false);
+        this.logger.error({ pv: name, err: (e as Error).message }, 'cannot delete PV of a gone node');
+      }
+    }
+
+    const deletedClaims = this.settings.storageClassNames.length > 0 ? await this.cleanClaims(localPVs, nodes) : [];
+    return { deletedPVs, deletedClaims };
+  }
+
+  private trackGoneNodes(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[]): void {
+    const goneNow = new Set<string>();
+    for (const pv of pvs) {
+      if (!isPVOfGoneNode(pv, nodes)) continue;
+      for (const n of nodeNamesOfPV(pv) ?? []) goneNow.add(n);
+    }
+    for (const n of goneNow) if (!this.goneSince.has(n)) this.goneSince.set(n, this.now());
+    for (const n of [...this.goneSince.keys()]) if (!goneNow.has(n)) this.goneSince.delete(n);
+  }
+
+  private async cleanClaims(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[]): Promise<string[]> {
+    const boundOnGoneNodes = pvs.filter((pv) => pv.status?.phase === 'Bound' && pv.spec?.claimRef && isPVOfGoneNode(pv, nodes));
+    const deleted: string[] = [];
+    for (const pv of boundOnGoneNodes) {
+      const ref = pv.spec!.claimRef!;
+      const pvc: V1PersistentVolumeClaim | undefined = await this.api.getPersistentVolumeClaim(ref.namespace ?? '', ref.name ?? '');
+      if (!pvc) continue;
+      // Re-read the PV right before deciding: the binding must still be intact.
+      const fresh = await this.api.getPersistentVolume(pv.metadata!.name!);
+      const goneSince = Math.min(...(nodeNamesOfPV(pv) ?? []).map((n) => this.goneSince.get(n) ?? Infinity));
+      const decision = decideClaimOfGoneNode({
+        pvc,
+        pv: fresh,
+        nodes,
+        storageClassNames: this.settings.storageClassNames,
+        goneSinceMs: Number.isFinite(goneSince) ? goneSince : undefined,
+        nowMs: this.now(),
+        deletionDelayMs: this.settings.pvcDeletionDelayMs,
+      });
+      const claim = `${pvc.metadata?.namespace}/${pvc.metadata?.name}`;
+      if (!decision.delete) {
+        this.logger.debug({ claim, reason: decision.reason }, 'claim of a gone node kept');
+        continue;
+      }
+      try {
+        await this.api.deletePersistentVolumeClaim(pvc.metadata!.namespace!, pvc.metadata!.name!, pvc.metadata!.uid!);
+        this.metrics.recordNodeCleanupPVCDelete(true);
+        deleted.push(claim);
+        this.logger.info({ claim, pv: pv.metadata?.name }, 'deleted claim bound to a local PV of a gone node');
+      } catch (e) {
+        this.metrics.recordNodeCleanupPVCDelete(false);
+        this.logger.error({ claim, err: (e as Error).message }, 'cannot delete claim of a gone node');
+      }
+    }
+    return deleted;
+  }
+}

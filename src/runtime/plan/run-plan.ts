@@ -1,0 +1,38 @@
+/**
+ * `local-volume-provisioner plan`: reads a configuration from a directory (a
+ * mounted or extracted ConfigMap), discovers on this machine, and prints the
+ * plan. Needs no cluster; a broken configuration is printed with every problem.
+ */
+import { stringify } from 'yaml';
+import { ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, ParseResult, readConfigMapDirectory } from '../../config';
+import type { PlanOptions } from '../cli/commands';
+import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
+import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
+
+export class PlanConfigError extends Error {}
+
+function parsed<T>(dir: string, parse: (d: ConfigMapData) => ParseResult<T>): { config: T; warnings: string[] } {
+  const result = parse(readConfigMapDirectory(dir));
+  if (!result.ok) throw new PlanConfigError(`${dir} is invalid:\n  ${result.errors.map(formatIssue).join('\n  ')}`);
+  return { config: result.config, warnings: result.warnings.map(formatIssue) };
+}
+
+export async function makePlan(options: PlanOptions): Promise<Plan> {
+  if (options.pvSpecDir) {
+    const { config, warnings } = parsed(options.pvSpecDir, parseDeviceSpec);
+    return devicePlan(options.nodeName, config, await discoverDevices(config), warnings);
+  }
+  const { config, warnings } = parsed(options.configDir, parseProvisionerConfig);
+  return directoryPlan(options.nodeName, await discoverDirectoryVolumes(config.storageClassMap, await readMountTable()), warnings);
+}
+
+export function formatPlan(plan: Plan, output: PlanOptions['output']): string {
+  switch (output) {
+    case 'json':
+      return `${JSON.stringify(plan, null, 2)}\n`;
+    case 'yaml':
+      return stringify(plan);
+    default:
+      return formatPlanTable(plan);
+  }
+}
