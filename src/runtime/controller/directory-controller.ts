@@ -39,6 +39,8 @@ export interface DirectoryControllerDeps {
   /** For cleanup Jobs. */
   readonly namespace: string;
   readonly jobContainerImage: string;
+  /** How often a running cleanup Job's status is read. @default 1000 */
+  readonly jobPollIntervalMs?: number;
   readonly now?: () => number;
 }
 
@@ -67,7 +69,7 @@ export class DirectoryController {
       configured,
       pvs: this.deps.cache.list(),
       jobs: config.useJobForCleaning
-        ? { namespace: this.deps.namespace, image: this.deps.jobContainerImage, config }
+        ? { namespace: this.deps.namespace, image: this.deps.jobContainerImage, config, pollIntervalMs: this.deps.jobPollIntervalMs }
         : undefined,
     });
 
