@@ -1,0 +1,255 @@
+/**
+ * A whole directory-dialect controller against the test API server, for the
+ * integration tests next to this file: a Node and StorageClasses in the server,
+ * a temporary discovery directory per class (the tests put real bind mounts and
+ * loop devices in them), and the runtime's real parts wired as run-directory.ts
+ * wires them (KubeApi, NodePvCache, EventRecorder, ProvisionerMetrics, process
+ * table, Deleter, DirectoryController).
+ */
+import * as path from 'node:path';
+import { CoreV1Api, CoreV1Event, V1PersistentVolume } from '@kubernetes/client-node';
+import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig } from '../../../src/config';
+import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
+import { Deleter } from '../../../src/runtime/controller/deleter';
+import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
+import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
+import { readMountTable } from '../../../src/runtime/discovery';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
+import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
+import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
+import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
+import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { makeTempDir } from '../../support/privileged';
+import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
+
+export { eventually };
+
+export const NODE_NAME = 'worker-1';
+/** The Node's `kubernetes.io/hostname` label differs from its name, as on some clouds. */
+export const NODE_HOSTNAME = 'worker-1.example.internal';
+export const JOB_NAMESPACE = 'local-storage';
+export const JOB_IMAGE = 'registry.example/local-volume-provisioner:test';
+
+export interface StorageClassSpec {
+  /** @default Delete (by leaving the field unset, as nil means Delete) */
+  readonly reclaimPolicy?: 'Delete' | 'Retain';
+  readonly mountOptions?: string[];
+}
+
+/** A class of the fixture: its config entry (hostDir and mountDir made up when absent) and its StorageClass. */
+export interface FixtureClass extends Partial<ClassConfigInput> {
+  /** The StorageClass object; false for none. @default {} */
+  readonly storageClass?: StorageClassSpec | false;
+}
+
+export interface FixtureOptions {
+  /** @default { 'local-fs': {} } */
+  readonly classes?: Record<string, FixtureClass>;
+  /** Top-level configuration keys besides storageClassMap. */
+  readonly config?: Omit<ProvisionerConfigInput, 'storageClassMap'>;
+  /** Extra labels of the Node. */
+  readonly nodeLabels?: Record<string, string>;
+  /** Backoff of failed cleanups. @default 200 ms, at most 1 s */
+  readonly backoff?: BackoffPolicy;
+  /** Reuse this server (and its state) instead of starting one. */
+  readonly server?: TestApiServer;
+  /** Reuse these discovery directories (class name to mountDir). */
+  readonly mountDirs?: Record<string, string>;
+  /** Runs before the cache starts (e.g. the adoption pass, as run-directory.ts does). */
+  readonly beforeCacheStart?: (fx: ControllerFixture) => Promise<void>;
+}
+
+export class ControllerFixture {
+  readonly api: KubeApi;
+  readonly core: CoreV1Api;
+  readonly cache: NodePvCache;
+  readonly events: EventRecorder;
+  readonly metrics: ProvisionerMetrics;
+  readonly limiter: ConcurrencyLimiter;
+  readonly table: CleanupProcessTable;
+  readonly deleter: Deleter;
+  readonly controller: DirectoryController;
+  readonly nodes: NodeInfoSource;
+
+  private constructor(
+    readonly server: TestApiServer,
+    readonly config: ProvisionerConfig,
+    /** Class name to its discovery directory (mountDir). */
+    readonly dirs: Record<string, string>,
+    private readonly ownsServer: boolean,
+    backoff: BackoffPolicy,
+  ) {
+    this.api = new KubeApi(plainHttpKubeConfig(server), { backoff: { initialMs: 5, maxMs: 50 } });
+    this.core = this.api.kubeConfig.makeApiClient(CoreV1Api);
+    const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
+    this.cache = new NodePvCache(this.api, { nodeName: NODE_NAME, backoff: { initialMs: 10, maxMs: 50 }, logger });
+    this.events = new EventRecorder(this.api, { nodeName: NODE_NAME, logger });
+    this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
+    this.limiter = new ConcurrencyLimiter(config.maxConcurrentCleanups);
+    this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: config.cleanupTimeout, backoff });
+    this.deleter = new Deleter({ api: this.api, table: this.table, events: this.events, metrics: this.metrics, logger });
+    this.nodes = new NodeInfoSource(this.api, NODE_NAME, logger, 0);
+    this.controller = new DirectoryController({
+      api: this.api,
+      cache: this.cache,
+      storageClasses: new StorageClassCache(this.api, { ttlMs: 0 }),
+      events: this.events,
+      metrics: this.metrics,
+      logger,
+      deleter: this.deleter,
+      readMountTable: () => readMountTable(),
+      namespace: JOB_NAMESPACE,
+      jobContainerImage: JOB_IMAGE,
+      jobPollIntervalMs: 20,
+    });
+  }
+
+  /** Starts a server (unless given), writes the Node and StorageClasses, starts the cache. */
+  static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
+    const server = options.server ?? await startTestApiServer();
+    const classes = options.classes ?? { 'local-fs': {} };
+    const dirs: Record<string, string> = {};
+    const storageClassMap: Record<string, ClassConfigInput> = {};
+    for (const [name, { storageClass, ...entry }] of Object.entries(classes)) {
+      const mountDir = entry.mountDir ?? options.mountDirs?.[name] ?? makeTempDir(`lvp-${name}-`);
+      dirs[name] = mountDir;
+      storageClassMap[name] = { hostDir: `/mnt/host/${name}`, ...entry, mountDir };
+      if (!options.server && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
+    }
+    if (!options.server) seedCluster(server, options.nodeLabels);
+    const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
+    if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
+    const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
+      options.backoff ?? { initialMs: 200, maxMs: 1000 });
+    await options.beforeCacheStart?.(fx);
+    await fx.cache.start();
+    return fx;
+  }
+
+  /** One controller pass with the fixture's configuration. */
+  async pass(config: ProvisionerConfig = this.config): Promise<DirectoryPassResult> {
+    return this.controller.pass(config, await this.node());
+  }
+
+  node(): Promise<NodeInfo> {
+    return this.nodes.get();
+  }
+
+  async provisionerName(): Promise<string> {
+    const node = await this.node();
+    return provisionerName(node.name, node.uid, this.config.useNodeNameOnly);
+  }
+
+  /** Waits for every cleanup started so far and every Event recorded so far. */
+  async settle(): Promise<void> {
+    await this.table.idle();
+    await this.events.flush();
+  }
+
+  pvName(className: string, entry: string): string {
+    return directoryPVName(entry, NODE_NAME, className);
+  }
+
+  /** The PV as the server has it now. */
+  serverPv(name: string): V1PersistentVolume | undefined {
+    return this.server.get('v1', 'PersistentVolume', name);
+  }
+
+  /** Every PV in the server, by name. */
+  serverPvNames(): string[] {
+    return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume').map((p) => p.metadata!.name!).sort();
+  }
+
+  /** Events written so far (after the recorder's queue drains), optionally of one reason. */
+  async recordedEvents(reason?: string): Promise<CoreV1Event[]> {
+    await this.events.flush();
+    return this.server.list<CoreV1Event>('v1', 'Event', 'default').filter((e) => reason === undefined || e.reason === reason);
+  }
+
+  /** Waits until the cache agrees with `condition`. */
+  async waitForCache(condition: (pvs: V1PersistentVolume[]) => boolean, what: string, timeoutMs = 5000): Promise<void> {
+    await eventually(() => condition(this.cache.list()), what, timeoutMs);
+  }
+
+  /** Waits until the cache holds this PV (any UID, or not `notUid`). */
+  async waitForPv(name: string, options: { phase?: string; notUid?: string } = {}): Promise<V1PersistentVolume> {
+    await this.waitForCache(() => {
+      const pv = this.cache.get(name);
+      return pv !== undefined && (options.notUid === undefined || pv.metadata?.uid !== options.notUid)
+        && (options.phase === undefined || pv.status?.phase === options.phase);
+    }, `PV ${name} is cached${options.phase ? ` as ${options.phase}` : ''}${options.notUid ? ` with a UID other than ${options.notUid}` : ''}`);
+    return this.cache.get(name)!;
+  }
+
+  async waitForPvGone(name: string, uid?: string): Promise<void> {
+    await this.waitForCache(() => {
+      const pv = this.cache.get(name);
+      return pv === undefined || (uid !== undefined && pv.metadata?.uid !== uid);
+    }, `PV ${name}${uid ? ` (UID ${uid})` : ''} is gone from the cache`);
+  }
+
+  /** Binds a new claim to the PV, as the PV binder would. Returns the claim's name. */
+  bind(pvName: string, claimName = `claim-${pvName}`): string {
+    const pv = this.serverPv(pvName)!;
+    this.server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: claimName, namespace: 'default' },
+      spec: {
+        accessModes: pv.spec!.accessModes,
+        resources: { requests: { storage: pv.spec!.capacity!.storage } },
+        storageClassName: pv.spec!.storageClassName,
+        volumeMode: pv.spec!.volumeMode,
+      },
+    });
+    this.server.bindClaim(pvName, { namespace: 'default', name: claimName });
+    return claimName;
+  }
+
+  /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
+  async release(pvName: string, beforeDelete?: () => void | Promise<void>): Promise<V1PersistentVolume> {
+    const claim = this.bind(pvName);
+    await this.waitForPv(pvName, { phase: 'Bound' });
+    await beforeDelete?.();
+    await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
+    return this.waitForPv(pvName, { phase: 'Released' });
+  }
+
+  /** Stops cleanups and the cache, and the server when the fixture started it. */
+  async stop(): Promise<void> {
+    this.table.abortAll();
+    await this.table.idle();
+    await this.events.flush();
+    await this.cache.stop();
+    if (this.ownsServer) await this.server.stop();
+  }
+}
+
+/** This node and the Job namespace. */
+export function seedCluster(server: TestApiServer, nodeLabels: Record<string, string> = {}): void {
+  server.create({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_HOSTNAME, ...nodeLabels } },
+  });
+  server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: JOB_NAMESPACE } });
+}
+
+export function createStorageClass(server: TestApiServer, name: string, spec: StorageClassSpec): void {
+  server.create({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'WaitForFirstConsumer',
+    ...(spec.reclaimPolicy ? { reclaimPolicy: spec.reclaimPolicy } : {}),
+    ...(spec.mountOptions ? { mountOptions: spec.mountOptions } : {}),
+  });
+}
+
+/** `dir/entry`. */
+export function entryPath(dir: string, entry: string): string {
+  return path.join(dir, entry);
+}
