@@ -1,0 +1,59 @@
+/**
+ * Fault injection for tests: added latency, and failing the next N requests that
+ * match a verb and resource with a given code (the body worded as the real server
+ * words that failure, with Retry-After for 429 and 503).
+ */
+import { ApiError, injected } from './status';
+
+export interface FailureSpec {
+  /** Verb to match (get, list, watch, create, update, patch, delete, deletecollection). @default any verb */
+  readonly verb?: string;
+  /** Resource to match, e.g. `persistentvolumes` or `persistentvolumes/status`. @default any resource */
+  readonly resource?: string;
+  /** HTTP status to answer with (500, 503, 429, 409, ...). */
+  readonly code: number;
+  /** How many matching requests fail. @default 1 */
+  readonly count?: number;
+  /** Seconds for the Retry-After header and details.retryAfterSeconds (429 and 503). */
+  readonly retryAfterSeconds?: number;
+}
+
+interface Rule {
+  readonly spec: FailureSpec;
+  remaining: number;
+}
+
+export class Faults {
+  /** Milliseconds every request waits before it is served. */
+  latency = 0;
+  private rules: Rule[] = [];
+
+  constructor(
+    /** Ends every open watch. */
+    readonly closeWatches: () => void,
+    /** Drops the watch history so older resourceVersions get 410 Gone. */
+    readonly compact: () => void,
+  ) {}
+
+  /** Makes the next `count` requests matching verb/resource fail with `code`. */
+  failNext(spec: FailureSpec): void {
+    this.rules.push({ spec, remaining: spec.count ?? 1 });
+  }
+
+  /** Forgets pending failures and latency. */
+  clear(): void {
+    this.rules = [];
+    this.latency = 0;
+  }
+
+  /** The injected failure for this request, if one is pending (consumes it). */
+  take(verb: string, resource: string): ApiError | undefined {
+    const rule = this.rules.find((x) => x.remaining > 0
+      && (!x.spec.verb || x.spec.verb === verb)
+      && (!x.spec.resource || x.spec.resource === resource));
+    if (!rule) return undefined;
+    rule.remaining--;
+    if (rule.remaining === 0) this.rules = this.rules.filter((x) => x !== rule);
+    return injected(rule.spec.code, rule.spec.retryAfterSeconds);
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Server-side validation: the Kubernetes schemas that `kubernetes-models` ships,
+ * object-meta rules (name syntax, labels), and the semantic checks of the real
+ * registry strategies for the kinds our runtime writes. A failure is 422 Invalid
+ * with one cause per field; a body that cannot decode as the kind is 400.
+ */
+import { ResourceType, groupVersion } from './resources';
+import { StatusCause, badRequest, invalid } from './status';
+
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const LABEL_VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const QUALIFIED_NAME_MSG = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
+const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+
+function invalidValue(field: string, value: unknown, detail: string): StatusCause {
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${detail}` };
+}
+
+function required(field: string, detail?: string): StatusCause {
+  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+}
+
+function unsupported(field: string, value: unknown, allowed: string[]): StatusCause {
+  return {
+    reason: 'FieldValueNotSupported',
+    field,
+    message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`,
+  };
+}
+
+function forbiddenField(field: string, detail: string): StatusCause {
+  return { reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` };
+}
+
+/** Name syntax as the kind's registry checks it. */
+export function nameProblems(r: ResourceType, name: string, field = 'metadata.name'): StatusCause[] {
+  if (PATH_SEGMENT_NAMED.has(r.resource)) {
+    if (name === '.' || name === '..') return [invalidValue(field, name, `may not be '${name}'`)];
+    for (const bad of ['/', '%']) if (name.includes(bad)) return [invalidValue(field, name, `may not contain '${bad}'`)];
+    return [];
+  }
+  if (DNS_LABEL_NAMED.has(r.resource)) {
+    const out: StatusCause[] = [];
+    if (name.length > 63) out.push(invalidValue(field, name, 'must be no more than 63 characters'));
+    if (!LABEL.test(name)) out.push(invalidValue(field, name, LABEL_MSG));
+    return out;
+  }
+  const out: StatusCause[] = [];
+  if (name.length > 253) out.push(invalidValue(field, name, 'must be no more than 253 characters'));
+  if (!SUBDOMAIN.test(name)) out.push(invalidValue(field, name, SUBDOMAIN_MSG));
+  return out;
+}
+
+function qualifiedNameProblems(field: string, key: string): StatusCause[] {
+  const slash = key.lastIndexOf('/');
+  const namePart = slash >= 0 ? key.slice(slash + 1) : key;
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const out: StatusCause[] = [];
+  if (namePart.length === 0 || namePart.length > 63 || !QUALIFIED_NAME.test(key)) {
+    out.push(invalidValue(field, key, QUALIFIED_NAME_MSG));
+  }
+  if (prefix !== undefined && (prefix.length > 253 || !SUBDOMAIN.test(prefix))) {
+    out.push(invalidValue(field, key, `prefix part ${SUBDOMAIN_MSG}`));
+  }
+  return out;
+}
+
+function metadataProblems(r: ResourceType, meta: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (!meta.name) out.push(required('metadata.name', 'name or generateName is required'));
+  else out.push(...nameProblems(r, meta.name));
+  for (const [k, v] of Object.entries<any>(meta.labels ?? {})) {
+    out.push(...qualifiedNameProblems('metadata.labels', k));
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
+      out.push(invalidValue('metadata.labels', v, v?.length > 63 ? 'must be no more than 63 characters' : LABEL_VALUE_MSG));
+    }
+  }
+  let annotationBytes = 0;
+  for (const [k, v] of Object.entries<any>(meta.annotations ?? {})) {
+    out.push(...qualifiedNameProblems('metadata.annotations', k.toLowerCase()));
+    annotationBytes += k.length + String(v).length;
+  }
+  if (annotationBytes > 256 * 1024) out.push({ reason: 'FieldValueTooLong', field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' });
+  (meta.ownerReferences ?? []).forEach((o: any, i: number) => {
+    for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
+      if (!o?.[f]) out.push(required(`metadata.ownerReferences[${i}].${f}`));
+    }
+  });
+  return out;
+}
+
+const modelCache = new Map<ResourceType, any>();
+
+function modelClass(r: ResourceType): any {
+  if (!modelCache.has(r)) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    modelCache.set(r, require(r.model[0])[r.model[1]]);
+  }
+  return modelCache.get(r);
+}
+
+function fieldPath(instancePath: string): string {
+  return instancePath.split('/').filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc ? `${acc}.${s}` : s), '');
+}
+
+function valueAt(obj: any, instancePath: string): unknown {
+  return instancePath.split('/').filter(Boolean).reduce((o, s) => o?.[s.replace(/~1/g, '/').replace(/~0/g, '~')], obj);
+}
+
+/** Schema errors from kubernetes-models as causes; type errors on built-in kinds are decode failures (400). */
+function schemaProblems(r: ResourceType, obj: any): StatusCause[] {
+  const Model = modelClass(r);
+  try {
+    new Model(obj).validate();
+    return [];
+  } catch (e: any) {
+    const errors: any[] = e?.errors ?? [];
+    if (!errors.length) throw e;
+    const out: StatusCause[] = [];
+    for (const err of errors) {
+      const field = fieldPath(err.instancePath ?? '');
+      const value = valueAt(obj, err.instancePath ?? '');
+      switch (err.keyword) {
+        case 'required': out.push(required(field ? `${field}.${err.params.missingProperty}` : err.params.missingProperty)); break;
+        case 'type': {
+          if (!r.custom) {
+            throw badRequest(`${r.kind} in version "${r.version}" cannot be handled as a ${r.kind}: `
+              + `json: cannot unmarshal ${typeof value} into Go struct field .${field} of type ${err.params.type}`);
+          }
+          out.push(invalidValue(field, typeof value, `${field} in body must be of type ${err.params.type}: "${typeof value}"`));
+          break;
+        }
+        case 'enum': out.push(unsupported(field, value, err.params.allowedValues ?? [])); break;
+        default: out.push(invalidValue(field, value, err.message ?? 'invalid'));
+      }
+    }
+    return out;
+  }
+}
+
+const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 'cinder', 'csi', 'fc', 'flexVolume', 'flocker',
+  'gcePersistentDisk', 'glusterfs', 'hostPath', 'iscsi', 'local', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte',
+  'rbd', 'scaleIO', 'storageos', 'vsphereVolume'];
+
+function accessModeProblems(field: string, modes: unknown): StatusCause[] {
+  if (!Array.isArray(modes) || modes.length === 0) return [required(field)];
+  return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+}
+
+function pvProblems(pv: any): StatusCause[] {
+  const spec = pv.spec ?? {};
+  const out: StatusCause[] = [...accessModeProblems('spec.accessModes', spec.accessModes)];
+  if (!spec.capacity || Object.keys(spec.capacity).length === 0) out.push(required('spec.capacity'));
+  else if (spec.capacity.storage === undefined) out.push(required('spec.capacity[storage]'));
+  const sources = PV_SOURCES.filter((s) => spec[s] !== undefined);
+  if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
+  if (sources.length > 1) out.push(forbiddenField(`spec.${sources[1]}`, 'may not specify more than 1 volume type'));
+  if (spec.local) {
+    if (!spec.nodeAffinity) out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
+    if (typeof spec.local.path === 'string' && spec.local.path.split('/').includes('..')) {
+      out.push(invalidValue('spec.local.path', spec.local.path, "must not contain '..'"));
+    }
+  }
+  const policies = ['Delete', 'Recycle', 'Retain'];
+  if (spec.persistentVolumeReclaimPolicy && !policies.includes(spec.persistentVolumeReclaimPolicy)) {
+    out.push(unsupported('spec.persistentVolumeReclaimPolicy', spec.persistentVolumeReclaimPolicy, policies));
+  }
+  if (spec.volumeMode && !['Block', 'Filesystem'].includes(spec.volumeMode)) {
+    out.push(unsupported('spec.volumeMode', spec.volumeMode, ['Block', 'Filesystem']));
+  }
+  return out;
+}
+
+function pvcProblems(pvc: any): StatusCause[] {
+  const spec = pvc.spec ?? {};
+  const out = accessModeProblems('spec.accessModes', spec.accessModes);
+  if (spec.resources?.requests?.storage === undefined) out.push(required('spec.resources[storage]'));
+  return out;
+}
+
+function podSpecProblems(field: string, spec: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  const containers = spec?.containers;
+  if (!Array.isArray(containers) || containers.length === 0) {out.push(required(`${field}.containers`));} else {
+    containers.forEach((c: any, i: number) => {
+      if (!c.name) out.push(required(`${field}.containers[${i}].name`));
+      if (!c.image) out.push(required(`${field}.containers[${i}].image`));
+    });
+  }
+  return out;
+}
+
+function jobProblems(job: any): StatusCause[] {
+  const out = podSpecProblems('spec.template.spec', job.spec?.template?.spec);
+  const rp = job.spec?.template?.spec?.restartPolicy;
+  if (rp !== 'OnFailure' && rp !== 'Never') out.push(unsupported('spec.template.spec.restartPolicy', rp ?? '', ['OnFailure', 'Never']));
+  return out;
+}
+
+const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
+  'v1/PersistentVolume': pvProblems,
+  'v1/PersistentVolumeClaim': pvcProblems,
+  'v1/Pod': (p) => podSpecProblems('spec', p.spec),
+  'batch/v1/Job': jobProblems,
+  'apps/v1/Deployment': (d) => podSpecProblems('spec.template.spec', d.spec?.template?.spec),
+  'apps/v1/DaemonSet': (d) => podSpecProblems('spec.template.spec', d.spec?.template?.spec),
+};
+
+const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+
+function immutable(field: string, value: unknown): StatusCause {
+  return invalidValue(field, value, 'field is immutable');
+}
+
+/** Update rules of the registry strategies: fields that may not change after creation. */
+function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  switch (`${groupVersion(r)}/${r.kind}`) {
+    case 'v1/PersistentVolume': {
+      const src = (o: any) => PV_SOURCES.map((s) => o.spec?.[s]);
+      if (changed(src(next), src(prev))) out.push(forbiddenField('spec.persistentvolumesource', 'spec.persistentvolumesource is immutable after creation'));
+      break;
+    }
+    case 'v1/PersistentVolumeClaim': {
+      const strip = (o: any) => ({
+        ...o.spec,
+        resources: { ...o.spec?.resources, requests: undefined },
+        volumeName: undefined,
+        volumeAttributesClassName: undefined,
+      });
+      if (changed(strip(next), strip(prev))) {
+        out.push(forbiddenField('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
+      }
+      if (prev.spec?.volumeName && next.spec?.volumeName !== prev.spec.volumeName) out.push(immutable('spec.volumeName', next.spec?.volumeName));
+      break;
+    }
+    case 'batch/v1/Job':
+      if (changed(next.spec?.selector, prev.spec?.selector)) out.push(immutable('spec.selector', next.spec?.selector));
+      if (changed(next.spec?.template, prev.spec?.template)) out.push(immutable('spec.template', next.spec?.template));
+      if (changed(next.spec?.completions, prev.spec?.completions)) out.push(immutable('spec.completions', next.spec?.completions));
+      break;
+    case 'storage.k8s.io/v1/StorageClass':
+      if (changed(next.parameters, prev.parameters)) out.push(forbiddenField('parameters', 'updates to parameters are forbidden.'));
+      if (next.provisioner !== prev.provisioner) out.push(forbiddenField('provisioner', 'updates to provisioner are forbidden.'));
+      if (next.reclaimPolicy !== prev.reclaimPolicy) out.push(forbiddenField('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
+      if (next.volumeBindingMode !== prev.volumeBindingMode) out.push(forbiddenField('volumeBindingMode', 'field is immutable'));
+      break;
+    case 'v1/ConfigMap':
+      if (prev.immutable === true && (changed(next.data, prev.data) || changed(next.binaryData, prev.binaryData) || next.immutable !== true)) {
+        out.push(forbiddenField(next.immutable === true ? 'data' : 'immutable', 'field is immutable when `immutable` is set'));
+      }
+      break;
+    default:
+  }
+  return out;
+}
+
+/** Throws 400 or 422 as the real server would for this object (on create, or update when `prev` is given). */
+export function validateObject(r: ResourceType, obj: any, prev?: any): void {
+  const name = obj.metadata?.name ?? '';
+  const causes = [
+    ...metadataProblems(r, obj.metadata ?? {}),
+    ...schemaProblems(r, obj),
+  ];
+  if (!causes.length) causes.push(...(SEMANTIC[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? []));
+  if (!causes.length && prev) causes.push(...updateProblems(r, obj, prev));
+  if (causes.length) throw invalid(r, name, causes);
+}
+
