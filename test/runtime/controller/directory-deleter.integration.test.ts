@@ -1,0 +1,369 @@
+/**
+ * Upstream's deleter cases and our safety rules, end to end through the
+ * DirectoryController: claims bound and deleted in the test API server (its PV
+ * controller makes the PV Released), real mount points and loop devices cleaned
+ * in this process.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { V1PersistentVolume } from '@kubernetes/client-node';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../../support/privileged';
+import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from './fixture';
+
+const MiB = 1024 * 1024;
+const SCRIPTS = path.resolve(__dirname, '../../../image/scripts');
+
+/** What a user leaves behind: a file, a read-only file, a nested tree with a read-only directory. */
+function fillVolume(dir: string): void {
+  fs.writeFileSync(path.join(dir, 'data.bin'), 'user data');
+  fs.writeFileSync(path.join(dir, 'readonly.txt'), 'keep out');
+  fs.chmodSync(path.join(dir, 'readonly.txt'), 0o444);
+  fs.mkdirSync(path.join(dir, 'nested', 'deeper'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'nested', 'deeper', 'file'), 'x');
+  fs.chmodSync(path.join(dir, 'nested', 'deeper'), 0o555);
+}
+
+function isMountPoint(dir: string): boolean {
+  return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === dir);
+}
+
+/** A shell cleaner that logs `start`/`done` lines with its pid to `log`, and fails with 10 the first `failures` times. */
+function loggingCleaner(log: string, options: { failures?: number; sleepSeconds?: number } = {}): string[] {
+  const script = [
+    `echo "start $$ $LOCAL_PV_BLKDEVICE" >> ${log}`,
+    `n=$(grep -c '^start' ${log})`,
+    options.sleepSeconds ? `sleep ${options.sleepSeconds}` : ':',
+    `if [ "$n" -le ${options.failures ?? 0} ]; then echo "fail $$" >> ${log}; exit 10; fi`,
+    `echo "done $$" >> ${log}`,
+  ].join('\n');
+  return ['sh', '-c', script];
+}
+
+function logLines(log: string): string[] {
+  return fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : [];
+}
+
+describePrivileged('the deleter through the controller', () => {
+  let fx: ControllerFixture | undefined;
+  afterEach(async () => {
+    await fx?.stop();
+    fx = undefined;
+  });
+  afterAll(cleanupPrivileged);
+
+  /** Makes `entry` a mount point in the class's directory and gives it a PV; returns the PV. */
+  async function provision(className: string, entry: string): Promise<{ pv: V1PersistentVolume; dir: string }> {
+    const dir = path.join(fx!.dirs[className], entry);
+    makeMountPoint(dir);
+    await fx!.pass();
+    return { pv: await fx!.waitForPv(fx!.pvName(className, entry), { phase: 'Available' }), dir };
+  }
+
+  /** A symlink to a new loop device in the class's directory, with a PV. */
+  async function provisionDevice(className: string, entry: string, sizeBytes = 8 * MiB) {
+    const loop = createLoopDevice(sizeBytes);
+    fs.symlinkSync(loop.device, path.join(fx!.dirs[className], entry));
+    await fx!.pass();
+    return { pv: await fx!.waitForPv(fx!.pvName(className, entry), { phase: 'Available' }), loop };
+  }
+
+  test('a Released PV with reclaim policy Delete is emptied, deleted, and offered again with a new UID and an empty volume', async () => {
+    fx = await ControllerFixture.start();
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    fillVolume(dir);
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(isMountPoint(dir)).toBe(true);
+
+    expect((await fx.pass()).created).toEqual([name]);
+    const again = await fx.waitForPv(name, { phase: 'Available' });
+    expect(again.metadata!.uid).not.toBe(pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    const [started] = await fx.recordedEvents('CleanupStarted');
+    expect(started).toMatchObject({ type: 'Normal', involvedObject: { name, uid: pv.metadata!.uid } });
+    expect(await fx.metrics.exposition()).toMatch(/local_volume_provisioner_persistentvolume_delete_total\{mode="Filesystem",type="process"\} 1/);
+  });
+
+  test('Available and Bound PVs, and Released ones with reclaim policy Retain, are untouched', async () => {
+    fx = await ControllerFixture.start({
+      classes: { 'local-fs': {}, 'local-retain': { storageClass: { reclaimPolicy: 'Retain' } } },
+    });
+    const available = await provision('local-fs', 'available');
+    const bound = await provision('local-fs', 'bound');
+    const retained = await provision('local-retain', 'kept');
+    for (const v of [available, bound, retained]) fillVolume(v.dir);
+    fx.bind(bound.pv.metadata!.name!);
+    await fx.waitForPv(bound.pv.metadata!.name!, { phase: 'Bound' });
+    await fx.release(retained.pv.metadata!.name!);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+    await fx.settle();
+
+    for (const v of [available, bound, retained]) {
+      expect(fx.serverPv(v.pv.metadata!.name!)!.metadata!.uid).toBe(v.pv.metadata!.uid);
+      expect(fs.readdirSync(v.dir).sort()).toEqual(['data.bin', 'nested', 'readonly.txt']);
+    }
+    expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
+  });
+
+  test('a Released PV that is already being deleted is untouched', async () => {
+    fx = await ControllerFixture.start();
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    fillVolume(dir);
+    await fx.release(name, async () => {
+      // Something else holds it in deletion.
+      await fx!.api.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
+        (o) => fx!.core.patchPersistentVolume({ name, body: { metadata: { finalizers: ['example.com/hold', 'kubernetes.io/pv-protection'] } } }, o),
+        { contentType: 'application/merge-patch+json' });
+    });
+    await fx.core.deletePersistentVolume({ name });
+    await fx.waitForCache(() => fx!.cache.get(name)?.metadata?.deletionTimestamp !== undefined, 'the PV is being deleted');
+
+    await fx.pass();
+    await fx.settle();
+
+    expect(fs.readdirSync(dir)).toHaveLength(3);
+    expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
+  });
+
+  test('a Released PV with reclaim policy Recycle gets a Warning and keeps its data', async () => {
+    fx = await ControllerFixture.start();
+    const dir = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(dir);
+    fillVolume(dir);
+    const name = fx.pvName('local-fs', 'vol1');
+    // Made by hand (a StorageClass cannot say Recycle for us), Released by a claim that is gone.
+    fx.server.create(releasedPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), 'Recycle'));
+    await fx.waitForPv(name, { phase: 'Released' });
+
+    await fx.pass();
+    await fx.settle();
+
+    expect(fs.readdirSync(dir)).toHaveLength(3);
+    const [warning] = await fx.recordedEvents('ReclaimPolicyUnsupported');
+    expect(warning).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
+    expect(warning.message).toContain('Recycle');
+  });
+
+  test('a Released PV of another provisioner at our path is not touched', async () => {
+    fx = await ControllerFixture.start();
+    const dir = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(dir);
+    fillVolume(dir);
+    fx.server.create(releasedPv('someone-elses', '/mnt/host/local-fs/vol1', 'local-volume-provisioner-other-node-uid', 'Delete'));
+    await fx.waitForPv('someone-elses', { phase: 'Released' });
+
+    await fx.pass();
+    await fx.settle();
+
+    expect(fx.serverPv('someone-elses')).toBeDefined();
+    expect(fs.readdirSync(dir)).toHaveLength(3);
+  });
+
+  test('a failing block cleanup (exit 10) is reported and retried after the backoff, then the PV is deleted', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { failures: 1 }) } },
+      backoff: { initialMs: 400, maxMs: 400 },
+    });
+    const { pv } = await provisionDevice('local-block', 'disk1');
+    const name = pv.metadata!.name!;
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'fail']);
+    expect(logLines(log)[0]).toContain(path.join(fx.dirs['local-block'], 'disk1'));
+
+    // Reports the failure; inside the backoff nothing starts again.
+    await fx.pass();
+    await fx.settle();
+    expect(logLines(log)).toHaveLength(2);
+    expect(fx.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+    const [failed] = await fx.recordedEvents('CleanupFailed');
+    expect(failed).toMatchObject({ type: 'Warning', involvedObject: { name } });
+    expect(failed.message).toMatch(/10/);
+
+    await new Promise((r) => setTimeout(r, 450));
+    await fx.pass();
+    await fx.settle();
+    expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'fail', 'start', 'done']);
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+  });
+
+  test('passes during a running cleanup do not start it twice', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 0.5 }) } },
+    });
+    const { pv } = await provisionDevice('local-block', 'disk1');
+    await fx.release(pv.metadata!.name!);
+
+    for (let i = 0; i < 4; i++) await fx.pass();
+    await fx.settle();
+
+    expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'done']);
+  });
+
+  test('a Block volume on a loop device is cleaned by dd_zero.sh: zeros read back and blkid finds no signature', async () => {
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: [path.join(SCRIPTS, 'dd_zero.sh')] } },
+    });
+    const { pv, loop } = await provisionDevice('local-block', 'disk1', 8 * MiB);
+    mkfsExt4(loop.device);
+    expect(execFileSync('blkid', ['-p', '-o', 'value', '-s', 'TYPE', loop.device], { encoding: 'utf8' }).trim()).toBe('ext4');
+    await fx.release(pv.metadata!.name!);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(pv.metadata!.name!, pv.metadata!.uid);
+
+    const bytes = fs.readFileSync(loop.backingFile);
+    expect(bytes.length).toBe(8 * MiB);
+    expect(bytes.every((b) => b === 0)).toBe(true);
+    expect(() => execFileSync('blkid', ['-p', loop.device], { stdio: 'pipe' })).toThrow();
+    expect((await fx.pass()).created).toEqual([pv.metadata!.name!]);
+  });
+
+  test('the re-check before cleaning stops a cleanup when the PV was replaced (same name, new UID) after the decision', async () => {
+    fx = await ControllerFixture.start({ config: { maxConcurrentCleanups: 1 } });
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    fillVolume(dir);
+    // Another cleanup holds the only slot, so this one waits between the decision and the clean.
+    let freeSlot!: () => void;
+    const holder = fx.limiter.run(() => new Promise<void>((r) => {
+      freeSlot = r;
+    }));
+    await fx.release(name);
+    await fx.pass();
+    expect(fx.deleter.isCleaning(name)).toBe(true);
+
+    // Meanwhile the PV is deleted and a new one made under the same name.
+    await fx.core.deletePersistentVolume({ name });
+    await eventually(() => fx!.serverPv(name) === undefined, 'the old PV is gone');
+    const replacement = fx.server.create(freshCopy(pv));
+    expect(replacement.metadata!.uid).not.toBe(pv.metadata!.uid);
+    freeSlot();
+    await holder;
+    await fx.settle();
+
+    expect(fs.readdirSync(dir)).toHaveLength(3);
+    expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
+    expect(fs.readdirSync(dir)).toHaveLength(3);
+  });
+
+  test('a new PV under the name of one cleaned before is cleaned again before it is deleted (status by UID, not name)', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log) } },
+    });
+    const { pv: first } = await provisionDevice('local-block', 'disk1');
+    const name = first.metadata!.name!;
+    await fx.release(name);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, first.metadata!.uid);
+    expect(logLines(log).filter((l) => l.startsWith('done'))).toHaveLength(1);
+
+    // The old success is still unreported when the volume comes back under the same name.
+    await fx.pass();
+    const second = await fx.waitForPv(name, { notUid: first.metadata!.uid, phase: 'Available' });
+    await fx.release(name);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, second.metadata!.uid);
+
+    expect(logLines(log).filter((l) => l.startsWith('done'))).toHaveLength(2);
+  });
+
+  test('a cleaned PV whose delete keeps failing stays Released and is cleaned again before it is deleted', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log) } },
+      backoff: { initialMs: 200, maxMs: 200 },
+    });
+    const { pv } = await provisionDevice('local-block', 'disk1');
+    const name = pv.metadata!.name!;
+    await fx.release(name);
+    fx.server.faults.failNext({ verb: 'delete', resource: 'persistentvolumes', code: 500, count: 20 });
+
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    await fx.pass();
+    expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([name]);
+
+    fx.server.faults.clear();
+    await new Promise((r) => setTimeout(r, 250));
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect(logLines(log).filter((l) => l.startsWith('done'))).toHaveLength(2);
+  });
+
+  test('a volume whose cleanup is still running is not offered again, even when its PV is gone', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 1 }) } },
+    });
+    const { pv } = await provisionDevice('local-block', 'disk1');
+    const name = pv.metadata!.name!;
+    await fx.release(name);
+    await fx.pass();
+    await eventually(() => logLines(log).length > 0, 'the cleaner started');
+
+    // Someone deletes the PV while it is being cleaned.
+    await fx.core.deletePersistentVolume({ name });
+    await fx.waitForPvGone(name);
+    expect((await fx.pass()).created).toEqual([]);
+
+    await fx.settle();
+    expect((await fx.pass()).created).toEqual([name]);
+  });
+});
+
+/** A PV of ours as if made earlier, Released because its claim is gone. */
+function releasedPv(name: string, localPath: string, provisioner: string, policy: string): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name, labels: { [NODE_LABEL]: NODE_NAME }, annotations: { [PROVISIONED_BY_ANNOTATION]: provisioner } },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: policy,
+      storageClassName: 'local-fs',
+      volumeMode: 'Filesystem',
+      local: { path: localPath },
+      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'gone', uid: '00000000-0000-0000-0000-000000000001' },
+      nodeAffinity: {
+        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_HOSTNAME] }] }] },
+      },
+    },
+  };
+}
+
+/** The same PV as a new object: no UID, version, claim or status. */
+function freshCopy(pv: V1PersistentVolume): V1PersistentVolume {
+  const { claimRef: _claimRef, ...spec } = pv.spec!;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: pv.metadata!.name, labels: pv.metadata!.labels, annotations: pv.metadata!.annotations },
+    spec,
+  };
+}
