@@ -204,7 +204,13 @@ export class HttpHandler {
     const { registry } = this.ctx;
     const r = rr.type;
     const dryRun = q.getAll('dryRun').includes('All');
-    const reply = (code: number, e: Entry) => this.send(res, code, e.json, count);
+    const warnings: string[] = [];
+    const fv = q.get('fieldValidation');
+    if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
+      throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+    }
+    const write = { dryRun, warnings, fieldValidation: (fv ?? 'Warn') as 'Strict' | 'Warn' | 'Ignore' };
+    const reply = (code: number, e: Entry) => this.send(res, code, e.json, count, warningHeader(warnings));
     switch (rr.verb) {
       case 'get': {
         const e = registry.get(r, rr.namespace, rr.name!);
@@ -215,7 +221,7 @@ export class HttpHandler {
       case 'watch': return this.watch(call);
       case 'create': {
         if (rr.name !== undefined) throw methodNotAllowed();
-        return reply(201, registry.create(r, rr.namespace, parseJson(body), { dryRun }));
+        return reply(201, registry.create(r, rr.namespace, parseJson(body), write));
       }
       case 'update': {
         const sub = rr.subresource === 'finalize' ? 'finalize' : rr.subresource;
@@ -223,14 +229,14 @@ export class HttpHandler {
           const candidate = parseJson(body);
           const prev = registry.get(r, undefined, rr.name!);
           const next = { ...cloneObject(prev), spec: { ...prev.obj.spec, finalizers: candidate.spec?.finalizers ?? [] } };
-          return reply(200, registry.replace(r, prev, next, { dryRun }));
+          return reply(200, registry.replace(r, prev, next, write));
         }
-        return reply(200, registry.update(r, rr.namespace, rr.name!, parseJson(body), { subresource: sub, dryRun }));
+        return reply(200, registry.update(r, rr.namespace, rr.name!, parseJson(body), { ...write, subresource: sub }));
       }
       case 'patch': {
         const prev = registry.get(r, rr.namespace, rr.name!);
         const patched = this.applyPatch(r, req.headers['content-type'] ?? '', prev, parseJson(body));
-        return reply(200, registry.replace(r, prev, patched, { subresource: rr.subresource, dryRun }));
+        return reply(200, registry.replace(r, prev, patched, { ...write, subresource: rr.subresource }));
       }
       case 'delete': {
         const options = deleteOptions(q, body);
@@ -374,6 +380,12 @@ export class HttpHandler {
       onBytes: (n) => this.ctx.counters.bytes(count[0], count[1], n),
     }, res);
   }
+}
+
+/** The Warning header the real server sends: `299 - "text"` per warning. */
+function warningHeader(warnings: string[]): Record<string, string> {
+  if (!warnings.length) return {};
+  return { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
 }
 
 function includeObject(q: URLSearchParams): IncludeObject {

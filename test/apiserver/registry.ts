@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyCreateDefaults, applyDefaults } from './defaults';
 import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
+import { pruneUnknownFields } from './fields';
 import { ApiError, STALE_OBJECT, alreadyExists, badRequest, conflict, forbidden, notFound } from './status';
 import { Entry, Store, cloneObject } from './store';
 import { validateObject } from './validation';
@@ -27,6 +28,10 @@ export interface WriteOptions {
   /** `status` to write through the status subresource. */
   readonly subresource?: string;
   readonly dryRun?: boolean;
+  /** What to do with fields the kind does not have. @default 'Warn' */
+  readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  /** Receives warnings for the response's Warning header. */
+  readonly warnings?: string[];
 }
 
 export const NAMESPACES = findResource('v1', 'namespaces')!;
@@ -48,6 +53,16 @@ const withoutMetaAndStatus = (o: any) => {
   const { metadata: _m, status: _s, ...rest } = o;
   return JSON.stringify(rest);
 };
+
+/** Drops unknown fields; under Strict they are a 400, under Warn each one a warning. */
+function handleUnknownFields(r: ResourceType, obj: any, options: WriteOptions): void {
+  const unknown = pruneUnknownFields(r, obj);
+  if (!unknown.length || options.fieldValidation === 'Ignore') return;
+  if (options.fieldValidation === 'Strict') {
+    throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+  }
+  options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
+}
 
 export class Registry {
   private readonly hooks: AdmissionHook[] = [];
@@ -102,6 +117,7 @@ export class Registry {
 
   create(r: ResourceType, namespace: string | undefined, body: any, options: WriteOptions = {}): Entry {
     const obj = this.normalizeBody(r, body, namespace);
+    handleUnknownFields(r, obj, options);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generateSuffix()}`;
     this.checkNamespace(r, meta.namespace, meta.name ?? '');
@@ -139,6 +155,7 @@ export class Registry {
     if (wantRv !== undefined && wantRv !== '' && wantRv !== old.metadata.resourceVersion) {
       throw conflict(r, name, STALE_OBJECT);
     }
+    handleUnknownFields(r, candidate, options);
     let next: any;
     if (options.subresource === 'status') {
       next = { ...cloneObject(prev), status: candidate.status };
