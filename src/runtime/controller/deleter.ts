@@ -27,6 +27,7 @@ import {
   resolveVolumePath,
   TaskOutcome,
 } from '../cleanup';
+import { isMountPoint, MountTable, readMountTable } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, persistentVolumeReference } from '../kube/event-recorder';
 import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
@@ -47,6 +48,8 @@ export interface DeleterDeps {
   readonly events: EventRecorder;
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
+  /** The mount table, read before a directory-dialect directory is cleaned. @default /proc/self/mountinfo */
+  readonly readMountTable?: () => Promise<MountTable>;
 }
 
 export interface DeleterPass {
@@ -98,6 +101,8 @@ export class Deleter {
       const fresh = await this.deps.api.getPersistentVolume(target.pvName);
       const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured);
       if (!recheck.ok) return { ok: false, reason: `not cleaned: ${recheck.reason}` };
+      const unmounted = pass.configured.dialect === 'directory' ? await this.unmountedDirectory(target) : undefined;
+      if (unmounted) return { ok: false, reason: `not cleaned: ${unmounted}` };
       log.info({ job: useJob }, 'cleaning released volume');
       const cleaned = useJob ? await this.cleanInJob(target, pass, signal, log) : await this.cleanInProcess(target, signal, log);
       if (!cleaned.ok) return cleaned;
@@ -109,6 +114,20 @@ export class Deleter {
       this.started.set(target.pvUid, { target, capacityBytes: capacityBytes(pv), type: useJob ? 'job' : 'process' });
       this.deps.events.normal(persistentVolumeReference(pv), EventReasons.CleanupStarted.reason, `cleaning ${target.hostPath}${useJob ? ' in a Job' : ''}`);
     }
+  }
+
+  /**
+   * A directory-dialect directory volume is a mount point. One that is not any
+   * more has lost its disk: what lies beneath is the node's own directory, and
+   * deleting the PV would let the disk, once back, be offered with its data.
+   */
+  private async unmountedDirectory(target: CleanTarget): Promise<string | undefined> {
+    const resolved = await resolveVolumePath(target.path, target.classDir);
+    // Missing paths, symlinks and devices are the cleaner's to refuse or clean.
+    if (!resolved.ok || resolved.kind !== 'directory') return undefined;
+    const table = await (this.deps.readMountTable ?? readMountTable)();
+    if (isMountPoint(resolved.path, table)) return undefined;
+    return `"${target.path}" is no longer a mount point: its volume is gone (unmounted or removed), so the PV is kept`;
   }
 
   private async cleanInProcess(target: CleanTarget, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
