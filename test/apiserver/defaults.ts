@@ -60,7 +60,7 @@ const DEFAULTERS: Record<string, (o: any) => void> = {
     o.spec.backoffLimit ??= 6;
     o.spec.completionMode ??= 'NonIndexed';
     o.spec.suspend ??= false;
-    o.spec.podReplacementPolicy ??= 'TerminatedOrFailed';
+    o.spec.podReplacementPolicy ??= 'TerminatingOrFailed';
     defaultPodSpec(o.spec.template?.spec, 'Always');
   },
   'apps/v1/Deployment': (o) => {

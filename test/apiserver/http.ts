@@ -5,17 +5,18 @@
  * registry or the watch hub, and counts requests and bytes.
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
 import { Authenticator, UserInfo } from './auth';
 import { Counters } from './counters';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery';
 import { Faults } from './faults';
-import { openApiDocument, openApiRoot } from './openapi';
+import { openApiDocument, openApiRoot, openApiV2 } from './openapi';
 import { jsonPatch, mergePatch, patchSchemaFor, strategicMergePatch } from './patch';
 import { RbacAuthorizer, RequestAttributes } from './rbac';
 import { DeleteOptions, Registry } from './registry';
 import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
 import { parseFieldSelector, parseLabelSelector, pinnedName } from './selectors';
-import { ApiError, badRequest, forbidden, gone, methodNotAllowed, noSuchPath, unsupportedPatch } from './status';
+import { ApiError, badRequest, forbidden, gone, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
 import { Entry, Store, cloneObject } from './store';
 import { IncludeObject, renderTable, wantsTable } from './table';
 import { WatchHub } from './watch';
@@ -106,6 +107,24 @@ function parseJson(buf: Buffer): any {
   }
 }
 
+/**
+ * An object body (create, update): JSON or YAML. Protobuf, which typed
+ * client-go clientsets send (e.g. `kubectl create configmap`), is not decoded
+ * here and gets the 415 a server without that codec answers.
+ */
+function parseObjectBody(req: IncomingMessage, buf: Buffer): any {
+  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim();
+  if (type === 'application/json' || type === '') return parseJson(buf);
+  if (type === 'application/yaml') {
+    try {
+      return parseYaml(buf.toString('utf8'));
+    } catch (e: any) {
+      throw badRequest(`error decoding request body: ${e.message}`);
+    }
+  }
+  throw unsupportedMediaType(['application/json', 'application/yaml']);
+}
+
 /** The continue token the real server issues (base64 JSON of version, rv and start key). */
 function encodeContinue(rv: number, startKey: string): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${startKey}\u0000` })).toString('base64');
@@ -156,7 +175,7 @@ export class HttpHandler {
     if (rr === undefined || rr === 'unknown') {
       const attrs: RequestAttributes = { verb: method.toLowerCase(), path: url.pathname };
       this.authorize(user, attrs);
-      return this.serveNonResource(rr, method, url.pathname, parts, res);
+      return this.serveNonResource(rr, req, url.pathname, parts, res);
     }
     const label = rr.subresource ? `${rr.resource}/${rr.subresource}` : rr.resource;
     this.ctx.counters.request(rr.verb, label);
@@ -184,9 +203,16 @@ export class HttpHandler {
     throw forbidden(rr.type, a.subresource ? `${label}` : label, a.name, why);
   }
 
-  private serveNonResource(rr: 'unknown' | undefined, method: string, path: string, parts: string[], res: ServerResponse): void {
+  private serveNonResource(rr: 'unknown' | undefined, req: IncomingMessage, path: string, parts: string[], res: ServerResponse): void {
+    const method = req.method ?? 'GET';
     if (rr === 'unknown' || method !== 'GET') {
       this.sendError(res, method !== 'GET' && rr === undefined ? methodNotAllowed() : noSuchPath());
+      return;
+    }
+    if (path === '/openapi/v2') {
+      const { body, contentType } = openApiV2((req.headers.accept ?? '').includes('protobuf'));
+      res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length });
+      res.end(body);
       return;
     }
     let doc: object | undefined;
@@ -221,17 +247,17 @@ export class HttpHandler {
       case 'watch': return this.watch(call);
       case 'create': {
         if (rr.name !== undefined) throw methodNotAllowed();
-        return reply(201, registry.create(r, rr.namespace, parseJson(body), write));
+        return reply(201, registry.create(r, rr.namespace, parseObjectBody(req, body), write));
       }
       case 'update': {
         const sub = rr.subresource === 'finalize' ? 'finalize' : rr.subresource;
         if (sub === 'finalize') {
-          const candidate = parseJson(body);
+          const candidate = parseObjectBody(req, body);
           const prev = registry.get(r, undefined, rr.name!);
           const next = { ...cloneObject(prev), spec: { ...prev.obj.spec, finalizers: candidate.spec?.finalizers ?? [] } };
           return reply(200, registry.replace(r, prev, next, write));
         }
-        return reply(200, registry.update(r, rr.namespace, rr.name!, parseJson(body), { ...write, subresource: sub }));
+        return reply(200, registry.update(r, rr.namespace, rr.name!, parseObjectBody(req, body), { ...write, subresource: sub }));
       }
       case 'patch': {
         const prev = registry.get(r, rr.namespace, rr.name!);
@@ -272,9 +298,9 @@ export class HttpHandler {
       case 'application/json-patch+json': return jsonPatch(current, patch);
       case 'application/merge-patch+json': return mergePatch(current, patch);
       case 'application/strategic-merge-patch+json':
-        if (r.custom) throw unsupportedPatch(accepted);
+        if (r.custom) throw unsupportedMediaType(accepted);
         return strategicMergePatch(current, patch, patchSchemaFor(r.kind));
-      default: throw unsupportedPatch(accepted);
+      default: throw unsupportedMediaType(accepted);
     }
   }
 

@@ -10,6 +10,31 @@
  */
 import { RESOURCES, groupVersion, groupVersions } from './resources';
 
+/** Protobuf length-delimited field (wire type 2). */
+function bytesField(field: number, payload: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([(field * 8) + 2, payload.length]), payload]);
+}
+
+/**
+ * `/openapi/v2`, which kubectl up to 1.28 must load before `apply` (as
+ * protobuf, gnostic's openapi_v2.Document): swagger "2.0" and an info block, no
+ * definitions. kubectl then learns about field validation from `/openapi/v3`
+ * and builds patches from its compiled-in types.
+ */
+export function openApiV2(protobuf: boolean): { body: Buffer; contentType: string } {
+  if (!protobuf) {
+    return {
+      body: Buffer.from(JSON.stringify({ swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.33.0' }, paths: {}, definitions: {} })),
+      contentType: 'application/json',
+    };
+  }
+  const info = Buffer.concat([bytesField(1, Buffer.from('Kubernetes')), bytesField(2, Buffer.from('v1.33.0'))]);
+  return {
+    body: Buffer.concat([bytesField(1, Buffer.from('2.0')), bytesField(2, info)]),
+    contentType: 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
+  };
+}
+
 function docPath(gv: string): string {
   return gv.includes('/') ? `apis/${gv}` : `api/${gv}`;
 }

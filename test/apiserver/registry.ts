@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { applyCreateDefaults, applyDefaults } from './defaults';
-import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
 import { pruneUnknownFields } from './fields';
+import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
 import { ApiError, STALE_OBJECT, alreadyExists, badRequest, conflict, forbidden, notFound } from './status';
 import { Entry, Store, cloneObject } from './store';
 import { validateObject } from './validation';

@@ -105,7 +105,8 @@ export function forbidden(r: ResourceType | undefined, resourceLabel: string, na
   return new ApiError(403, 'Forbidden', `${what} is forbidden: ${why}`, r ? gr(r, name) : { ...(name ? { name } : {}), kind: resourceLabel });
 }
 
-export function unsupportedPatch(accepted: string[]): ApiError {
+/** 415: a body in a format this endpoint does not decode. */
+export function unsupportedMediaType(accepted: string[]): ApiError {
   return new ApiError(415, 'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
 }

@@ -4,6 +4,8 @@
  * registry strategies for the kinds our runtime writes. A failure is 422 Invalid
  * with one cause per field; a body that cannot decode as the kind is 400.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ResourceType, groupVersion } from './resources';
 import { StatusCause, badRequest, invalid } from './status';
 
@@ -99,11 +101,27 @@ function metadataProblems(r: ResourceType, meta: any): StatusCause[] {
 
 const modelCache = new Map<ResourceType, any>();
 
-function modelClass(r: ResourceType): any {
-  if (!modelCache.has(r)) {
+/**
+ * Loads a model class. The prometheus-operator models are ES modules whose
+ * package exports only an `import` condition, so outside jest (which maps the
+ * path) they are required by file path, which Node's require(esm) accepts.
+ */
+function loadModel(specifier: string): any {
+  try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    modelCache.set(r, require(r.model[0])[r.model[1]]);
+    return require(specifier);
+  } catch (e: any) {
+    if (e?.code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw e;
+    const [scope, name, ...rest] = specifier.split('/');
+    const dir = (require.resolve.paths(specifier) ?? []).map((p) => join(p, scope, name)).find((d) => existsSync(d));
+    if (!dir) throw e;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(join(dir, `${rest.join('/')}.js`));
   }
+}
+
+function modelClass(r: ResourceType): any {
+  if (!modelCache.has(r)) modelCache.set(r, loadModel(r.model[0])[r.model[1]]);
   return modelCache.get(r);
 }
 
