@@ -291,8 +291,8 @@ export function validateObject(r: ResourceType, obj: any, prev?: any): void {
     ...metadataProblems(r, obj.metadata ?? {}),
     ...schemaProblems(r, obj),
   ];
-  if (!causes.length) causes.push(...(SEMANTIC[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? []));
-  if (!causes.length && prev) causes.push(...updateProblems(r, obj, prev));
+  causes.push(...(SEMANTIC[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? []));
+  if (prev) causes.push(...updateProblems(r, obj, prev));
   if (causes.length) throw invalid(r, name, causes);
 }
 
