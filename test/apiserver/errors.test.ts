@@ -1,0 +1,110 @@
+import { TestApiServer, startTestApiServer } from './index';
+import { call, localPv } from './raw-client';
+
+let server: TestApiServer;
+beforeEach(async () => {
+  server = await startTestApiServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+describe('error responses are Status objects as the real server sends them', () => {
+  test('a missing object is 404 NotFound naming the resource', async () => {
+    const r = await call(server, 'GET', '/apis/batch/v1/namespaces/default/jobs/nope');
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'jobs.batch "nope" not found',
+      reason: 'NotFound',
+      details: { name: 'nope', group: 'batch', kind: 'jobs' },
+      code: 404,
+    });
+  });
+
+  test('creating an existing name is 409 AlreadyExists', async () => {
+    await call(server, 'POST', '/api/v1/persistentvolumes', localPv('dup'));
+    const r = await call(server, 'POST', '/api/v1/persistentvolumes', localPv('dup'));
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ reason: 'AlreadyExists', message: 'persistentvolumes "dup" already exists', details: { name: 'dup', kind: 'persistentvolumes' } });
+  });
+
+  test('an update with a stale resourceVersion is 409 Conflict', async () => {
+    const created = (await call(server, 'POST', '/api/v1/persistentvolumes', localPv('stale'))).body;
+    await call(server, 'PUT', '/api/v1/persistentvolumes/stale', { ...created, metadata: { ...created.metadata, labels: { a: '1' } } });
+    const r = await call(server, 'PUT', '/api/v1/persistentvolumes/stale', { ...created, metadata: { ...created.metadata, labels: { b: '2' } } });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({
+      reason: 'Conflict',
+      message: 'Operation cannot be fulfilled on persistentvolumes "stale": the object has been modified; please apply your changes to the latest version and try again',
+    });
+  });
+
+  test('an invalid object is 422 Invalid with one cause per field', async () => {
+    const r = await call(server, 'POST', '/api/v1/persistentvolumes', { metadata: { name: 'no-spec' }, spec: {} });
+    expect(r.status).toBe(422);
+    expect(r.body.reason).toBe('Invalid');
+    expect(r.body.details.kind).toBe('PersistentVolume');
+    expect(r.body.details.causes).toEqual(expect.arrayContaining([
+      { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.accessModes' },
+      { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.capacity' },
+      { reason: 'FieldValueRequired', message: 'Required value: must specify a volume type', field: 'spec' },
+    ]));
+  });
+
+  test('a local volume without node affinity is invalid', async () => {
+    const pv: any = localPv('loose');
+    delete pv.spec.nodeAffinity;
+    const r = await call(server, 'POST', '/api/v1/persistentvolumes', pv);
+    expect(r.status).toBe(422);
+    expect(r.body.message).toContain('spec.nodeAffinity: Required value: Local volume requires node affinity');
+  });
+
+  test('a label value that is not a valid label is invalid', async () => {
+    const r = await call(server, 'POST', '/api/v1/persistentvolumes', localPv('labelled', { node: 'not valid!' }));
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes[0]).toMatchObject({ field: 'metadata.labels', reason: 'FieldValueInvalid' });
+  });
+
+  test('a body of the wrong type for a built-in field cannot be decoded (400)', async () => {
+    const r = await call(server, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c' }, data: 'text' });
+    expect(r.status).toBe(400);
+    expect(r.body.reason).toBe('BadRequest');
+  });
+
+  test('creating in a namespace that does not exist is 404 for the namespace', async () => {
+    const r = await call(server, 'POST', '/api/v1/namespaces/ghost/configmaps', { metadata: { name: 'c' } });
+    expect(r.status).toBe(404);
+    expect(r.body.message).toBe('namespaces "ghost" not found');
+  });
+
+  test('an unknown resource path is 404 with the generic message', async () => {
+    const r = await call(server, 'GET', '/api/v1/widgets');
+    expect(r.status).toBe(404);
+    expect(r.body.message).toBe('the server could not find the requested resource');
+  });
+
+  test('strategic merge patch on a custom resource is 415', async () => {
+    await call(server, 'POST', '/apis/monitoring.coreos.com/v1/namespaces/default/prometheusrules', {
+      apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'r' }, spec: { groups: [] },
+    });
+    const r = await call(server, 'PATCH', '/apis/monitoring.coreos.com/v1/namespaces/default/prometheusrules/r', { spec: {} },
+      { contentType: 'application/strategic-merge-patch+json' });
+    expect(r.status).toBe(415);
+    expect(r.body.reason).toBe('UnsupportedMediaType');
+  });
+
+  test('unknown fields are dropped with a warning, or refused under Strict', async () => {
+    const lease = { metadata: { name: 'l' }, spec: { holderIdentity: 'me', leaderTransitions: 1 } };
+    const warn = await call(server, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', lease);
+    expect(warn.status).toBe(201);
+    expect(warn.body.spec).toEqual({ holderIdentity: 'me' });
+    expect(warn.headers.get('warning')).toBe('299 - "unknown field \\"spec.leaderTransitions\\""');
+    const strict = await call(server, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases?fieldValidation=Strict', { ...lease, metadata: { name: 'm' } });
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.leaderTransitions"');
+  });
+});
