@@ -117,7 +117,7 @@ export class LeaderElector {
         return false;
       }
       const mine = holder === identity;
-      const transitions = (spec.leaderTransitions ?? 0) + (mine ? 0 : 1);
+      const transitions = (spec.leaseTransitions ?? 0) + (mine ? 0 : 1);
       const acquired = mine && spec.acquireTime ? new V1MicroTime(spec.acquireTime as unknown as string) : now;
       this.lease = await this.api.replaceLease(namespace, { ...current, spec: this.spec(acquired, now, transitions) }, callOptions);
       this.observe(this.lease);
@@ -152,7 +152,7 @@ export class LeaderElector {
     while (!signal.aborted) {
       await this.clock.sleep(this.retryPeriodMs, signal).catch(() => {});
       if (signal.aborted) return;
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, lastRenewal + this.renewDeadlineMs - this.clock.now()))]);
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(lastRenewal + this.renewDeadlineMs - this.clock.now())))]);
       if (await this.tryAcquireOrRenew(deadline)) {
         lastRenewal = this.clock.now();
       } else if (this.clock.now() - lastRenewal >= this.renewDeadlineMs || this.observed?.holder !== this.options.identity) {
@@ -166,7 +166,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     if (!this.lease || this.observed?.holder !== this.options.identity) return;
     const now = this.wallClock();
-    const transitions = this.lease.spec?.leaderTransitions ?? 0;
+    const transitions = this.lease.spec?.leaseTransitions ?? 0;
     try {
       this.lease = await this.api.replaceLease(this.options.namespace, {
         ...this.lease,
@@ -178,21 +178,21 @@ export class LeaderElector {
     }
   }
 
-  private spec(acquireTime: Date, renewTime: Date, leaderTransitions: number): V1LeaseSpec {
+  private spec(acquireTime: Date, renewTime: Date, leaseTransitions: number): V1LeaseSpec {
     return {
       holderIdentity: this.options.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
       // MicroTime: the API server wants six fractional digits, which V1MicroTime writes.
       acquireTime: new V1MicroTime(acquireTime),
       renewTime: new V1MicroTime(renewTime),
-      leaderTransitions,
+      leaseTransitions,
     };
   }
 
   /** Notes when the Lease record last changed, on our own clock. */
   private observe(lease: V1Lease): void {
     const s = lease.spec ?? {};
-    const record = JSON.stringify([s.holderIdentity, s.leaseDurationSeconds, s.acquireTime, s.renewTime, s.leaderTransitions]);
+    const record = JSON.stringify([s.holderIdentity, s.leaseDurationSeconds, s.acquireTime, s.renewTime, s.leaseTransitions]);
     if (this.observed?.record !== record) this.observed = { record, at: this.clock.now(), holder: s.holderIdentity ?? '' };
   }
 }

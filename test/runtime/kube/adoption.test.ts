@@ -1,0 +1,67 @@
+import { localPv, serverAndApi } from './fixtures';
+import { adoptUnlabelledPersistentVolumes, provisionedBy, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { NODE_LABEL, UPSTREAM_DEVICE_NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { TestApiServer } from '../../apiserver';
+
+let server: TestApiServer;
+let api: KubeApi;
+
+beforeEach(async () => {
+  ({ server, api } = await serverAndApi());
+});
+afterEach(() => server.stop());
+
+const labelOf = (name: string) => server.get('v1', 'PersistentVolume', name)?.metadata.labels?.[NODE_LABEL];
+
+describe('adoptUnlabelledPersistentVolumes', () => {
+  test('labels the PVs the Go provisioner of this node created, under their upstream names', async () => {
+    server.create(localPv('local-pv-2d3f1a7b', { node: 'node-a', labelled: false, provisioner: 'local-volume-provisioner-node-a-uid-a' }));
+    const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: provisionedBy('local-volume-provisioner-node-a-uid-a') });
+    expect(result.adopted).toEqual(['local-pv-2d3f1a7b']);
+    expect(labelOf('local-pv-2d3f1a7b')).toBe('node-a');
+  });
+
+  test("leaves other nodes' and other provisioners' PVs alone", async () => {
+    server.create(localPv('other-node', { node: 'node-b', labelled: false, provisioner: 'local-volume-provisioner-node-b-uid-b' }));
+    server.create(localPv('other-provisioner', { node: 'node-a', labelled: false, provisioner: 'rancher.io/local-path' }));
+    const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: provisionedBy('local-volume-provisioner-node-a-uid-a') });
+    expect(result).toEqual({ examined: 2, adopted: [] });
+    expect(labelOf('other-node')).toBeUndefined();
+    expect(labelOf('other-provisioner')).toBeUndefined();
+  });
+
+  test('does not list PVs that already carry our label', async () => {
+    server.create(localPv('already', { node: 'node-a' }));
+    const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: provisionedBy('local-volume-provisioner-node-a') });
+    expect(result).toEqual({ examined: 0, adopted: [] });
+    expect(server.counters.get('patch', 'persistentvolumes').requests).toBe(0);
+  });
+
+  test('pages through the unlabelled PVs a page at a time', async () => {
+    for (let i = 0; i < 7; i++) {
+      const node = i % 2 === 0 ? 'node-a' : 'node-b';
+      server.create(localPv(`pv-${i}`, { node, labelled: false, provisioner: `local-volume-provisioner-${node}` }));
+    }
+    const result = await adoptUnlabelledPersistentVolumes(api, {
+      nodeName: 'node-a', criterion: provisionedBy('local-volume-provisioner-node-a'), pageSize: 3,
+    });
+    expect(result).toEqual({ examined: 7, adopted: ['pv-0', 'pv-2', 'pv-4', 'pv-6'] });
+    expect(server.counters.get('list', 'persistentvolumes').requests).toBe(3);
+  });
+
+  test('device dialect: adopts by the upstream node label, selected on the server', async () => {
+    server.create(localPv('dev-a', { node: 'node-a', labelled: false, provisioner: 'x', labels: { [UPSTREAM_DEVICE_NODE_LABEL]: 'node-a' } }));
+    server.create(localPv('dev-b', { node: 'node-b', labelled: false, provisioner: 'x', labels: { [UPSTREAM_DEVICE_NODE_LABEL]: 'node-b' } }));
+    const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: upstreamDeviceNode('node-a') });
+    expect(result).toEqual({ examined: 1, adopted: ['dev-a'] });
+    expect(labelOf('dev-b')).toBeUndefined();
+  });
+
+  test('a second pass finds nothing more to do', async () => {
+    server.create(localPv('once', { node: 'node-a', labelled: false }));
+    const criterion = provisionedBy('local-volume-provisioner-node-a');
+    await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion });
+    await expect(adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion })).resolves.toEqual({ examined: 0, adopted: [] });
+  });
+});

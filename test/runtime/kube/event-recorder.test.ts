@@ -1,0 +1,99 @@
+import { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import { localPv, serverAndApi } from './fixtures';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { EventRecorder, nodeReference, persistentVolumeReference } from '../../../src/runtime/kube/event-recorder';
+import { TestApiServer } from '../../apiserver';
+
+let server: TestApiServer;
+let api: KubeApi;
+
+beforeEach(async () => {
+  ({ server, api } = await serverAndApi({ maxAttempts: 2 }));
+});
+afterEach(() => server.stop());
+
+const events = () => server.list<CoreV1Event>('v1', 'Event', 'default');
+
+describe('EventRecorder', () => {
+  test('writes a Normal event about a PV with our source and the node as host', async () => {
+    const pv = server.create(localPv('local-pv-1', { node: 'node-a' }));
+    const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    recorder.normal(persistentVolumeReference(pv), 'Created', 'Created PV for /mnt/disks/a');
+    await recorder.flush();
+    expect(events()).toEqual([expect.objectContaining({
+      type: 'Normal',
+      reason: 'Created',
+      message: 'Created PV for /mnt/disks/a',
+      count: 1,
+      involvedObject: expect.objectContaining({ kind: 'PersistentVolume', name: 'local-pv-1', uid: pv.metadata!.uid }),
+      source: { component: 'local-volume-provisioner', host: 'node-a' },
+    })]);
+  });
+
+  test('three identical warnings become one event with count 3', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    for (let i = 0; i < 3; i++) recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'path "/mnt/disks/x" is not a valid mount point');
+    await recorder.flush();
+    const all = events();
+    expect(all).toHaveLength(1);
+    expect(all[0]).toMatchObject({ count: 3, type: 'Warning', involvedObject: { kind: 'Node', name: 'node-a' } });
+    expect(server.counters.get('patch', 'events').requests).toBe(2);
+    expect(new Date(all[0].lastTimestamp as unknown as string).getTime())
+      .toBeGreaterThanOrEqual(new Date(all[0].firstTimestamp as unknown as string).getTime());
+  });
+
+  test('different messages are different events', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'one');
+    recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'two');
+    await recorder.flush();
+    expect(events().map((e) => e.message).sort()).toEqual(['one', 'two']);
+  });
+
+  test('a repeat of an event that expired is written anew with its count', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    recorder.warning(nodeReference('node-a'), 'R', 'm');
+    await recorder.flush();
+    const [first] = events();
+    await api.kubeConfig.makeApiClient(CoreV1Api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
+    recorder.warning(nodeReference('node-a'), 'R', 'm');
+    await recorder.flush();
+    expect(events()).toEqual([expect.objectContaining({ count: 2 })]);
+  });
+
+  test('never throws into the caller: a failed write is logged and counted', async () => {
+    const failures: unknown[] = [];
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', onFailure: (err) => failures.push(err) });
+    server.faults.failNext({ verb: 'create', resource: 'events', code: 403 });
+    expect(() => recorder.warning(nodeReference('node-a'), 'R', 'm')).not.toThrow();
+    await recorder.flush();
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toContain('create events');
+  });
+
+  test('after a failed create the next repeat creates the event', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', onFailure: () => {} });
+    server.faults.failNext({ verb: 'create', resource: 'events', code: 403 });
+    recorder.warning(nodeReference('node-a'), 'R', 'm');
+    recorder.warning(nodeReference('node-a'), 'R', 'm');
+    await recorder.flush();
+    expect(events()).toEqual([expect.objectContaining({ count: 1 })]);
+  });
+
+  test('an object over its rate limit gets no more events', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { burstPerObject: 2 } });
+    for (const m of ['a', 'b', 'c']) recorder.warning(nodeReference('node-a'), 'R', m);
+    await recorder.flush();
+    expect(events().map((e) => e.message).sort()).toEqual(['a', 'b']);
+  });
+
+  test('with the API down, events beyond the queue limit are dropped and counted', async () => {
+    let failures = 0;
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', maxPending: 2, onFailure: () => failures++ });
+    server.faults.latency = 50;
+    for (const m of ['a', 'b', 'c', 'd']) recorder.warning(nodeReference('node-a'), 'R', m);
+    await recorder.flush();
+    expect(failures).toBe(2);
+    expect(events()).toHaveLength(2);
+  });
+});
