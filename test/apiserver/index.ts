@@ -65,7 +65,7 @@ export interface TestApiServer {
   /** Stops (if running) and listens again on the same port with the same state. */
   restart(): Promise<void>;
   /** Creates an object directly (no HTTP), through defaulting, admission and validation. */
-  create<T = any>(obj: T): T;
+  create<T = any>(obj: object): T;
   /** Reads an object directly, or undefined. */
   get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
   /** Lists objects directly, in key order. */
@@ -191,7 +191,7 @@ class Instance implements TestApiServer {
     return r;
   }
 
-  create<T = any>(obj: T): T {
+  create<T = any>(obj: object): T {
     const o = obj as any;
     const r = this.resource(o.apiVersion, o.kind);
     return cloneObject(this.registry.create(r, o.metadata?.namespace, o));

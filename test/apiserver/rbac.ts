@@ -85,7 +85,9 @@ export class RbacAuthorizer {
 
   /** Records and words a denial as the real server does. */
   deny(user: UserInfo, a: RequestAttributes): string {
-    this.denials.push({ user: user.username, ...a });
+    const { verb, apiGroup, resource, subresource, namespace, name, path } = a;
+    const record = { user: user.username, verb, apiGroup, resource, subresource, namespace, name, path };
+    this.denials.push(Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as unknown as Denial);
     if (a.path !== undefined) return `User "${user.username}" cannot ${a.verb} path "${a.path}"`;
     const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
     const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
