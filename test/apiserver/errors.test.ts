@@ -96,15 +96,4 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(415);
     expect(r.body.reason).toBe('UnsupportedMediaType');
   });
-
-  test('unknown fields are dropped with a warning, or refused under Strict', async () => {
-    const lease = { metadata: { name: 'l' }, spec: { holderIdentity: 'me', leaderTransitions: 1 } };
-    const warn = await call(server, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', lease);
-    expect(warn.status).toBe(201);
-    expect(warn.body.spec).toEqual({ holderIdentity: 'me' });
-    expect(warn.headers.get('warning')).toBe('299 - "unknown field \\"spec.leaderTransitions\\""');
-    const strict = await call(server, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases?fieldValidation=Strict', { ...lease, metadata: { name: 'm' } });
-    expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.leaderTransitions"');
-  });
 });

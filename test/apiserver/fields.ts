@@ -1,11 +1,14 @@
 /**
- * Unknown-field handling as the real server decodes built-in kinds: fields the
- * Go types do not have are dropped (with a warning, or a 400 under
- * `fieldValidation=Strict`). The field lists come from client-node's generated
- * models, which mirror the Go types field for field.
+ * Decoding rules of the real server for built-in kinds: fields the Go types do
+ * not have are dropped (with a warning, or a 400 under `fieldValidation=Strict`),
+ * and times are re-encoded as the Go types encode them — metav1.Time to whole
+ * seconds, metav1.MicroTime to microseconds — so a client that sends
+ * milliseconds reads back what a real cluster would return. The field lists come
+ * from client-node's generated models, which mirror the Go types field for field.
  */
 import * as models from '@kubernetes/client-node';
 import { ResourceType } from './resources';
+import { badRequest } from './status';
 
 interface Attribute {
   readonly baseName: string;
@@ -28,20 +31,29 @@ function rootType(r: ResourceType): string | undefined {
   return `V1${r.kind}`;
 }
 
-function walk(value: any, type: string, path: string, unknown: string[]): void {
-  if (value === null || value === undefined) return;
+/** Re-encodes a time as metav1.Time (seconds) or MicroTime (microseconds); throws for a string that is not RFC 3339. */
+function encodeTime(value: unknown, micro: boolean, path: string): string {
+  const m = typeof value === 'string' ? /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(value) : null;
+  if (!m) throw badRequest(`json: cannot unmarshal ${JSON.stringify(value)} into Go struct field .${path} of type ${micro ? 'v1.MicroTime' : 'v1.Time'}`);
+  const utc = new Date(`${m[1]}${m[3]}`).toISOString().slice(0, 19);
+  return micro ? `${utc}.${((m[2] ?? '.').slice(1) + '000000').slice(0, 6)}Z` : `${utc}Z`;
+}
+
+function walk(value: any, type: string, path: string, unknown: string[]): any {
+  if (value === null || value === undefined) return value;
+  if (type === 'Date' || type === 'V1MicroTime') return encodeTime(value, type === 'V1MicroTime', path);
   const array = /^Array<(.+)>$/.exec(type);
   if (array) {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(v, array[1], `${path}[${i}]`, unknown));
-    return;
+    if (Array.isArray(value)) value.forEach((v, i) => { value[i] = walk(v, array[1], `${path}[${i}]`, unknown); });
+    return value;
   }
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
   if (map) {
-    if (typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, map[1], `${path}[${k}]`, unknown);
-    return;
+    if (typeof value === 'object') for (const [k, v] of Object.entries(value)) value[k] = walk(v, map[1], `${path}[${k}]`, unknown);
+    return value;
   }
   const attrs = modelOf(type);
-  if (!attrs || typeof value !== 'object' || Array.isArray(value)) return;
+  if (!attrs || typeof value !== 'object' || Array.isArray(value)) return value;
   const known = new Map(attrs.map((a) => [a.baseName, a.type]));
   for (const key of Object.keys(value)) {
     const t = known.get(key);
@@ -50,13 +62,17 @@ function walk(value: any, type: string, path: string, unknown: string[]): void {
       unknown.push(p);
       delete value[key];
     } else {
-      walk(value[key], t, p, unknown);
+      value[key] = walk(value[key], t, p, unknown);
     }
   }
+  return value;
 }
 
-/** Removes fields the kind does not have from `obj` (in place) and names them, as `spec.foo`. */
-export function pruneUnknownFields(r: ResourceType, obj: any): string[] {
+/**
+ * Removes fields the kind does not have from `obj` and re-encodes its times (in
+ * place); returns the removed fields' paths, as `spec.foo`.
+ */
+export function decodeFields(r: ResourceType, obj: any): string[] {
   const type = rootType(r);
   const unknown: string[] = [];
   if (type) walk(obj, type, '', unknown);

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { applyCreateDefaults, applyDefaults } from './defaults';
-import { pruneUnknownFields } from './fields';
+import { decodeFields } from './fields';
 import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
 import { ApiError, STALE_OBJECT, alreadyExists, badRequest, conflict, forbidden, notFound } from './status';
 import { Entry, Store, cloneObject } from './store';
@@ -54,9 +54,9 @@ const withoutMetaAndStatus = (o: any) => {
   return JSON.stringify(rest);
 };
 
-/** Drops unknown fields; under Strict they are a 400, under Warn each one a warning. */
+/** Decodes as the real server: unknown fields dropped (400 under Strict, a warning under Warn), times re-encoded. */
 function handleUnknownFields(r: ResourceType, obj: any, options: WriteOptions): void {
-  const unknown = pruneUnknownFields(r, obj);
+  const unknown = decodeFields(r, obj);
   if (!unknown.length || options.fieldValidation === 'Ignore') return;
   if (options.fieldValidation === 'Strict') {
     throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
