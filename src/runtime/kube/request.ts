@@ -1,4 +1,5 @@
 import { ConfigurationOptions, Observable, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { AgentPool } from './agent-pool';
 import { backoffDelay, BackoffOptions, ResolvedBackoff, resolveBackoff } from './backoff';
 import { Clock, systemClock } from './clock';
 import { KubeApiError } from './errors';
@@ -69,6 +70,7 @@ export class KubeRequester {
   private readonly logger: KubeLogger;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly agents = new AgentPool();
 
   constructor(options: KubeRequesterOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -100,6 +102,11 @@ export class KubeRequester {
     }
   }
 
+  /** Closes the connections kept open for reuse. */
+  close(): void {
+    this.agents.destroy();
+  }
+
   /** Takes a rate-limit token for a request that does not go through call(), e.g. opening a watch. */
   async takeToken(signal?: AbortSignal): Promise<void> {
     await this.limiter.take(signal);
@@ -121,7 +128,7 @@ export class KubeRequester {
     const signal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
     const started = this.clock.now();
     try {
-      const value = await send(requestOptions(signal, options.contentType));
+      const value = await send(requestOptions(signal, this.agents, options.contentType));
       this.report(target, (this.clock.now() - started) / 1000, false);
       return { ok: true, value };
     } catch (err) {
@@ -143,11 +150,12 @@ export class KubeRequester {
   }
 }
 
-/** Per-call client-node options: our abort signal and, for patches, the Content-Type. */
-function requestOptions(signal: AbortSignal, contentType?: string): ConfigurationOptions {
+/** Per-call client-node options: a shared keep-alive agent, our abort signal and, for patches, the Content-Type. */
+function requestOptions(signal: AbortSignal, agents: AgentPool, contentType?: string): ConfigurationOptions {
   return {
     middleware: [{
       pre: (context: RequestContext) => {
+        context.setAgent(agents.reuse(context.getAgent()));
         context.setSignal(signal);
         if (contentType) context.setHeaderParam('Content-Type', contentType);
         return new Observable(Promise.resolve(context));

@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException, ConfigurationOptions, HttpMethod, RequestContext } from '@kubernetes/client-node';
 import { VirtualClock } from './virtual-clock';
 import { KubeApiError } from '../../../src/runtime/kube/errors';
 import { ApiRequestRecord, KubeRequester } from '../../../src/runtime/kube/request';
@@ -95,15 +95,15 @@ describe('KubeRequester', () => {
   test('each attempt runs under a timeout and a timed-out attempt is retried', async () => {
     const r = new KubeRequester({ requestTimeoutMs: 20, backoff: { initialMs: 1 } });
     let calls = 0;
-    const send = (options: { middleware?: unknown[] }) => {
+    // Plays client-node: runs the per-call middleware on a real RequestContext, then "waits for the server".
+    const send = async (options: ConfigurationOptions) => {
       calls++;
-      if (calls > 1) return Promise.resolve('ok');
-      return new Promise<string>((_, reject) => {
-        const ctx = { setSignal: (s: AbortSignal) => s.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))) };
-        (options.middleware![0] as { pre(c: unknown): unknown }).pre(ctx);
-      });
+      const context = new RequestContext('http://127.0.0.1:1/api/v1/persistentvolumes', HttpMethod.POST);
+      await options.middleware![0].pre(context).toPromise();
+      if (calls > 1) return 'ok';
+      return new Promise<string>((_, reject) => context.getSignal()!.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
     };
-    await expect(r.call(target, send as never)).resolves.toBe('ok');
+    await expect(r.call(target, send)).resolves.toBe('ok');
     expect(calls).toBe(2);
   });
 });
