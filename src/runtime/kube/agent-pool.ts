@@ -17,8 +17,8 @@ const MAX_AGENTS = 4;
 export class AgentPool {
   private readonly agents = new Map<string, HttpAgent>();
 
-  reuse<A>(fresh: A): A {
-    if (!(fresh instanceof HttpAgent) || (fresh.constructor !== HttpAgent && fresh.constructor !== HttpsAgent)) return fresh;
+  reuse(fresh: HttpAgent | undefined): HttpAgent | undefined {
+    if (!fresh || (fresh.constructor !== HttpAgent && fresh.constructor !== HttpsAgent)) return fresh;
     const options = (fresh as HttpAgent & { options: Record<string, unknown> }).options ?? {};
     const key = fingerprint(fresh instanceof HttpsAgent, options);
     let agent = this.agents.get(key);
@@ -32,7 +32,7 @@ export class AgentPool {
         oldest.destroy();
       }
     }
-    return agent as A;
+    return agent;
   }
 
   /** Closes every kept connection (shutdown). */

@@ -1,6 +1,7 @@
 import {
   BatchV1Api, CoordinationV1Api, CoreV1Api, CoreV1Event, KubeConfig, PatchStrategy, StorageV1Api,
-  V1ConfigMap, V1Job, V1Lease, V1Node, V1PersistentVolume, V1PersistentVolumeList, V1StorageClass,
+  V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PersistentVolume, V1PersistentVolumeClaim,
+  V1PersistentVolumeList, V1StorageClass,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
 import { CallOptions, KubeRequester, KubeRequesterOptions } from './request';
@@ -69,6 +70,12 @@ export class KubeApi {
     return orUndefined(this.requester.call({ verb: 'get', resource: 'nodes', name }, (o) => this.core.readNode({ name }, o)));
   }
 
+  listNodes(page: PageRequest, options?: CallOptions): Promise<V1NodeList> {
+    return this.requester.call({ verb: 'list', resource: 'nodes' }, (o) => this.core.listNode({
+      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken,
+    }, o), options);
+  }
+
   /** A full update; fails with 409 when `node.metadata.resourceVersion` is stale. */
   replaceNode(node: V1Node): Promise<V1Node> {
     const name = node.metadata!.name!;
@@ -85,6 +92,25 @@ export class KubeApi {
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
     return orUndefined(this.requester.call({ verb: 'get', resource: 'configmaps', namespace, name },
       (o) => this.core.readNamespacedConfigMap({ namespace, name }, o)));
+  }
+
+  listConfigMaps(namespace: string, page: PageRequest, options?: CallOptions): Promise<V1ConfigMapList> {
+    return this.requester.call({ verb: 'list', resource: 'configmaps', namespace }, (o) => this.core.listNamespacedConfigMap({
+      namespace, labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken,
+    }, o), options);
+  }
+
+  // PersistentVolumeClaims
+
+  getPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    return orUndefined(this.requester.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace, name },
+      (o) => this.core.readNamespacedPersistentVolumeClaim({ namespace, name }, o)));
+  }
+
+  /** Deletes the claim only if its UID is still `uid` (else 409 Conflict). */
+  deletePersistentVolumeClaim(namespace: string, name: string, uid: string): Promise<unknown> {
+    return this.requester.call({ verb: 'delete', resource: 'persistentvolumeclaims', namespace, name },
+      (o) => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body: { preconditions: { uid } } }, o));
   }
 
   // Jobs

@@ -155,7 +155,8 @@ function requestOptions(signal: AbortSignal, agents: AgentPool, contentType?: st
   return {
     middleware: [{
       pre: (context: RequestContext) => {
-        context.setAgent(agents.reuse(context.getAgent()));
+        const agent = agents.reuse(context.getAgent());
+        if (agent) context.setAgent(agent);
         context.setSignal(signal);
         if (contentType) context.setHeaderParam('Content-Type', contentType);
         return new Observable(Promise.resolve(context));
