@@ -1,63 +1,191 @@
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { LeaderElector } from '../../src/runtime/kube/leader-election';
-import { startTestApiServer } from '../apiserver';
-import { DEFAULTS } from './stacks';
+import { removeNodeTaint } from '../../src/runtime/kube/node-taint';
+import { startTestApiServer, TestApiServer } from '../apiserver';
+import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
 
 /**
- * The node-cleanup Role, enforced by the test API server's RBAC: the runtime's own
- * leader election, running as the synthesized ServiceAccount, needs exactly the Lease
- * rules the construct emits; without any one of them it cannot lead.
+ * The synthesized RBAC, enforced by the test API server: the runtime's own API calls,
+ * made as the synthesized ServiceAccounts, are allowed, and each rule they rely on is
+ * needed (with its verb taken away, the call is denied).
  */
 const NAMESPACE = 'local-volume-provisioner';
-const SA = 'system:serviceaccount:local-volume-provisioner:local-volume-provisioner-node-cleanup';
+const AGENT = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner`;
+const NODE_CLEANUP = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner-node-cleanup`;
 const LEASE = 'local-volume-provisioner-node-cleanup';
 
-/** Loads the synthesized Namespace and node-cleanup RBAC, with `edit` applied to its Role's rules. */
-async function serverWith(edit: (rules: Manifest[]) => Manifest[] = (r) => r) {
+/** Every feature that adds a rule. */
+const ALL_FEATURES = synth({
+  ...DEFAULTS,
+  devices: DEVICES.devices,
+  useJobForCleaning: true,
+  removeNodeNotReadyTaint: true,
+  nodeCleanup: {},
+});
+
+type Edit = (role: Manifest) => Manifest;
+
+/** A server with RBAC on, holding the synthesized Namespace, RBAC objects and ConfigMaps (each role through `edit`). */
+async function serverWith(edit: Edit = (r) => r): Promise<TestApiServer> {
   const server = await startTestApiServer({ rbac: true });
-  for (const m of synth({ ...DEFAULTS, nodeCleanup: {} })) {
-    if (m.kind === 'Namespace' || (/Role/.test(m.kind) && m.metadata.name === LEASE)) {
-      server.create(m.kind === 'Role' ? { ...m, rules: edit(m.rules) } : m);
-    }
+  for (const m of ALL_FEATURES) {
+    if (m.kind === 'Role' || m.kind === 'ClusterRole') server.create(edit(m));
+    else if (['Namespace', 'RoleBinding', 'ClusterRoleBinding', 'ConfigMap', 'StorageClass'].includes(m.kind)) server.create(m);
   }
   return server;
 }
 
-function elector(server: Awaited<ReturnType<typeof startTestApiServer>>, name = LEASE): LeaderElector {
-  return new LeaderElector(new KubeApi(server.kubeConfig(SA)), { namespace: NAMESPACE, name, identity: 'node-cleanup-0' });
+/** Takes `verb` away from every rule of the roles named `roleName` that covers `resource`. */
+function without(roleName: string, verb: string, resource: string): Edit {
+  return (role) => role.metadata.name !== roleName ? role : {
+    ...role,
+    rules: role.rules
+      .map((r: Manifest) => (r.resources.includes(resource) ? { ...r, verbs: r.verbs.filter((v: string) => v !== verb) } : r))
+      .filter((r: Manifest) => r.verbs.length > 0),
+  };
 }
 
-test('with the synthesized Role, node cleanup takes and renews its Lease without a denial', async () => {
-  const server = await serverWith();
-  try {
-    const e = elector(server);
-    expect(await e.tryAcquireOrRenew()).toBe(true); // get (404), create
-    expect(await e.tryAcquireOrRenew()).toBe(true); // get, update
-    expect(server.rbacDenials).toEqual([]);
-  } finally {
-    await server.stop();
-  }
-});
+const PV = {
+  apiVersion: 'v1',
+  kind: 'PersistentVolume',
+  metadata: { name: 'local-pv-1' },
+  spec: {
+    capacity: { storage: '1Gi' },
+    accessModes: ['ReadWriteOnce'],
+    storageClassName: 'fast-disks',
+    local: { path: '/mnt/fast-disks/a' },
+    nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } },
+  },
+};
+const NODE = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' }, spec: { taints: [{ key: 'sig-storage-local-static-provisioner/agent-not-ready', effect: 'NoSchedule' }] } };
+const JOB = {
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: { name: 'cleanup-local-pv-1', namespace: NAMESPACE },
+  spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'cleaner', image: 'x', command: ['true'] }] } } },
+};
+const EVENT = {
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { name: 'local-pv-1.1', namespace: 'default' },
+  involvedObject: { kind: 'PersistentVolume', name: 'local-pv-1' },
+  reason: 'ProvisioningSucceeded',
+  message: 'created',
+  type: 'Normal',
+};
 
-test.each([
-  ['create', (rules: Manifest[]) => rules.filter((r) => !r.verbs.includes('create')), 'create'],
-  ['get and update', (rules: Manifest[]) => rules.filter((r) => !r.verbs.includes('update')), 'get'],
-])('without the Lease %s rule, node cleanup cannot lead', async (_rule, edit, deniedVerb) => {
+interface Case {
+  /** The rule the call relies on: role name, verb, resource. */
+  readonly role: string;
+  readonly verb: string;
+  readonly resource: string;
+  readonly user: string;
+  /** Objects the call expects (created as the administrator). */
+  readonly given?: Manifest[];
+  readonly call: (api: KubeApi) => Promise<unknown>;
+}
+
+const A = 'local-volume-provisioner';
+const CASES: Case[] = [
+  { role: A, verb: 'create', resource: 'persistentvolumes', user: AGENT, call: (api) => api.createPersistentVolume(PV) },
+  { role: A, verb: 'get', resource: 'persistentvolumes', user: AGENT, given: [PV], call: (api) => api.getPersistentVolume('local-pv-1') },
+  { role: A, verb: 'list', resource: 'persistentvolumes', user: AGENT, call: (api) => api.listPersistentVolumes({ labelSelector: 'local.storage.k8s.io/node=node-1' }) },
+  { role: A, verb: 'patch', resource: 'persistentvolumes', user: AGENT, given: [PV], call: (api) => api.patchPersistentVolumeLabels('local-pv-1', { 'local.storage.k8s.io/node': 'node-1' }) },
+  {
+    role: A,
+    verb: 'delete',
+    resource: 'persistentvolumes',
+    user: AGENT,
+    given: [PV],
+    call: async (api) => api.deletePersistentVolume('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.uid!),
+  },
+  { role: A, verb: 'get', resource: 'storageclasses', user: AGENT, call: (api) => api.getStorageClass('fast-disks') },
+  { role: A, verb: 'get', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => api.getNode('node-1') },
+  { role: A, verb: 'list', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => api.listNodes({}) },
+  { role: A, verb: 'update', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => removeNodeTaint(api, 'node-1', 'sig-storage-local-static-provisioner/agent-not-ready') },
+  { role: A, verb: 'create', resource: 'events', user: AGENT, call: (api) => api.createEvent('default', EVENT) },
+  { role: A, verb: 'patch', resource: 'events', user: AGENT, given: [EVENT], call: (api) => api.patchEvent('default', 'local-pv-1.1', { count: 2 }) },
+  { role: A, verb: 'get', resource: 'configmaps', user: AGENT, call: (api) => api.getConfigMap(NAMESPACE, 'nvme-block') },
+  { role: A, verb: 'list', resource: 'configmaps', user: AGENT, call: (api) => api.listConfigMaps(NAMESPACE, {}) },
+  { role: A, verb: 'create', resource: 'jobs', user: AGENT, call: (api) => api.createJob(NAMESPACE, JOB) },
+  { role: A, verb: 'get', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.getJob(NAMESPACE, 'cleanup-local-pv-1') },
+  { role: A, verb: 'delete', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.deleteJob(NAMESPACE, 'cleanup-local-pv-1') },
+  {
+    role: LEASE,
+    verb: 'create',
+    resource: 'leases',
+    user: NODE_CLEANUP,
+    call: async (api) => expectLeads(await leader(api).tryAcquireOrRenew()),
+  },
+  {
+    role: LEASE,
+    verb: 'update',
+    resource: 'leases',
+    user: NODE_CLEANUP,
+    call: async (api) => {
+      const e = leader(api);
+      await e.tryAcquireOrRenew();
+      expectLeads(await e.tryAcquireOrRenew());
+    },
+  },
+];
+
+function leader(api: KubeApi): LeaderElector {
+  return new LeaderElector(api, { namespace: NAMESPACE, name: LEASE, identity: 'node-cleanup-0' });
+}
+function expectLeads(leads: boolean): void {
+  // tryAcquireOrRenew never throws; make a lost election a failed call.
+  if (!leads) throw new Error('not elected');
+}
+
+async function run(c: Case, edit?: Edit): Promise<{ error?: unknown; denials: string[] }> {
   const server = await serverWith(edit);
   try {
-    expect(await elector(server).tryAcquireOrRenew()).toBe(false);
-    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}`)).toContain(`${deniedVerb} leases`);
+    for (const obj of c.given ?? []) server.create(obj);
+    const api = new KubeApi(server.kubeConfig(c.user), { maxAttempts: 1 });
+    let error: unknown;
+    await c.call(api).catch((e: unknown) => {
+      error = e;
+    });
+    return { error, denials: server.rbacDenials.map((d) => `${d.verb} ${d.resource}`) };
+  } finally {
+    await server.stop();
+  }
+}
+
+describe.each(CASES.map((c) => [`${c.verb} ${c.resource}`, c] as const))('%s', (_name, c) => {
+  test('is allowed by the synthesized roles', async () => {
+    const { error, denials } = await run(c);
+    expect(denials).toEqual([]);
+    expect(error).toBeUndefined();
+  });
+
+  test('is denied without that rule', async () => {
+    const { denials } = await run(c, without(c.role, c.verb, c.resource));
+    expect(denials).toContain(`${c.verb} ${c.resource}`);
+  });
+});
+
+test('the node-cleanup Role reads and renews only its own Lease', async () => {
+  const server = await serverWith();
+  try {
+    const other = new LeaderElector(new KubeApi(server.kubeConfig(NODE_CLEANUP), { maxAttempts: 1 }),
+      { namespace: NAMESPACE, name: 'someone-elses-lease', identity: 'node-cleanup-0' });
+    expect(await other.tryAcquireOrRenew()).toBe(false);
+    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}/${d.name}`)).toContain('get leases/someone-elses-lease');
   } finally {
     await server.stop();
   }
 });
 
-test('the Role reads and renews only its own Lease', async () => {
+test('the agent cannot delete claims or touch Leases, which only node cleanup needs', async () => {
   const server = await serverWith();
   try {
-    expect(await elector(server, 'someone-elses-lease').tryAcquireOrRenew()).toBe(false);
-    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}/${d.name}`)).toContain('get leases/someone-elses-lease');
+    const api = new KubeApi(server.kubeConfig(AGENT), { maxAttempts: 1 });
+    await api.deletePersistentVolumeClaim('default', 'data-db-0', 'uid').catch(() => undefined);
+    expect(await leader(api).tryAcquireOrRenew()).toBe(false);
+    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}`)).toEqual(expect.arrayContaining(['delete persistentvolumeclaims', 'get leases']));
   } finally {
     await server.stop();
   }
