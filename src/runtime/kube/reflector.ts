@@ -46,7 +46,8 @@ const SHORT_WATCH_MS = 1000;
 const WATCH_SILENCE_GRACE_MS = 60_000;
 
 /**
- * Keeps a local copy of one (cluster-scoped) collection, selected by label, like
+ * Keeps a local copy of one collection (cluster-scoped, or one namespace's: objects are
+ * keyed by name), selected by label, like
  * client-go's reflector: a paged list, then a watch from the list's resourceVersion.
  * A dropped watch resumes from the last resourceVersion seen; 410 Gone (history
  * compacted) triggers a relist whose differences against the copy become the change

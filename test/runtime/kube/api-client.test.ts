@@ -1,4 +1,4 @@
-import { localPv, serverAndApi } from './fixtures';
+import { eventually, localPv, serverAndApi } from './fixtures';
 import { VirtualClock } from './virtual-clock';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeApiError } from '../../../src/runtime/kube/errors';
@@ -84,5 +84,30 @@ describe('KubeApi against the test API server', () => {
     await expect(api.getJob('default', 'cleanup-x')).resolves.toMatchObject({ metadata: { name: 'cleanup-x' } });
     await expect(api.deleteJob('default', 'cleanup-x')).resolves.toBe(true);
     await expect(api.deleteJob('default', 'cleanup-x')).resolves.toBe(false);
+  });
+
+  test('a claim is deleted only while its UID matches', async () => {
+    const claim = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    const old = server.create(claim('data'));
+    await api.deletePersistentVolumeClaim('default', 'data', old.metadata.uid);
+    await eventually(async () => (await api.getPersistentVolumeClaim('default', 'data')) === undefined, 'the claim is gone');
+    server.create(claim('data'));
+    await expect(api.deletePersistentVolumeClaim('default', 'data', old.metadata.uid)).rejects.toMatchObject({ code: 409 });
+    await expect(api.getPersistentVolumeClaim('default', 'data')).resolves.toBeDefined();
+  });
+
+  test('Nodes and ConfigMaps are listed page by page', async () => {
+    for (const name of ['n-a', 'n-b', 'n-c']) server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
+    const nodes = await api.listNodes({ limit: 2 });
+    expect(nodes.items).toHaveLength(2);
+    expect(nodes.metadata?._continue).toBeTruthy();
+    server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spec', namespace: 'kube-system' }, data: { a: 'b' } });
+    const maps = await api.listConfigMaps('kube-system', {});
+    expect(maps.items.map((m) => m.metadata?.name)).toContain('spec');
   });
 });
