@@ -65,6 +65,12 @@ const JOB = {
   metadata: { name: 'cleanup-local-pv-1', namespace: NAMESPACE },
   spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'cleaner', image: 'x', command: ['true'] }] } } },
 };
+const CLAIM = {
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name: 'data-db-0', namespace: 'default' },
+  spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast-disks', resources: { requests: { storage: '1Gi' } } },
+};
 const EVENT = {
   apiVersion: 'v1',
   kind: 'Event',
@@ -111,6 +117,26 @@ const CASES: Case[] = [
   { role: A, verb: 'create', resource: 'jobs', user: AGENT, call: (api) => api.createJob(NAMESPACE, JOB) },
   { role: A, verb: 'get', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.getJob(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'delete', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.deleteJob(NAMESPACE, 'cleanup-local-pv-1') },
+  { role: LEASE, verb: 'get', resource: 'nodes', user: NODE_CLEANUP, given: [NODE], call: (api) => api.getNode('node-1') },
+  { role: LEASE, verb: 'list', resource: 'nodes', user: NODE_CLEANUP, call: (api) => api.listNodes({}) },
+  { role: LEASE, verb: 'list', resource: 'persistentvolumes', user: NODE_CLEANUP, call: (api) => api.listPersistentVolumes({}) },
+  {
+    role: LEASE,
+    verb: 'delete',
+    resource: 'persistentvolumes',
+    user: NODE_CLEANUP,
+    given: [PV],
+    call: async (api) => api.deletePersistentVolume('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.uid!),
+  },
+  { role: LEASE, verb: 'get', resource: 'persistentvolumeclaims', user: NODE_CLEANUP, given: [CLAIM], call: (api) => api.getPersistentVolumeClaim('default', 'data-db-0') },
+  {
+    role: LEASE,
+    verb: 'delete',
+    resource: 'persistentvolumeclaims',
+    user: NODE_CLEANUP,
+    given: [CLAIM],
+    call: async (api) => api.deletePersistentVolumeClaim('default', 'data-db-0', (await api.getPersistentVolumeClaim('default', 'data-db-0'))!.metadata!.uid!),
+  },
   {
     role: LEASE,
     verb: 'create',
@@ -154,7 +180,7 @@ async function run(c: Case, edit?: Edit): Promise<{ error?: unknown; denials: st
   }
 }
 
-describe.each(CASES.map((c) => [`${c.verb} ${c.resource}`, c] as const))('%s', (_name, c) => {
+describe.each(CASES.map((c) => [`${c.verb} ${c.resource} (${c.user.split(':').pop()})`, c] as const))('%s', (_name, c) => {
   test('is allowed by the synthesized roles', async () => {
     const { error, denials } = await run(c);
     expect(denials).toEqual([]);
