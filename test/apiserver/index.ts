@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Server, createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
@@ -19,6 +20,7 @@ import { Denial, RbacAuthorizer } from './rbac';
 import { NAMESPACES, Registry } from './registry';
 import { ResourceType, resourceForKind } from './resources';
 import { Store, cloneObject } from './store';
+import { servingCertificate } from './tls';
 import { WatchHub } from './watch';
 
 export type { ControllerSwitches } from './controllers';
@@ -31,6 +33,12 @@ export interface TestApiServerOptions {
   readonly port?: number;
   /** Enforce RBAC from the Roles, ClusterRoles and bindings stored in the server. @default false */
   readonly rbac?: boolean;
+  /**
+   * Serve HTTPS with a self-signed certificate (the kubeconfig carries its CA).
+   * kubectl sends its token only over TLS, so kubectl under RBAC needs this;
+   * client-node sends it either way. @default false
+   */
+  readonly tls?: boolean;
   /** How many changes the watch history keeps before older resourceVersions get 410 Gone. @default 10000 */
   readonly historyLimit?: number;
   /** How often watches that allow bookmarks get a BOOKMARK event. @default 1000 */
@@ -40,7 +48,7 @@ export interface TestApiServerOptions {
 }
 
 export interface TestApiServer {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>` (`https://` with `tls`). */
   readonly url: string;
   /** Latency, injected failures, dropped watches, compaction. */
   readonly faults: Faults;
@@ -90,6 +98,7 @@ class Instance implements TestApiServer {
   private readonly handler: HttpHandler;
   private server?: Server;
   private port: number;
+  private readonly tls: boolean;
 
   constructor(options: TestApiServerOptions) {
     this.store = new Store({ historyLimit: options.historyLimit });
@@ -100,6 +109,7 @@ class Instance implements TestApiServer {
     this.faults = new Faults(() => this.hub.closeAll(), () => this.store.compact());
     this.rbac = options.rbac ? new RbacAuthorizer(this.store) : undefined;
     this.port = options.port ?? 0;
+    this.tls = options.tls ?? false;
     this.handler = new HttpHandler({
       store: this.store,
       registry: this.registry,
@@ -114,7 +124,7 @@ class Instance implements TestApiServer {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.port}`;
   }
 
   get controllers(): ControllerSwitches {
@@ -134,7 +144,9 @@ class Instance implements TestApiServer {
   }
 
   async listen(): Promise<void> {
-    const server = createServer({ keepAlive: true }, this.handler.handle);
+    const server = this.tls
+      ? createTlsServer({ ...servingCertificate(), keepAlive: true }, this.handler.handle)
+      : createServer({ keepAlive: true }, this.handler.handle);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, '127.0.0.1', () => resolve());
@@ -166,13 +178,22 @@ class Instance implements TestApiServer {
     return stringify({
       'apiVersion': 'v1',
       'kind': 'Config',
-      // client-node refuses plain HTTP unless TLS verification is marked skipped; kubectl ignores the flag for http.
-      'clusters': [{ name: 'test-apiserver', cluster: { 'server': this.url, 'insecure-skip-tls-verify': true } }],
+      'clusters': [{ name: 'test-apiserver', cluster: { server: this.url, ...this.trust() } }],
       'users': [{ name: user, user: { token: this.tokenFor(user) } }],
       'contexts': [{ name: 'test-apiserver', context: { cluster: 'test-apiserver', user, namespace: 'default' } }],
       'current-context': 'test-apiserver',
       'preferences': {},
     });
+  }
+
+  /**
+   * How the kubeconfig trusts the server: the CA of its certificate, or for
+   * plain HTTP the skip flag without which client-node refuses http (kubectl
+   * ignores it there).
+   */
+  private trust(): Record<string, unknown> {
+    if (this.tls) return { 'certificate-authority-data': Buffer.from(servingCertificate().cert).toString('base64') };
+    return { 'insecure-skip-tls-verify': true };
   }
 
   kubeConfig(user?: string): KubeConfig {

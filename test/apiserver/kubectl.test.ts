@@ -18,9 +18,10 @@ let dir: string;
 let kubeconfig: string;
 
 /** Runs kubectl asynchronously (the server shares this event loop, so a sync spawn would deadlock). */
-function kubectl(args: string[], options: { binary?: string; stdin?: string } = {}): Promise<Run> {
+function kubectl(args: string[], options: { binary?: string; stdin?: string; kubeconfig?: string } = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = execFile(options.binary ?? 'kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } }, (err, stdout, stderr) => {
+    const env = { ...process.env, KUBECONFIG: options.kubeconfig ?? kubeconfig, HOME: dir };
+    const child = execFile(options.binary ?? 'kubectl', args, { env }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
     child.stdin?.end(options.stdin ?? '');
@@ -214,5 +215,29 @@ spec:
     const binary = join(KUBECTL_DIR, `kubectl.${version}`);
     expect((await kubectl(['apply', '-f', file], { binary })).stdout).toContain('created');
     expect((await kubectl(['apply', '-f', file], { binary })).stdout).toContain('unchanged');
+  });
+});
+
+describe('kubectl under RBAC (over TLS, since kubectl sends tokens only over TLS)', () => {
+  let secured: TestApiServer;
+  beforeAll(async () => {
+    secured = await startTestApiServer({ rbac: true, tls: true });
+    secured.writeKubeconfig(join(dir, 'admin-tls'));
+    secured.writeKubeconfig(join(dir, 'sa-tls'), 'system:serviceaccount:default:reader');
+  });
+  afterAll(async () => {
+    await secured.stop();
+  });
+
+  test('the admin user may do anything', async () => {
+    const r = await kubectl(['get', 'pv'], { kubeconfig: join(dir, 'admin-tls') });
+    expect(r.stderr).toBe('No resources found\n');
+  });
+
+  test('a service account without bindings is Forbidden and the denial is recorded', async () => {
+    const r = await kubectl(['get', 'pv'], { kubeconfig: join(dir, 'sa-tls') });
+    expect(r.stderr).toContain('Error from server (Forbidden): persistentvolumes is forbidden: '
+      + 'User "system:serviceaccount:default:reader" cannot list resource "persistentvolumes" in API group "" at the cluster scope');
+    expect(secured.rbacDenials).toContainEqual({ user: 'system:serviceaccount:default:reader', verb: 'list', apiGroup: '', resource: 'persistentvolumes' });
   });
 });

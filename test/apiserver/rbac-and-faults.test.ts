@@ -126,3 +126,18 @@ describe('faults', () => {
     expect(server.counters.get('get', 'persistentvolumes').requests).toBe(0);
   });
 });
+
+describe('TLS', () => {
+  test('a TLS server hands out a kubeconfig that trusts it, and client-node authenticates through it', async () => {
+    const server = await startTestApiServer({ tls: true, rbac: true });
+    try {
+      expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const admin = server.kubeConfig().makeApiClient(CoreV1Api);
+      expect((await admin.listNamespace()).items.map((n) => n.metadata!.name)).toContain('default');
+      const stranger = server.kubeConfig('system:serviceaccount:default:nobody').makeApiClient(CoreV1Api);
+      await expect(stranger.listNamespace()).rejects.toMatchObject({ code: 403 });
+    } finally {
+      await server.stop();
+    }
+  });
+});
