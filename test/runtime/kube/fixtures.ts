@@ -1,4 +1,4 @@
-import { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
+import { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeRequesterOptions } from '../../../src/runtime/kube/request';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
@@ -7,25 +7,8 @@ import { startTestApiServer, TestApiServer } from '../../apiserver';
 /** A test API server and a KubeApi on it with quick retries. */
 export async function serverAndApi(options: KubeRequesterOptions = {}): Promise<{ server: TestApiServer; api: KubeApi }> {
   const server = await startTestApiServer();
-  const api = new KubeApi(plainHttpKubeConfig(server), { backoff: { initialMs: 5, maxMs: 50 }, ...options });
+  const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 }, ...options });
   return { server, api };
-}
-
-/**
- * The server's KubeConfig, allowed to speak plain HTTP: client-node 1.4 refuses an
- * `http://` server unless the cluster has skipTLSVerify (the test server has no TLS).
- */
-export function plainHttpKubeConfig(server: TestApiServer): KubeConfig {
-  const kc = server.kubeConfig();
-  if (kc.getCurrentCluster()?.skipTLSVerify) return kc;
-  const fixed = new KubeConfig();
-  fixed.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: true })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return fixed;
 }
 
 export interface PvShape {
