@@ -1,4 +1,4 @@
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeRequesterOptions } from '../../../src/runtime/kube/request';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
@@ -9,6 +9,24 @@ export async function serverAndApi(options: KubeRequesterOptions = {}): Promise<
   const server = await startTestApiServer();
   const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 }, ...options });
   return { server, api };
+}
+
+/**
+ * The server's KubeConfig, allowed to speak plain HTTP (client-node 1.4 refuses an
+ * `http://` server unless the cluster has skipTLSVerify). The test server's own
+ * kubeconfig now carries the flag, so this returns it unchanged; kept for callers.
+ */
+export function plainHttpKubeConfig(server: TestApiServer): KubeConfig {
+  const kc = server.kubeConfig();
+  if (kc.getCurrentCluster()?.skipTLSVerify || !server.url.startsWith('http:')) return kc;
+  const fixed = new KubeConfig();
+  fixed.loadFromOptions({
+    clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: true })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return fixed;
 }
 
 export interface PvShape {
