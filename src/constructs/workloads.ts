@@ -85,8 +85,9 @@ export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
     ],
     env: [],
     // PV paths are device paths as the container sees them, so each deviceDir outside
-    // /dev is mounted at its own path.
-    volumes: dirs.map((v) => ({ name: v.volume, hostPath: { path: v.dir, type: 'Directory' } })),
+    // /dev is mounted at its own path. OrCreate: a spec may be for some nodes only, and a
+    // missing directory must not keep the agent from starting on the others.
+    volumes: dirs.map((v) => ({ name: v.volume, hostPath: { path: v.dir, type: 'DirectoryOrCreate' } })),
     volumeMounts: dirs.map((v) => ({ name: v.volume, mountPath: v.dir, mountPropagation: 'HostToContainer' })),
     // The specs are read through the API and watched, so a spec change needs no restart.
     podAnnotations: {},
