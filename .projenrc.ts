@@ -69,7 +69,10 @@ const project = new typescript.TypeScriptProject({
       isolatedModules: true,
     },
   },
+  // app/ is the example cdk8s app behind `npx cdk8s synth`; scripts/ holds benchmarks and tools.
+  eslintOptions: { dirs: ['src'], devdirs: ['test', 'app', 'build-tools', 'projenrc'] },
   tsconfigDev: {
+    include: ['../app/**/*.ts'],
     compilerOptions: {
       lib: ['es2022'],
       target: 'ES2022',
@@ -112,5 +115,14 @@ project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
 project.testTask.exec('scripts/in-private-mount-namespace.sh jest --passWithNoTests --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
+
+// app/ has no tsconfig of its own; lint it with the default project, like .projenrc.ts.
+project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.projectService.allowDefaultProject', ['.projenrc.ts', 'app/*.ts']);
+
+// The README's main job: `npx cdk8s synth` writes dist/*.k8s.yaml from app/main.ts.
+project.addTask('synth', {
+  description: 'Synthesize dist/*.k8s.yaml from the example app (app/main.ts)',
+  exec: 'cdk8s synth --no-check-upgrade',
+});
 
 project.synth();
