@@ -192,7 +192,7 @@ describePrivileged('directory discovery through the controller', () => {
     expect(result.created).toEqual([fx.pvName('local-fs', 'good')]);
     const [event] = await fx.recordedEvents('VolumeNotMountPoint');
     expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
-    expect(event.message.startsWith(`path "${path.join(dir(), 'plain')}" is not a valid mount point`)).toBe(true);
+    expect(event.message?.startsWith(`path "${path.join(dir(), 'plain')}" is not a valid mount point`)).toBe(true);
   });
 
   test('an entry of an unknown type (a regular file) is skipped with a Warning while the others go on', async () => {

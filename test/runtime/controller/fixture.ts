@@ -53,8 +53,10 @@ export interface FixtureOptions {
   readonly nodeLabels?: Record<string, string>;
   /** Backoff of failed cleanups. @default 200 ms, at most 1 s */
   readonly backoff?: BackoffPolicy;
-  /** Reuse this server (and its state) instead of starting one. */
+  /** Reuse this server (and its state) instead of starting one; the fixture does not stop it. */
   readonly server?: TestApiServer;
+  /** Write the Node, the namespace and the StorageClasses. @default true unless `server` is given */
+  readonly seed?: boolean;
   /** Reuse these discovery directories (class name to mountDir). */
   readonly mountDirs?: Record<string, string>;
   /** Runs before the cache starts (e.g. the adoption pass, as run-directory.ts does). */
@@ -110,15 +112,16 @@ export class ControllerFixture {
   static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
     const server = options.server ?? await startTestApiServer();
     const classes = options.classes ?? { 'local-fs': {} };
+    const seed = options.seed ?? !options.server;
     const dirs: Record<string, string> = {};
     const storageClassMap: Record<string, ClassConfigInput> = {};
     for (const [name, { storageClass, ...entry }] of Object.entries(classes)) {
       const mountDir = entry.mountDir ?? options.mountDirs?.[name] ?? makeTempDir(`lvp-${name}-`);
       dirs[name] = mountDir;
       storageClassMap[name] = { hostDir: `/mnt/host/${name}`, ...entry, mountDir };
-      if (!options.server && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
+      if (seed && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
     }
-    if (!options.server) seedCluster(server, options.nodeLabels);
+    if (seed) seedCluster(server, options.nodeLabels);
     const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
     if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
     const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,

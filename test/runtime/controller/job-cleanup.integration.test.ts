@@ -1,0 +1,179 @@
+/**
+ * Cleanup in Jobs (`useJobForCleaning`) through the DirectoryController: the
+ * test API server's job controller starts Jobs but runs no pods, and the tests
+ * finish them with `finishJob`, as a pod succeeding or failing would.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { V1Job, V1PersistentVolume } from '@kubernetes/client-node';
+import { startTestApiServer } from '../../apiserver';
+import { cleanupPrivileged, createLoopDevice, describePrivileged } from '../../support/privileged';
+import { ControllerFixture, eventually, JOB_IMAGE, JOB_NAMESPACE, NODE_NAME } from './fixture';
+
+const MiB = 1024 * 1024;
+const TOLERATION = { key: 'storage.example.com/cleaning', operator: 'Exists' as const, effect: 'NoSchedule' as const };
+
+describePrivileged('cleanup Jobs through the controller', () => {
+  let fx: ControllerFixture | undefined;
+  const stopAfter: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    await fx?.stop();
+    fx = undefined;
+    for (const stop of stopAfter.splice(0)) await stop();
+  });
+  afterAll(cleanupPrivileged);
+
+  const options = (backoffMs = 300) => ({
+    classes: { 'local-block': { volumeMode: 'Block' as const, blockCleanerCommand: ['/scripts/shred.sh', '2'] } },
+    config: { useJobForCleaning: true, jobTolerations: [TOLERATION] },
+    backoff: { initialMs: backoffMs, maxMs: backoffMs },
+  });
+
+  async function start(backoffMs = 300): Promise<ControllerFixture> {
+    fx = await ControllerFixture.start(options(backoffMs));
+    return fx;
+  }
+
+  async function releasedDevice(): Promise<V1PersistentVolume> {
+    const loop = createLoopDevice(8 * MiB);
+    fs.symlinkSync(loop.device, path.join(fx!.dirs['local-block'], 'disk1'));
+    await fx!.pass();
+    const name = fx!.pvName('local-block', 'disk1');
+    await fx!.waitForPv(name, { phase: 'Available' });
+    return fx!.release(name);
+  }
+
+  const jobs = (): V1Job[] => fx!.server.list<V1Job>('batch/v1', 'Job', JOB_NAMESPACE);
+  const jobOf = (pvName: string) => fx!.server.get<V1Job>('batch/v1', 'Job', `cleanup-${pvName}`, JOB_NAMESPACE);
+
+  test('a Released Block PV gets one Job cleanup-<pv> in the namespace, built as upstream builds it, with /dev and the tolerations', async () => {
+    await start();
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+
+    await fx!.pass();
+    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
+    for (let i = 0; i < 3; i++) await fx!.pass();
+    await new Promise((r) => setTimeout(r, 100));
+
+    expect(jobs().map((j) => j.metadata!.name)).toEqual([`cleanup-${name}`]);
+    expect(fx!.server.counters.get('create', 'jobs').requests).toBe(1);
+    const job = jobOf(name)!;
+    expect(job.metadata!.labels).toEqual({ 'kubernetes.io/hostname': NODE_NAME, 'pv': name, 'pvuuid': pv.metadata!.uid });
+    const pod = job.spec!.template.spec!;
+    const [container] = pod.containers;
+    expect(container).toMatchObject({
+      image: JOB_IMAGE,
+      command: ['/scripts/shred.sh', '2'],
+      env: [{ name: 'LOCAL_PV_BLKDEVICE', value: path.join(fx!.dirs['local-block'], 'disk1') }],
+      securityContext: { privileged: true },
+    });
+    expect(container.volumeMounts).toEqual(expect.arrayContaining([
+      { name: 'dev', mountPath: '/dev' },
+      expect.objectContaining({ mountPath: fx!.dirs['local-block'] }),
+    ]));
+    expect(pod.volumes).toEqual(expect.arrayContaining([
+      { name: 'dev', hostPath: { path: '/dev' } },
+      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block' } },
+    ]));
+    expect(pod.tolerations).toEqual([TOLERATION]);
+    expect(pod.restartPolicy).toBe('Never');
+    expect(fx!.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+  });
+
+  test('a Job that completes is deleted, then the PV, and the volume is offered again with a new UID', async () => {
+    await start();
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+    await fx!.pass();
+    await eventually(() => jobOf(name)?.status?.startTime !== undefined, 'the cleanup Job started');
+
+    let jobGoneAt: number | undefined;
+    let pvGoneAt: number | undefined;
+    const watcher = setInterval(() => {
+      jobGoneAt ??= jobOf(name) === undefined ? performance.now() : undefined;
+      pvGoneAt ??= fx!.serverPv(name) === undefined ? performance.now() : undefined;
+    }, 1);
+    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await fx!.settle();
+    await eventually(() => pvGoneAt !== undefined, 'the PV is deleted');
+    clearInterval(watcher);
+
+    expect(jobGoneAt).toBeDefined();
+    expect(jobGoneAt!).toBeLessThanOrEqual(pvGoneAt!);
+    await fx!.waitForPvGone(name, pv.metadata!.uid);
+    expect((await fx!.pass()).created).toEqual([name]);
+    expect((await fx!.waitForPv(name)).metadata!.uid).not.toBe(pv.metadata!.uid);
+    expect(await fx!.metrics.exposition()).toMatch(/persistentvolume_delete_total\{mode="Block",type="job"\} 1/);
+  });
+
+  test('a failed Job is reported with a Warning and retried with a new Job after the backoff', async () => {
+    await start(300);
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+    await fx!.pass();
+    await eventually(() => jobOf(name)?.status?.startTime !== undefined, 'the first Job started');
+    const firstJob = jobOf(name)!.metadata!.uid;
+
+    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Failed', 'shred: /dev/loop9: Input/output error');
+    await fx!.settle();
+    expect(jobOf(name)).toBeUndefined();
+    await fx!.pass();
+    const [failed] = await fx!.recordedEvents('CleanupFailed');
+    expect(failed).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
+    expect(failed.message).toContain('Input/output error');
+    expect(jobOf(name)).toBeUndefined();
+    expect(fx!.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+
+    await new Promise((r) => setTimeout(r, 350));
+    await fx!.pass();
+    await eventually(() => jobOf(name) !== undefined, 'a second Job exists');
+    expect(jobOf(name)!.metadata!.uid).not.toBe(firstJob);
+    expect(jobOf(name)!.metadata!.labels!.pvuuid).toBe(pv.metadata!.uid);
+
+    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await fx!.settle();
+    await fx!.waitForPvGone(name, pv.metadata!.uid);
+  });
+
+  test('a Job an earlier run left for this very PV is waited for, not created again', async () => {
+    const server = await startTestApiServer();
+    stopAfter.push(() => server.stop());
+    fx = await ControllerFixture.start({ ...options(), server, seed: true });
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+    // A first controller made the Job, then the process restarted: the new one finds it.
+    await fx.pass();
+    await eventually(() => jobOf(name) !== undefined, 'the Job exists');
+    await fx.stop();
+    fx = await ControllerFixture.start({ ...options(), server, mountDirs: fx.dirs });
+    const leftover = jobOf(name)!.metadata!.uid;
+
+    await fx.pass();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(jobOf(name)!.metadata!.uid).toBe(leftover);
+    expect(server.counters.get('create', 'jobs').requests).toBe(1);
+
+    server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+  });
+
+  test('a Job left for an older PV of the same name is replaced by one for this PV', async () => {
+    await start();
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+    fx!.server.create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: `cleanup-${name}`, namespace: JOB_NAMESPACE, labels: { 'pv': name, 'pvuuid': 'an-older-uid' } },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'cleaner', image: JOB_IMAGE }] } } },
+    });
+    // The old Job's success must not count for this PV.
+    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+
+    await fx!.pass();
+    await eventually(() => jobOf(name)?.metadata?.labels?.pvuuid === pv.metadata!.uid, 'a Job for this PV replaced the old one');
+    expect(fx!.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+  });
+});
