@@ -41,3 +41,8 @@ test('the example deploys the fast-disks class at /mnt/fast-disks with a Service
 test('every object of the example validates against its schema', () => {
   expect(schemaErrors(manifests)).toEqual([]);
 });
+
+test('the committed dist/ is what the example app synthesizes now (run `npx projen synth` after changing it)', () => {
+  const committed = join(ROOT, 'dist', 'local-volume-provisioner.k8s.yaml');
+  expect(readFileSync(committed, 'utf8')).toEqual(readFileSync(join(out, 'local-volume-provisioner.k8s.yaml'), 'utf8'));
+});
