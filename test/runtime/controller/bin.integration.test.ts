@@ -1,0 +1,229 @@
+/**
+ * The real bin (`local-volume-provisioner run`) as a child process against the
+ * test API server: readiness, metrics, reaction time to a new mount point, and
+ * kill -9 in the middle of a cleanup.
+ *
+ * The bin runs from the TypeScript sources through ts-node (transpile only), in
+ * this test's private mount namespace, so it sees the bind mounts and loop
+ * devices the test makes.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
+import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
+import { directoryPVName } from '../../../src/runtime/pv';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
+import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fixture';
+
+const REPO = path.resolve(__dirname, '../../..');
+const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
+const MiB = 1024 * 1024;
+
+jest.setTimeout(60_000);
+
+/** A running `local-volume-provisioner run`. */
+class Bin {
+  readonly lines: string[] = [];
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    let partial = '';
+    const collect = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      this.lines.push(...parts);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(options: { kubeconfig: string; configDir: string; discoveryPeriod?: string }): Bin {
+    const child = spawn(process.execPath, [
+      '-r', 'ts-node/register/transpile-only', MAIN, 'run',
+      '--config-dir', options.configDir,
+      '--listen-address', '127.0.0.1:0',
+      '--discovery-period', options.discoveryPeriod ?? '1m',
+      '--config-sync-period', '1s',
+    ], {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'),
+        KUBECONFIG: options.kubeconfig,
+        MY_NODE_NAME: NODE_NAME,
+        MY_NAMESPACE: JOB_NAMESPACE,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Bin(child);
+  }
+
+  /** The HTTP address from the log line that announces it. */
+  async address(): Promise<string> {
+    let found: string | undefined;
+    await eventually(() => {
+      for (const line of this.lines) {
+        const listen = parseJson(line)?.listen;
+        if (typeof listen === 'string') found = listen;
+      }
+      return found !== undefined;
+    }, `the bin logs its listen address (log so far:\n${this.lines.join('\n')})`, 30_000);
+    return `http://${found}`;
+  }
+
+  async get(urlPath: string): Promise<{ status: number; body: string }> {
+    const res = await fetch(`${await this.address()}${urlPath}`);
+    return { status: res.status, body: await res.text() };
+  }
+
+  async waitReady(): Promise<void> {
+    await eventually(async () => (await this.get('/readyz').catch(() => ({ status: 0 }))).status === 200,
+      `/readyz answers 200 (log so far:\n${this.lines.join('\n')})`, 30_000);
+  }
+
+  kill(signal: NodeJS.Signals): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+
+  stopped(): Promise<number | null> {
+    return this.exited;
+  }
+}
+
+function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+describePrivileged('the local-volume-provisioner bin', () => {
+  let server: TestApiServer | undefined;
+  const bins: Bin[] = [];
+  const orphans: number[] = [];
+  afterEach(async () => {
+    for (const bin of bins.splice(0)) {
+      if (bin.child.exitCode === null && bin.child.signalCode === null) await bin.kill('SIGKILL');
+    }
+    for (const pid of orphans.splice(0)) killGroup(pid);
+    await server?.stop();
+    server = undefined;
+  });
+  afterAll(cleanupPrivileged);
+
+  /** A server with this node, the class's StorageClass, and a config dir + kubeconfig for the bin. */
+  async function setUp(config: ProvisionerConfigInput) {
+    server = await startTestApiServer();
+    seedCluster(server);
+    for (const name of Object.keys(config.storageClassMap ?? {})) createStorageClass(server, name, {});
+    const work = makeTempDir('lvp-bin-');
+    const kubeconfig = path.join(work, 'kubeconfig');
+    server.writeKubeconfig(kubeconfig);
+    const configDir = path.join(work, 'config');
+    fs.mkdirSync(configDir);
+    const resolved = resolveProvisionerConfig(config);
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
+    for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
+    const start = () => {
+      const bin = Bin.start({ kubeconfig, configDir });
+      bins.push(bin);
+      return bin;
+    };
+    return { server, start, core: plainHttpKubeConfig(server).makeApiClient(CoreV1Api) };
+  }
+
+  const pvOf = (s: TestApiServer, name: string) => s.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+
+  test('becomes ready after the first pass, serves metrics, offers a new mount point within about a second, and stops on SIGTERM', async () => {
+    const dir = makeTempDir('lvp-disks-');
+    makeMountPoint(path.join(dir, 'vol1'));
+    const { server: s, start } = await setUp({ storageClassMap: { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: dir } } });
+
+    const bin = start();
+    await bin.waitReady();
+
+    expect(pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs'))).toBeDefined();
+    expect((await bin.get('/healthz')).status).toBe(200);
+    const metrics = await bin.get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(/^local_volume_provisioner_persistentvolume_discovery_total\{mode="Filesystem"\} 1$/m);
+
+    // The fallback period is a minute: only the change watchers can make this quick.
+    const vol2 = directoryPVName('vol2', NODE_NAME, 'local-fs');
+    const started = performance.now();
+    makeMountPoint(path.join(dir, 'vol2'));
+    await eventually(() => pvOf(s, vol2) !== undefined, 'the new mount point has a PV', 20_000);
+    const ms = performance.now() - started;
+    process.stdout.write(`new mount point to PV: ${ms.toFixed(0)} ms\n`);
+    expect(ms).toBeLessThan(20_000);
+
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('kill -9 during a cleanup leaves the PV Released; after a restart it is cleaned again from the start, deleted and offered anew', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    const loop = createLoopDevice(8 * MiB);
+    fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
+    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 2; echo "done $$" >> ${log}`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+
+    const first = start();
+    await first.waitReady();
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    s.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local-block', resources: { requests: { storage: '8Mi' } } },
+    });
+    s.bindClaim(name, { namespace: 'default', name: 'data' });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+
+    await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
+    expect(await first.kill('SIGKILL')).toBeNull();
+    // A container's processes die with it: so does the cleaner the killed process started.
+    const firstCleaner = Number(readLog(log)[0].split(' ')[1]);
+    killGroup(firstCleaner);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
+    expect(readLog(log)).toEqual([`start ${firstCleaner}`]);
+
+    const second = start();
+    await eventually(() => readLog(log).some((l) => l.startsWith('done')), 'the cleanup ran again and finished', 20_000);
+    const lines = readLog(log);
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toMatch(/^start \d+$/);
+    expect(lines[2]).toBe(`done ${lines[1].split(' ')[1]}`);
+    await eventually(() => {
+      const pv = pvOf(s, name);
+      return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
+    }, 'the volume is offered again under a new UID', 20_000);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
+});
+
+function readLog(file: string): string[] {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** Kills a process group we started (the cleaner runs in its own group). */
+function killGroup(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
