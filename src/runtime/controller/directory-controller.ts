@@ -97,7 +97,17 @@ export class DirectoryController {
     }
     if (cls.volumes.length === 0) return [];
 
-    const fields: StorageClassFieldsResult = storageClassFields(cls.className, await this.deps.storageClasses.get(cls.className));
+    let storageClass;
+    try {
+      storageClass = await this.deps.storageClasses.get(cls.className);
+    } catch (err) {
+      // One class's API trouble must not stop the other classes (or the rest of the pass).
+      const message = `cannot read StorageClass "${cls.className}": ${(err as Error).message}; its volumes wait for the next pass`;
+      this.deps.events.warning(nodeRef, EventReasons.ProvisioningFailed.reason, message);
+      this.deps.logger.warn({ storageClass: cls.className }, message);
+      return [];
+    }
+    const fields: StorageClassFieldsResult = storageClassFields(cls.className, storageClass);
     if (!fields.ok) {
       this.deps.events.warning(nodeRef, EventReasons.StorageClassMissing.reason, fields.message);
       this.deps.logger.warn({ storageClass: cls.className }, fields.message);
