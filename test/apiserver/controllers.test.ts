@@ -111,7 +111,6 @@ describe('finalizers and garbage collection', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.message).toContain('because it is being terminated');
     server.controllers.namespaces = true;
-    await call(server, 'PATCH', '/api/v1/namespaces/tmp', { metadata: { labels: { poke: '1' } } }, { contentType: 'application/merge-patch+json' });
     await eventually(() => server.get('v1', 'Namespace', 'tmp') === undefined, 'namespace gone');
     expect(server.get('v1', 'ConfigMap', 'c', 'tmp')).toBeUndefined();
   });

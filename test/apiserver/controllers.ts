@@ -37,13 +37,25 @@ export interface ControllerSwitches {
 const without = (list: string[] | undefined, item: string) => (list ?? []).filter((x) => x !== item);
 
 export class Controllers {
-  readonly switches: ControllerSwitches = { pvProtection: true, persistentVolumes: true, garbageCollector: true, namespaces: true, jobs: true };
+  /** Switching a controller on makes it look at every object again, as a starting controller lists the world. */
+  readonly switches: ControllerSwitches;
   private readonly queue: Change[] = [];
+  /** Dependents by owner uid, so garbage collection does not scan every object on every delete. */
+  private readonly dependents = new Map<string, Map<string, [ResourceType, string | undefined, string]>>();
   private scheduled = false;
   /** Failures of controller writes, kept for tests to inspect rather than thrown into nowhere. */
   readonly errors: Error[] = [];
 
   constructor(private readonly store: Store, private readonly registry: Registry) {
+    const state: ControllerSwitches = { pvProtection: true, persistentVolumes: true, garbageCollector: true, namespaces: true, jobs: true };
+    this.switches = new Proxy(state, {
+      set: (target, key, value) => {
+        const wasOff = !target[key as keyof ControllerSwitches];
+        (target as any)[key] = value;
+        if (wasOff && value) this.resyncAll();
+        return true;
+      },
+    });
     registry.addAdmissionHook((r, obj, op) => {
       if (op !== 'CREATE' || !this.switches.pvProtection) return;
       const finalizer = r === PV ? PV_PROTECTION : r === PVC ? PVC_PROTECTION : undefined;
@@ -51,12 +63,36 @@ export class Controllers {
       if (finalizer && !current.includes(finalizer)) obj.metadata.finalizers = [...current, finalizer];
     });
     store.subscribe((c) => {
-      this.queue.push(c);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.drain());
-      }
+      this.indexOwners(c);
+      this.enqueue(c);
     });
+  }
+
+  private enqueue(c: Change): void {
+    this.queue.push(c);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  private resyncAll(): void {
+    for (const r of RESOURCES) for (const e of this.store.all(r)) this.enqueue({ rv: e.rv, type: 'MODIFIED', resource: r, entry: e, prev: e });
+  }
+
+  private indexOwners(c: Change): void {
+    const id = `${c.resource.group}/${c.resource.resource}/${c.entry.key}`;
+    const meta = c.entry.obj.metadata;
+    for (const ref of c.prev?.obj.metadata.ownerReferences ?? []) this.dependents.get(ref.uid)?.delete(id);
+    if (c.type === 'DELETED') return;
+    for (const ref of meta.ownerReferences ?? []) {
+      let deps = this.dependents.get(ref.uid);
+      if (!deps) {
+        deps = new Map();
+        this.dependents.set(ref.uid, deps);
+      }
+      deps.set(id, [c.resource, meta.namespace, meta.name]);
+    }
   }
 
   private drain(): void {
@@ -154,10 +190,9 @@ export class Controllers {
   }
 
   private *dependentsOf(uid: string): Generator<[ResourceType, Entry]> {
-    for (const r of RESOURCES) {
-      for (const e of this.store.all(r)) {
-        if ((e.obj.metadata.ownerReferences ?? []).some((o: any) => o.uid === uid)) yield [r, e];
-      }
+    for (const [r, namespace, name] of this.dependents.get(uid)?.values() ?? []) {
+      const e = this.store.get(r, namespace, name);
+      if (e) yield [r, e];
     }
   }
 

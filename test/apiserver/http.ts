@@ -76,9 +76,11 @@ function resolve(method: string, parts: string[], query: URLSearchParams): Resou
   if (!type || extra.length || (subresource && !SUBRESOURCES.has(subresource))) return 'unknown';
   if (subresource === 'status' && !type.hasStatus) return 'unknown';
   if (subresource === 'finalize' && type.kind !== 'Namespace') return 'unknown';
-  if (type.namespaced !== (namespace !== undefined) && name !== undefined) return 'unknown';
+  if (!type.namespaced && namespace !== undefined) return 'unknown';
   const collection = name === undefined;
   const watch = query.get('watch') === 'true' || query.get('watch') === '1';
+  // Namespaced resources are served across namespaces only for list and watch.
+  if (type.namespaced && namespace === undefined && !(collection && method === 'GET')) return 'unknown';
   const verb = {
     GET: collection ? (watch ? 'watch' : 'list') : 'get',
     POST: 'create',

@@ -78,6 +78,8 @@ export interface TestApiServer {
   get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
   /** Lists objects directly, in key order. */
   list<T = any>(apiVersion: string, kind: string, namespace?: string): T[];
+  /** Deletes an object directly, as a DELETE would (finalizers hold it, propagation as the kind defaults). */
+  delete(apiVersion: string, kind: string, name: string, namespace?: string): void;
   /** Binds a claim to a volume as the PV controller would (both become Bound). */
   bindClaim(pvName: string, claim: { namespace: string; name: string }): void;
   /** Marks a Job succeeded (`Complete`) or `Failed`, as its pod finishing would. */
@@ -225,6 +227,10 @@ class Instance implements TestApiServer {
 
   list<T = any>(apiVersion: string, kind: string, namespace?: string): T[] {
     return this.store.list(this.resource(apiVersion, kind), namespace).map((e) => cloneObject(e));
+  }
+
+  delete(apiVersion: string, kind: string, name: string, namespace?: string): void {
+    this.registry.delete(this.resource(apiVersion, kind), namespace, name);
   }
 
   bindClaim(pvName: string, claim: { namespace: string; name: string }): void {

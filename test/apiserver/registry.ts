@@ -83,6 +83,7 @@ export class Registry {
 
   private checkNamespace(r: ResourceType, namespace: string | undefined, name: string): void {
     if (!r.namespaced) return;
+    if (!namespace) throw badRequest('an empty namespace may not be set during creation');
     const ns = this.store.get(NAMESPACES, undefined, namespace!);
     if (!ns) throw notFound(NAMESPACES, namespace!);
     if (ns.obj.metadata.deletionTimestamp) {

@@ -43,9 +43,9 @@ export class WatchHub {
     return this.open.size;
   }
 
-  /** Ends every open watch, as a restarting apiserver or a broken connection would. */
+  /** Ends every open watch cleanly, as the server does when a watch times out or it shuts down. */
   closeAll(): void {
-    for (const res of [...this.open]) res.destroy();
+    for (const res of [...this.open]) res.end();
     this.open.clear();
   }
 
