@@ -11,12 +11,12 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
+import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fixture';
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
 import { directoryPVName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
-import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fixture';
 
 const REPO = path.resolve(__dirname, '../../..');
 const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
@@ -26,21 +26,6 @@ jest.setTimeout(60_000);
 
 /** A running `local-volume-provisioner run`. */
 class Bin {
-  readonly lines: string[] = [];
-  private readonly exited: Promise<number | null>;
-
-  private constructor(readonly child: ChildProcess) {
-    let partial = '';
-    const collect = (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
   static start(options: { kubeconfig: string; configDir: string; discoveryPeriod?: string }): Bin {
     const child = spawn(process.execPath, [
       '-r', 'ts-node/register/transpile-only', MAIN, 'run',
@@ -60,6 +45,21 @@ class Bin {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new Bin(child);
+  }
+
+  readonly lines: string[] = [];
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    let partial = '';
+    const collect = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      this.lines.push(...parts);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
   /** The HTTP address from the log line that announces it. */

@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
+import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from './fixture';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../../support/privileged';
-import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from './fixture';
 
 const MiB = 1024 * 1024;
 const SCRIPTS = path.resolve(__dirname, '../../../image/scripts');

@@ -6,10 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
+import { ControllerFixture, NODE_HOSTNAME, NODE_NAME } from './fixture';
 import { PROVISIONED_BY_ANNOTATION, NODE_LABEL } from '../../../src/runtime/kube/well-known';
 import { filesystemSize, formatBinaryQuantity, roundDownCapacity } from '../../../src/runtime/volume';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
-import { ControllerFixture, NODE_HOSTNAME, NODE_NAME } from './fixture';
+import { referenceFnv1a32 } from '../pv/reference-fnv1a';
 
 const MiB = 1024 * 1024;
 
@@ -295,7 +296,7 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     await fx.pass();
     // The Go provisioner's name: FNV-1a (32 bit) of entry + node + class, hex, not zero-padded.
-    const pv = fx.serverPv(`local-pv-${fnv1a32(`vol1${NODE_NAME}local-fs`).toString(16)}`)!;
+    const pv = fx.serverPv(`local-pv-${referenceFnv1a32(`vol1${NODE_NAME}local-fs`).toString(16)}`)!;
     expect(pv).toBeDefined();
     expect(pv.metadata!.annotations![PROVISIONED_BY_ANNOTATION]).toBe(`local-volume-provisioner-${NODE_NAME}`);
   });
@@ -308,12 +309,6 @@ describePrivileged('directory discovery through the controller', () => {
     expect(event.message).toContain('StorageClass "local-fs" does not exist');
   });
 });
-
-function fnv1a32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(text, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  return hash;
-}
 
 function ourPv(name: string, localPath: string, provisioner: string, options: { labelled: boolean }): V1PersistentVolume {
   return {

@@ -5,11 +5,12 @@
  */
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
+import { ControllerFixture, createStorageClass, eventually, NODE_HOSTNAME, NODE_NAME, seedCluster } from './fixture';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../../../src/runtime/kube/adoption';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
-import { ControllerFixture, createStorageClass, eventually, NODE_HOSTNAME, NODE_NAME, seedCluster } from './fixture';
+import { referenceFnv1a32 } from '../pv/reference-fnv1a';
 
 describePrivileged('no duplicates, no lost volumes', () => {
   let fx: ControllerFixture | undefined;
@@ -147,11 +148,9 @@ describePrivileged('no duplicates, no lost volumes', () => {
   });
 });
 
+/** Upstream's name: FNV-1a (32 bit) of entry + node + class, in hex. */
 function upstreamPvName(entry: string): string {
-  // Upstream's name: FNV-1a (32 bit) of entry + node + class.
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(`${entry}${NODE_NAME}local-fs`, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  return `local-pv-${hash.toString(16)}`;
+  return `local-pv-${referenceFnv1a32(`${entry}${NODE_NAME}local-fs`).toString(16)}`;
 }
 
 /** A PV as the Go static provisioner writes it: no node label of ours. */

@@ -4,8 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupPrivileged, describePrivileged, makeMountPoint } from '../../support/privileged';
 import { ControllerFixture } from './fixture';
+import { cleanupPrivileged, describePrivileged, makeMountPoint } from '../../support/privileged';
 
 describePrivileged('API faults during controller passes', () => {
   let fx: ControllerFixture | undefined;

@@ -64,6 +64,29 @@ export interface FixtureOptions {
 }
 
 export class ControllerFixture {
+  /** Starts a server (unless given), writes the Node and StorageClasses, starts the cache. */
+  static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
+    const server = options.server ?? await startTestApiServer();
+    const classes = options.classes ?? { 'local-fs': {} };
+    const seed = options.seed ?? !options.server;
+    const dirs: Record<string, string> = {};
+    const storageClassMap: Record<string, ClassConfigInput> = {};
+    for (const [name, { storageClass, ...entry }] of Object.entries(classes)) {
+      const mountDir = entry.mountDir ?? options.mountDirs?.[name] ?? makeTempDir(`lvp-${name}-`);
+      dirs[name] = mountDir;
+      storageClassMap[name] = { hostDir: `/mnt/host/${name}`, ...entry, mountDir };
+      if (seed && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
+    }
+    if (seed) seedCluster(server, options.nodeLabels);
+    const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
+    if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
+    const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
+      options.backoff ?? { initialMs: 200, maxMs: 1000 });
+    await options.beforeCacheStart?.(fx);
+    await fx.cache.start();
+    return fx;
+  }
+
   readonly api: KubeApi;
   readonly core: CoreV1Api;
   readonly cache: NodePvCache;
@@ -106,29 +129,6 @@ export class ControllerFixture {
       jobContainerImage: JOB_IMAGE,
       jobPollIntervalMs: 20,
     });
-  }
-
-  /** Starts a server (unless given), writes the Node and StorageClasses, starts the cache. */
-  static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
-    const server = options.server ?? await startTestApiServer();
-    const classes = options.classes ?? { 'local-fs': {} };
-    const seed = options.seed ?? !options.server;
-    const dirs: Record<string, string> = {};
-    const storageClassMap: Record<string, ClassConfigInput> = {};
-    for (const [name, { storageClass, ...entry }] of Object.entries(classes)) {
-      const mountDir = entry.mountDir ?? options.mountDirs?.[name] ?? makeTempDir(`lvp-${name}-`);
-      dirs[name] = mountDir;
-      storageClassMap[name] = { hostDir: `/mnt/host/${name}`, ...entry, mountDir };
-      if (seed && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
-    }
-    if (seed) seedCluster(server, options.nodeLabels);
-    const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
-    if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
-    const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
-      options.backoff ?? { initialMs: 200, maxMs: 1000 });
-    await options.beforeCacheStart?.(fx);
-    await fx.cache.start();
-    return fx;
   }
 
   /** One controller pass with the fixture's configuration. */

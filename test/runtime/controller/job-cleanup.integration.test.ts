@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1Job, V1PersistentVolume } from '@kubernetes/client-node';
+import { ControllerFixture, eventually, JOB_IMAGE, JOB_NAMESPACE, NODE_NAME } from './fixture';
 import { startTestApiServer } from '../../apiserver';
 import { cleanupPrivileged, createLoopDevice, describePrivileged } from '../../support/privileged';
-import { ControllerFixture, eventually, JOB_IMAGE, JOB_NAMESPACE, NODE_NAME } from './fixture';
 
 const MiB = 1024 * 1024;
 const TOLERATION = { key: 'storage.example.com/cleaning', operator: 'Exists' as const, effect: 'NoSchedule' as const };
@@ -166,7 +166,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     fx!.server.create({
       apiVersion: 'batch/v1',
       kind: 'Job',
-      metadata: { name: `cleanup-${name}`, namespace: JOB_NAMESPACE, labels: { 'pv': name, 'pvuuid': 'an-older-uid' } },
+      metadata: { name: `cleanup-${name}`, namespace: JOB_NAMESPACE, labels: { pv: name, pvuuid: 'an-older-uid' } },
       spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'cleaner', image: JOB_IMAGE }] } } },
     });
     // The old Job's success must not count for this PV.

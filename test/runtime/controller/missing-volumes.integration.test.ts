@@ -4,8 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, mkfsExt4, mount, unmount } from '../../support/privileged';
 import { ControllerFixture } from './fixture';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const GRACE_MS = 300;
 
