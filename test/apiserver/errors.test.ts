@@ -96,4 +96,12 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(415);
     expect(r.body.reason).toBe('UnsupportedMediaType');
   });
+
+  test('a create that carries a resourceVersion is refused as etcd refuses it (500)', async () => {
+    const created = (await call(server, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'once' } })).body;
+    await call(server, 'DELETE', '/api/v1/namespaces/default/configmaps/once');
+    const r = await call(server, 'POST', '/api/v1/namespaces/default/configmaps', created);
+    expect(r.status).toBe(500);
+    expect(r.body.message).toBe('resourceVersion should not be set on objects to be created');
+  });
 });

@@ -122,6 +122,10 @@ export class Registry {
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generateSuffix()}`;
     this.checkNamespace(r, meta.namespace, meta.name ?? '');
+    // etcd3's store refuses this (a 500 in the real server); an unparsable value is ignored there too.
+    if (/^[1-9]\d*$/.test(String(meta.resourceVersion ?? ''))) {
+      throw new ApiError(500, 'InternalError', 'resourceVersion should not be set on objects to be created');
+    }
     for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[f];
     meta.uid = randomUUID();
     meta.creationTimestamp = now();
