@@ -10,7 +10,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
 import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fixture';
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
 import { directoryPVName } from '../../../src/runtime/pv';
@@ -118,24 +118,22 @@ describePrivileged('the local-volume-provisioner bin', () => {
   afterAll(cleanupPrivileged);
 
   /** A server with this node, the class's StorageClass, and a config dir + kubeconfig for the bin. */
-  async function setUp(config: ProvisionerConfigInput) {
+  async function setUp(config: ProvisionerConfigInput, taints: V1Taint[] = []) {
     server = await startTestApiServer();
-    seedCluster(server);
+    seedCluster(server, {}, taints);
     for (const name of Object.keys(config.storageClassMap ?? {})) createStorageClass(server, name, {});
     const work = makeTempDir('lvp-bin-');
     const kubeconfig = path.join(work, 'kubeconfig');
     server.writeKubeconfig(kubeconfig);
     const configDir = path.join(work, 'config');
     fs.mkdirSync(configDir);
-    const resolved = resolveProvisionerConfig(config);
-    if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
-    for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
+    writeConfig(configDir, config);
     const start = () => {
       const bin = Bin.start({ kubeconfig, configDir });
       bins.push(bin);
       return bin;
     };
-    return { server, start, core: plainHttpKubeConfig(server).makeApiClient(CoreV1Api) };
+    return { server, start, configDir, core: plainHttpKubeConfig(server).makeApiClient(CoreV1Api) };
   }
 
   const pvOf = (s: TestApiServer, name: string) => s.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
@@ -143,6 +141,8 @@ describePrivileged('the local-volume-provisioner bin', () => {
   test('becomes ready after the first pass, serves metrics, offers a new mount point within about a second, and stops on SIGTERM', async () => {
     const dir = makeTempDir('lvp-disks-');
     makeMountPoint(path.join(dir, 'vol1'));
+    // A stray directory is a rejected entry, not a reason to stay unready.
+    fs.mkdirSync(path.join(dir, 'lost+found'));
     const { server: s, start } = await setUp({ storageClassMap: { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: dir } } });
 
     const bin = start();
@@ -163,6 +163,50 @@ describePrivileged('the local-volume-provisioner bin', () => {
     process.stdout.write(`new mount point to PV: ${ms.toFixed(0)} ms\n`);
     expect(ms).toBeLessThan(20_000);
 
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('applies a changed configuration without a restart, and keeps the last good one when a change is invalid', async () => {
+    const first = makeTempDir('lvp-disks-');
+    const second = makeTempDir('lvp-disks-');
+    makeMountPoint(path.join(first, 'vol1'));
+    makeMountPoint(path.join(second, 'vol1'));
+    const one = { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: first } };
+    const { server: s, start, configDir } = await setUp({ storageClassMap: one });
+    createStorageClass(s, 'local-two', {});
+    const bin = start();
+    await bin.waitReady();
+    expect(pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two'))).toBeUndefined();
+
+    writeConfig(configDir, { storageClassMap: { ...one, 'local-two': { hostDir: '/mnt/host/local-two', mountDir: second } } });
+    await eventually(() => pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two')) !== undefined, 'the new class is provisioned', 20_000);
+
+    writeConfigFile(configDir, 'storageClassMap', 'local-fs:\n  hostDir: /mnt/host/local-fs\n  mountDir: /x\n  volumeMode: block\n');
+    await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'ConfigInvalid'), 'a ConfigInvalid Event', 20_000);
+    const invalid = s.list('v1', 'Event', 'default').find((e) => e.reason === 'ConfigInvalid');
+    expect(invalid.message).toContain('storageClassMap.local-fs.volumeMode: "block" is not one of Filesystem, Block');
+    // The last good configuration (both classes) is still in force.
+    makeMountPoint(path.join(second, 'vol2'));
+    await eventually(() => pvOf(s, directoryPVName('vol2', NODE_NAME, 'local-two')) !== undefined, 'the old config still provisions', 20_000);
+    expect((await bin.get('/metrics')).body).toMatch(/^local_volume_provisioner_config_reloads_total\{result="failed"\} 1$/m);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('removes the startup taint from its Node once discovery is ready, and only that taint', async () => {
+    const dir = makeTempDir('lvp-disks-');
+    const startup = { key: 'example.com/local-volumes-not-ready', effect: 'NoSchedule' };
+    const other = { key: 'example.com/dedicated', value: 'storage', effect: 'NoSchedule' };
+    const { server: s, start } = await setUp({
+      storageClassMap: { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: dir } },
+      removeNodeNotReadyTaint: true,
+      provisionerNotReadyNodeTaintKey: startup.key,
+    }, [startup, other]);
+
+    const bin = start();
+    await bin.waitReady();
+
+    await eventually(() => (s.get('v1', 'Node', NODE_NAME).spec?.taints ?? []).length === 1, 'the startup taint is removed', 20_000);
+    expect(s.get('v1', 'Node', NODE_NAME).spec.taints).toEqual([other]);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
@@ -212,6 +256,19 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(await second.kill('SIGTERM')).toBe(0);
   });
 });
+
+/** Writes the ConfigMap files as kubelet would present them, each replaced at once. */
+function writeConfig(configDir: string, config: ProvisionerConfigInput): void {
+  const resolved = resolveProvisionerConfig(config);
+  if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
+  for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) writeConfigFile(configDir, key, value);
+}
+
+function writeConfigFile(configDir: string, key: string, value: string): void {
+  const temp = path.join(configDir, `.${key}.tmp`);
+  fs.writeFileSync(temp, value);
+  fs.renameSync(temp, path.join(configDir, key));
+}
 
 function readLog(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];

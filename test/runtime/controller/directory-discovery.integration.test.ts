@@ -196,6 +196,19 @@ describePrivileged('directory discovery through the controller', () => {
     expect(event.message?.startsWith(`path "${path.join(dir(), 'plain')}" is not a valid mount point`)).toBe(true);
   });
 
+  test('a rejected entry is one deduplicated Warning however many passes see it, and an error in volume_state, not unreadiness', async () => {
+    fx = await ControllerFixture.start();
+    fs.mkdirSync(path.join(dir(), 'lost+found'));
+
+    for (let i = 0; i < 3; i++) await fx.pass();
+
+    const events = await fx.recordedEvents('VolumeNotMountPoint');
+    expect(events).toHaveLength(1);
+    expect(events[0].count).toBe(3);
+    expect(await fx.metrics.exposition()).toContain(
+      `local_volume_provisioner_volume_state{state="error",persistentvolume="",path="${path.join(dir(), 'lost+found')}",storageclass="local-fs"} 1`);
+  });
+
   test('an entry of an unknown type (a regular file) is skipped with a Warning while the others go on', async () => {
     fx = await ControllerFixture.start();
     makeMountPoint(path.join(dir(), 'vol1'));

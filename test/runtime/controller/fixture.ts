@@ -7,7 +7,7 @@
  * table, Deleter, DirectoryController).
  */
 import * as path from 'node:path';
-import { CoreV1Api, CoreV1Event, V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Api, CoreV1Event, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
 import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig } from '../../../src/config';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
 import { Deleter } from '../../../src/runtime/controller/deleter';
@@ -231,11 +231,12 @@ export class ControllerFixture {
 }
 
 /** This node and the Job namespace. */
-export function seedCluster(server: TestApiServer, nodeLabels: Record<string, string> = {}): void {
+export function seedCluster(server: TestApiServer, nodeLabels: Record<string, string> = {}, taints: V1Taint[] = []): void {
   server.create({
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_HOSTNAME, ...nodeLabels } },
+    ...(taints.length > 0 ? { spec: { taints } } : {}),
   });
   server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: JOB_NAMESPACE } });
 }

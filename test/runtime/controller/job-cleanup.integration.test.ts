@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { V1Job, V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, JOB_IMAGE, JOB_NAMESPACE, NODE_NAME } from './fixture';
 import { startTestApiServer } from '../../apiserver';
-import { cleanupPrivileged, createLoopDevice, describePrivileged } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 const TOLERATION = { key: 'storage.example.com/cleaning', operator: 'Exists' as const, effect: 'NoSchedule' as const };
@@ -60,6 +60,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     expect(fx!.server.counters.get('create', 'jobs').requests).toBe(1);
     const job = jobOf(name)!;
     expect(job.metadata!.labels).toEqual({ 'kubernetes.io/hostname': NODE_NAME, 'pv': name, 'pvuuid': pv.metadata!.uid });
+    expect(job.metadata!.annotations).toMatchObject({ device: path.join(fx!.dirs['local-block'], 'disk1') });
     const pod = job.spec!.template.spec!;
     const [container] = pod.containers;
     expect(container).toMatchObject({
@@ -79,6 +80,25 @@ describePrivileged('cleanup Jobs through the controller', () => {
     expect(pod.tolerations).toEqual([TOLERATION]);
     expect(pod.restartPolicy).toBe('Never');
     expect(fx!.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+  });
+
+  test('a Filesystem volume is cleaned by a Job running fsclean.sh on its directory, without /dev', async () => {
+    fx = await ControllerFixture.start({ config: { useJobForCleaning: true } });
+    const dir = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(dir);
+    await fx.pass();
+    const name = fx.pvName('local-fs', 'vol1');
+    await fx.waitForPv(name, { phase: 'Available' });
+    await fx.release(name);
+
+    await fx.pass();
+    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
+
+    const job = jobOf(name)!;
+    expect(job.metadata!.annotations).toMatchObject({ device: dir });
+    const pod = job.spec!.template.spec!;
+    expect(pod.containers[0]).toMatchObject({ command: ['/scripts/fsclean.sh'], env: [{ name: 'LOCAL_PV_FILESYSTEM', value: dir }] });
+    expect(pod.volumes).toEqual([{ name: 'class-dir', hostPath: { path: '/mnt/host/local-fs' } }]);
   });
 
   test('a Job that completes is deleted, then the PV, and the volume is offered again with a new UID', async () => {
