@@ -69,6 +69,8 @@ function cleanerCommand(target: CleanTarget): readonly string[] {
 export class Deleter {
   /** PV UID -> what the metrics need once its cleanup is reported. */
   private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
+  /** UIDs of PVs cleaned and deleted here, which a cache may still list as Released for a moment. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly deps: DeleterDeps) {}
 
@@ -76,7 +78,9 @@ export class Deleter {
   run(pass: DeleterPass): void {
     const byUid = new Map(pass.pvs.map((pv) => [pv.metadata?.uid ?? '', pv]));
     this.reportFinished(byUid);
+    for (const uid of this.deleted) if (!byUid.has(uid)) this.deleted.delete(uid);
     for (const pv of pass.pvs) {
+      if (this.deleted.has(pv.metadata?.uid ?? '')) continue;
       const decision = decideRelease(pv, pass.me, pass.configured);
       if (decision.action === 'warn') {
         this.deps.events.warning(persistentVolumeReference(pv), EventReasons.ReclaimPolicyUnsupported.reason, decision.reason);
@@ -189,6 +193,7 @@ export class Deleter {
       const entry = this.deps.table.consume(uid);
       if (!entry) continue;
       this.started.delete(uid);
+      if (entry.state === 'succeeded') this.deleted.add(uid);
       this.recordOutcome(pvsByUid.get(uid), info, entry);
     }
   }
