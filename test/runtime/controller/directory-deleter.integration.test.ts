@@ -91,6 +91,26 @@ describePrivileged('the deleter through the controller', () => {
     expect(await fx.metrics.exposition()).toMatch(/local_volume_provisioner_persistentvolume_delete_total\{mode="Filesystem",type="process"\} 1/);
   });
 
+  test('a pass right after a cleanup, while the cache still lists the deleted PV, neither cleans it again nor counts a failure', async () => {
+    fx = await ControllerFixture.start();
+    const { pv } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    await fx.release(name);
+    // As run-directory.ts does: the Node comes from a cache, so nothing delays the next pass.
+    const node = await fx.node();
+    await fx.pass();
+    await fx.table.idle();
+
+    await fx.controller.pass(fx.config, node);
+    await fx.table.idle();
+    await fx.controller.pass(fx.config, node);
+    await fx.settle();
+
+    expect((await fx.recordedEvents('CleanupStarted')).map((e) => e.count)).toEqual([1]);
+    expect(await fx.recordedEvents('CleanupFailed')).toEqual([]);
+    expect(await fx.metrics.exposition()).not.toMatch(/persistentvolume_delete_failed_total\{[^}]*\} [1-9]/);
+  });
+
   test('Available and Bound PVs, and Released ones with reclaim policy Retain, are untouched', async () => {
     fx = await ControllerFixture.start({
       classes: { 'local-fs': {}, 'local-retain': { storageClass: { reclaimPolicy: 'Retain' } } },
