@@ -201,8 +201,7 @@ export class HttpHandler {
     const why = rbac.deny(user, a);
     if (a.path !== undefined) throw new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
     const rr = a as ResourceRequest;
-    const label = rr.type ? qualifiedResource(rr.type) : a.resource!;
-    throw forbidden(rr.type, a.subresource ? `${label}` : label, a.name, why);
+    throw forbidden(rr.type, qualifiedResource(rr.type), a.name, why);
   }
 
   private serveNonResource(rr: 'unknown' | undefined, req: IncomingMessage, path: string, parts: string[], res: ServerResponse): void {
@@ -217,14 +216,28 @@ export class HttpHandler {
       res.end(body);
       return;
     }
-    let doc: object | undefined;
-    if (path === '/api' || path === '/api/') {doc = apiVersions(this.ctx.serverAddress());} else if (path === '/apis' || path === '/apis/') {doc = apiGroupList();} else if (parts[0] === 'api' && parts.length === 2) {doc = apiResourceList(parts[1]);} else if (parts[0] === 'apis' && parts.length === 2) {doc = apiGroup(parts[1]);} else if (parts[0] === 'apis' && parts.length === 3) {doc = apiResourceList(`${parts[1]}/${parts[2]}`);} else if (path === '/version') {doc = versionInfo();} else if (path === '/openapi/v3') {doc = openApiRoot();} else if (path.startsWith('/openapi/v3/')) {doc = openApiDocument(path.slice('/openapi/v3/'.length));} else if (['/healthz', '/livez', '/readyz'].includes(path)) {
+    if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('ok');
       return;
     }
+    const doc = this.discoveryDocument(path, parts);
     if (doc) this.send(res, 200, JSON.stringify(doc));
     else this.sendError(res, noSuchPath());
+  }
+
+  /** The discovery, version or OpenAPI document at `path`, if any. */
+  private discoveryDocument(path: string, parts: string[]): object | undefined {
+    const p = path.replace(/\/$/, '');
+    if (p === '/api') return apiVersions(this.ctx.serverAddress());
+    if (p === '/apis') return apiGroupList();
+    if (p === '/version') return versionInfo();
+    if (p === '/openapi/v3') return openApiRoot();
+    if (p.startsWith('/openapi/v3/')) return openApiDocument(p.slice('/openapi/v3/'.length));
+    if (parts[0] === 'api' && parts.length === 2) return apiResourceList(parts[1]);
+    if (parts[0] === 'apis' && parts.length === 2) return apiGroup(parts[1]);
+    if (parts[0] === 'apis' && parts.length === 3) return apiResourceList(`${parts[1]}/${parts[2]}`);
+    return undefined;
   }
 
   private async serveResource(call: Call): Promise<void> {

@@ -22,7 +22,8 @@ describe('resourceVersion', () => {
 
   test('an update that changes nothing keeps the resourceVersion', async () => {
     const cm = (await call(server, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'same' }, data: { a: '1' } })).body;
-    const again = (await call(server, 'PUT', '/api/v1/namespaces/default/configmaps/same', cm)).body;
+    const reordered = { data: cm.data, metadata: cm.metadata, apiVersion: 'v1', kind: 'ConfigMap' };
+    const again = (await call(server, 'PUT', '/api/v1/namespaces/default/configmaps/same', reordered)).body;
     expect(again.metadata.resourceVersion).toBe(cm.metadata.resourceVersion);
   });
 

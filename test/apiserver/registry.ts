@@ -64,6 +64,16 @@ function handleUnknownFields(r: ResourceType, obj: any, options: WriteOptions): 
   options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
 }
 
+/** Whether two values serialize to the same JSON, whatever their key order. */
+function sameJson(a: any, b: any): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  const keys = (o: any) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const ka = keys(a);
+  return ka.length === keys(b).length && ka.every((k) => sameJson(a[k], b[k]));
+}
+
 export class Registry {
   private readonly hooks: AdmissionHook[] = [];
   /** Whether the garbage collector runs (it removes the orphan and foregroundDeletion finalizers). */
@@ -190,7 +200,8 @@ export class Registry {
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     validateObject(r, next, old);
-    if (JSON.stringify(next) === prev.json || options.dryRun) return prev;
+    // As etcd3's GuaranteedUpdate: an update that changes nothing is not written (key order does not count).
+    if (options.dryRun || sameJson(next, prev.obj)) return prev;
     if (next.metadata.deletionTimestamp && !this.hasFinalizers(next)) {
       return this.store.delete(r, this.store.update(r, prev, next));
     }
