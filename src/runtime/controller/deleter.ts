@@ -109,7 +109,8 @@ export class Deleter {
       if (unmounted) return { ok: false, reason: `not cleaned: ${unmounted}` };
       log.info({ job: useJob }, 'cleaning released volume');
       const cleaned = useJob ? await this.cleanInJob(target, pass, signal, log) : await this.cleanInProcess(target, signal, log);
-      if (!cleaned.ok) return cleaned;
+      // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
+      if (!cleaned.ok) return signal.aborted ? { ok: false, reason: `${cleaned.reason}: ${String(signal.reason)}` } : cleaned;
       const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid);
       log.info({ outcome }, 'volume cleaned; PV deleted so discovery offers it again');
       return { ok: true };
