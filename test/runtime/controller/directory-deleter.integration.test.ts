@@ -235,6 +235,51 @@ describePrivileged('the deleter through the controller', () => {
     expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'done']);
   });
 
+  test('a cleanup running past cleanupTimeout is killed with its process group, reported as CleanupTimedOut, and the PV kept', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 30 }) } },
+      config: { cleanupTimeout: 300 },
+    });
+    const { pv } = await provisionDevice('local-block', 'disk1');
+    const name = pv.metadata!.name!;
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+
+    const [started] = logLines(log);
+    expect(logLines(log)).toEqual([started]);
+    const pid = Number(started.split(' ')[1]);
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    const [timedOut] = await fx.recordedEvents('CleanupTimedOut');
+    expect(timedOut).toMatchObject({ type: 'Warning', involvedObject: { name } });
+    expect(timedOut.message).toContain('timed out after 300 ms');
+  });
+
+  test('no more cleanups run at once than maxConcurrentCleanups', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 0.3 }) } },
+      config: { maxConcurrentCleanups: 1 },
+    });
+    const one = await provisionDevice('local-block', 'disk1');
+    const two = await provisionDevice('local-block', 'disk2');
+    await fx.release(one.pv.metadata!.name!);
+    await fx.release(two.pv.metadata!.name!);
+
+    await fx.pass();
+    await fx.settle();
+
+    const events = logLines(log).map((l) => l.split(' ').slice(0, 2).join(' '));
+    expect(events).toHaveLength(4);
+    // Each cleaner finishes before the next one starts.
+    expect(events[1]).toBe(`done ${events[0].split(' ')[1]}`);
+    expect(events[3]).toBe(`done ${events[2].split(' ')[1]}`);
+  });
+
   test('a Block volume on a loop device is cleaned by dd_zero.sh: zeros read back and blkid finds no signature', async () => {
     fx = await ControllerFixture.start({
       classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: [path.join(SCRIPTS, 'dd_zero.sh')] } },
