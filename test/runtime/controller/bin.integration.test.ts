@@ -210,6 +210,32 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('SIGTERM during a cleanup stops the cleaner with its process group, keeps the PV Released, and exits 0', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    const loop = createLoopDevice(8 * MiB);
+    fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
+    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 30; echo "done $$" >> ${log}`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+    const bin = start();
+    await bin.waitReady();
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
+    const cleanerPid = Number(readLog(log)[0].split(' ')[1]);
+    orphans.push(cleanerPid);
+
+    expect(await bin.kill('SIGTERM')).toBe(0);
+
+    expect(() => process.kill(cleanerPid, 0)).toThrow();
+    expect(readLog(log)).toEqual([`start ${cleanerPid}`]);
+    expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
+  });
+
   test('kill -9 during a cleanup leaves the PV Released; after a restart it is cleaned again from the start, deleted and offered anew', async () => {
     const dir = makeTempDir('lvp-block-');
     const log = path.join(makeTempDir(), 'cleaner.log');
@@ -225,14 +251,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     await first.waitReady();
     await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
     const uid = pvOf(s, name)!.metadata!.uid!;
-    s.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: 'data', namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local-block', resources: { requests: { storage: '8Mi' } } },
-    });
-    s.bindClaim(name, { namespace: 'default', name: 'data' });
-    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+    await releaseThroughClaim(s, core, name);
 
     await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
     expect(await first.kill('SIGKILL')).toBeNull();
@@ -256,6 +275,18 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(await second.kill('SIGTERM')).toBe(0);
   });
 });
+
+/** Binds a claim to the Block PV and deletes the claim: the PV becomes Released. */
+async function releaseThroughClaim(s: TestApiServer, core: CoreV1Api, pvName: string): Promise<void> {
+  s.create({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data', namespace: 'default' },
+    spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local-block', resources: { requests: { storage: '8Mi' } } },
+  });
+  s.bindClaim(pvName, { namespace: 'default', name: 'data' });
+  await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+}
 
 /** Writes the ConfigMap files as kubelet would present them, each replaced at once. */
 function writeConfig(configDir: string, config: ProvisionerConfigInput): void {
