@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from './fixture';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 const SCRIPTS = path.resolve(__dirname, '../../../image/scripts');
@@ -329,6 +329,51 @@ describePrivileged('the deleter through the controller', () => {
     await fx.settle();
     expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
     expect(fs.readdirSync(dir)).toHaveLength(3);
+  });
+
+  test('an entry turned into a symlink out of the class directory is never cleaned through', async () => {
+    fx = await ControllerFixture.start();
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    const elsewhere = makeTempDir('lvp-precious-');
+    fs.writeFileSync(path.join(elsewhere, 'precious'), 'not a volume');
+    await fx.release(name, () => {
+      unmount(dir);
+      fs.rmdirSync(dir);
+      fs.symlinkSync(elsewhere, dir);
+    });
+
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+
+    expect(fs.readdirSync(elsewhere)).toEqual(['precious']);
+    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    const [refused] = await fx.recordedEvents('CleanupFailed');
+    expect(refused.message).toContain('symlink');
+  });
+
+  test('a block device that is mounted elsewhere is not wiped, and its PV is kept', async () => {
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fx = await ControllerFixture.start({
+      classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log) } },
+    });
+    const { pv, loop } = await provisionDevice('local-block', 'disk1', 16 * MiB);
+    const name = pv.metadata!.name!;
+    mkfsExt4(loop.device);
+    const mounted = makeTempDir('lvp-inuse-');
+    mount(loop.device, mounted);
+    fs.writeFileSync(path.join(mounted, 'in-use'), 'data');
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+
+    expect(logLines(log)).toEqual([]);
+    expect(fs.readFileSync(path.join(mounted, 'in-use'), 'utf8')).toBe('data');
+    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx.recordedEvents('CleanupFailed')).toHaveLength(1);
   });
 
   test('a new PV under the name of one cleaned before is cleaned again before it is deleted (status by UID, not name)', async () => {
