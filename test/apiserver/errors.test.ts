@@ -104,4 +104,18 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(500);
     expect(r.body.message).toBe('resourceVersion should not be set on objects to be created');
   });
+
+  test('an event about a cluster-scoped object must be in the default namespace', async () => {
+    const event = (ns: string) => ({ metadata: { name: `e.${ns}` }, involvedObject: { kind: 'PersistentVolume', name: 'pv-1' }, reason: 'R', message: 'm', type: 'Normal' });
+    expect((await call(server, 'POST', '/api/v1/namespaces/default/events', event('default'))).status).toBe(201);
+    const r = await call(server, 'POST', '/api/v1/namespaces/kube-system/events', event('kube-system'));
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes).toEqual([{ reason: 'FieldValueInvalid', field: 'involvedObject.namespace', message: 'Invalid value: "": does not match event.namespace' }]);
+  });
+
+  test('an events.k8s.io event needs eventTime, reporting controller and instance, action and reason', async () => {
+    const r = await call(server, 'POST', '/apis/events.k8s.io/v1/namespaces/default/events', { metadata: { name: 'bare' }, regarding: { kind: 'Node', name: 'n' }, type: 'Normal' });
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes.map((c: any) => c.field).sort()).toEqual(['action', 'eventTime', 'reason', 'reportingController', 'reportingInstance']);
+  });
 });

@@ -226,7 +226,30 @@ function jobProblems(job: any): StatusCause[] {
   return out;
 }
 
+/**
+ * Events must live in the namespace of what they are about; events about
+ * cluster-scoped objects (nodes, PVs) go in `default` (legacy core/v1 rule).
+ */
+function eventNamespaceProblems(event: any, ref: any, field: string): StatusCause[] {
+  const ns = event.metadata?.namespace;
+  const refNs = ref?.namespace ?? '';
+  const ok = refNs ? ns === refNs : !ns || ns === 'default';
+  return ok ? [] : [invalidValue(`${field}.namespace`, refNs, 'does not match event.namespace')];
+}
+
+function eventsV1Problems(e: any): StatusCause[] {
+  const out = eventNamespaceProblems(e, e.regarding, 'regarding');
+  if (!e.eventTime) out.push(required('eventTime'));
+  for (const f of ['reportingController', 'reportingInstance', 'action', 'reason']) if (!e[f]) out.push(required(f));
+  if (e.reportingController) out.push(...qualifiedNameProblems('reportingController', e.reportingController));
+  if (e.type !== 'Normal' && e.type !== 'Warning') out.push(unsupported('type', e.type ?? '', ['Normal', 'Warning']));
+  if (typeof e.note === 'string' && e.note.length > 1024) out.push({ reason: 'FieldValueTooLong', field: 'note', message: 'Too long: may not be more than 1024 bytes' });
+  return out;
+}
+
 const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
+  'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
+  'events.k8s.io/v1/Event': eventsV1Problems,
   'v1/PersistentVolume': pvProblems,
   'v1/PersistentVolumeClaim': pvcProblems,
   'v1/Pod': (p) => podSpecProblems('spec', p.spec),
@@ -293,6 +316,8 @@ export function validateObject(r: ResourceType, obj: any, prev?: any): void {
   ];
   causes.push(...(SEMANTIC[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? []));
   if (prev) causes.push(...updateProblems(r, obj, prev));
-  if (causes.length) throw invalid(r, name, causes);
+  // The schema and the semantic checks can both notice one missing field; report it once.
+  const unique = [...new Map(causes.map((c) => [`${c.field}|${c.reason}`, c])).values()];
+  if (unique.length) throw invalid(r, name, unique);
 }
 
