@@ -118,4 +118,12 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(422);
     expect(r.body.details.causes.map((c: any) => c.field).sort()).toEqual(['action', 'eventTime', 'reason', 'reportingController', 'reportingInstance']);
   });
+
+  test('a node affinity term with an In requirement and no values is invalid', async () => {
+    const pv: any = localPv('affine');
+    pv.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values = [];
+    const r = await call(server, 'POST', '/api/v1/persistentvolumes', pv);
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes[0].field).toBe('spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values');
+  });
 });

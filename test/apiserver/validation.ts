@@ -176,6 +176,37 @@ function accessModeProblems(field: string, modes: unknown): StatusCause[] {
   return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
 }
 
+/** NodeSelector rules of the core validation (PV node affinity). */
+function nodeSelectorProblems(field: string, selector: any): StatusCause[] {
+  const terms = selector?.nodeSelectorTerms;
+  if (!Array.isArray(terms) || terms.length === 0) return [required(`${field}.nodeSelectorTerms`, 'must have at least one node selector term')];
+  const out: StatusCause[] = [];
+  terms.forEach((term: any, i: number) => {
+    (term?.matchExpressions ?? []).forEach((req: any, j: number) => {
+      const f = `${field}.nodeSelectorTerms[${i}].matchExpressions[${j}]`;
+      const values: unknown[] = req?.values ?? [];
+      switch (req?.operator) {
+        case 'In':
+        case 'NotIn':
+          if (!values.length) out.push(required(`${f}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
+          break;
+        case 'Exists':
+        case 'DoesNotExist':
+          if (values.length) out.push(forbiddenField(`${f}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
+          break;
+        case 'Gt':
+        case 'Lt':
+          if (values.length !== 1 || !/^-?\d+$/.test(String(values[0]))) out.push(required(`${f}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
+          break;
+        default:
+          out.push(invalidValue(`${f}.operator`, req?.operator, 'not a valid selector operator'));
+      }
+      if (req?.key) out.push(...qualifiedNameProblems(`${f}.key`, req.key));
+    });
+  });
+  return out;
+}
+
 function pvProblems(pv: any): StatusCause[] {
   const spec = pv.spec ?? {};
   const out: StatusCause[] = [...accessModeProblems('spec.accessModes', spec.accessModes)];
@@ -184,6 +215,7 @@ function pvProblems(pv: any): StatusCause[] {
   const sources = PV_SOURCES.filter((s) => spec[s] !== undefined);
   if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
   if (sources.length > 1) out.push(forbiddenField(`spec.${sources[1]}`, 'may not specify more than 1 volume type'));
+  if (spec.nodeAffinity?.required) out.push(...nodeSelectorProblems('spec.nodeAffinity.required', spec.nodeAffinity.required));
   if (spec.local) {
     if (!spec.nodeAffinity) out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
     if (typeof spec.local.path === 'string' && spec.local.path.split('/').includes('..')) {
