@@ -116,6 +116,12 @@ describe('finalizers and garbage collection', () => {
   });
 });
 
+test('the system namespaces may not be deleted', async () => {
+  const r = await call(server, 'DELETE', '/api/v1/namespaces/kube-system');
+  expect(r.status).toBe(403);
+  expect(r.body.message).toBe('namespaces "kube-system" is forbidden: this namespace may not be deleted');
+});
+
 describe('jobs', () => {
   test('a Job never runs; a test marks it Complete', async () => {
     server.create(job('cleanup-c'));

@@ -36,6 +36,9 @@ export interface WriteOptions {
 
 export const NAMESPACES = findResource('v1', 'namespaces')!;
 
+/** Namespaces the NamespaceLifecycle admission plugin protects from deletion. */
+const IMMORTAL_NAMESPACES = ['default', 'kube-system', 'kube-public'];
+
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -218,6 +221,9 @@ export class Registry {
    */
   delete(r: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): { entry: Entry; deleted: boolean } {
     const prev = this.get(r, namespace, name);
+    if (r === NAMESPACES && IMMORTAL_NAMESPACES.includes(name)) {
+      throw forbidden(r, r.resource, name, 'this namespace may not be deleted');
+    }
     const meta = prev.obj.metadata;
     const pre = options.preconditions ?? {};
     if (pre.uid && pre.uid !== meta.uid) {
