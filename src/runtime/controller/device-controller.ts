@@ -74,9 +74,13 @@ export class DeviceController {
     const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
     const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) });
     const errors: VolumeWithoutPV[] = discovery.errorDevices.map((e) => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
-    if (discovery.problem) {
-      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, discovery.problem);
-      this.deps.logger.warn({ deviceDir: spec.deviceDir }, discovery.problem);
+    // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
+    const problem = discovery.problem ?? (discovery.devices.length === 0 && discovery.errorDevices.length === 0
+      ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${info.name}"`
+      : undefined);
+    if (problem) {
+      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, problem);
+      this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
     }
     for (const e of discovery.errorDevices) {
       this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
