@@ -107,7 +107,7 @@ export class DeviceController {
       else if (outcome === 'held-data') heldData.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'held-data' });
       else if (outcome === 'error') errors.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
     }));
-    this.updateMetrics(info.name, errors, heldData);
+    this.updateMetrics(info.name, errors, heldData, created);
     return { state: 'provisioned', spec, created };
   }
 
@@ -187,11 +187,13 @@ export class DeviceController {
     }
   }
 
-  private updateMetrics(nodeName: string, errors: readonly VolumeWithoutPV[], heldData: readonly VolumeWithoutPV[]): void {
+  private updateMetrics(nodeName: string, errors: readonly VolumeWithoutPV[], heldData: readonly VolumeWithoutPV[], created: readonly string[]): void {
     const pvs = this.deps.cache.list();
     this.deps.metrics.setCapacity(capacityByMode(pvs));
-    // A device is counted once: offered (has a PV of this node) or in error.
-    this.deps.metrics.setDevices(nodeName, { available: pvs.filter((pv) => !pv.metadata?.deletionTimestamp).length, error: errors.length });
+    // A device is counted once: offered (has a PV of this node) or in error. PVs created in this
+    // pass count although the cache's watch may not have delivered them yet.
+    const offered = new Set([...pvs.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name), ...created]);
+    this.deps.metrics.setDevices(nodeName, { available: offered.size, error: errors.length });
     this.deps.metrics.setVolumeStates(volumeStateEntries(pvs, (pv) => ({
       missing: false,
       cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
