@@ -102,6 +102,16 @@ describe('list', () => {
     expect(sms.items[0].kind).toBe('ServiceMonitor');
   });
 
+  test('deletecollection deletes what the selector matches and answers with the deleted list', async () => {
+    for (const [n, tier] of [['d1', 'a'], ['d2', 'a'], ['d3', 'b']]) {
+      await call(server, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: n, labels: { tier } } });
+    }
+    const r = await call(server, 'DELETE', '/api/v1/namespaces/default/configmaps?labelSelector=tier%3Da');
+    expect(r.body.kind).toBe('ConfigMapList');
+    expect(names(r.body)).toEqual(['d1', 'd2']);
+    expect(server.list('v1', 'ConfigMap', 'default').map((c) => c.metadata.name)).toEqual(['d3']);
+  });
+
   test('field selectors the kind supports filter, others are 400', async () => {
     server.create({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, involvedObject: { kind: 'PersistentVolume', name: 'a' }, reason: 'X', type: 'Normal' });
     server.create({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e2', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n' }, reason: 'Y', type: 'Warning' });
