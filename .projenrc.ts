@@ -1,6 +1,20 @@
 import { javascript, typescript } from 'projen';
 
 /**
+ * Node 24-era output that still loads the ES-module-only client-node through
+ * require(esm) (`module: nodenext`); ts-jest transpiles file by file (isolatedModules).
+ */
+const compilerOptions: javascript.TypeScriptCompilerOptions = {
+  lib: ['es2022'],
+  target: 'ES2022',
+  module: 'nodenext',
+  moduleResolution: javascript.TypeScriptModuleResolution.NODE_NEXT,
+  esModuleInterop: true,
+  skipLibCheck: true,
+  isolatedModules: true,
+};
+
+/**
  * The one source of package.json, tsconfig, jest and eslint settings.
  * Versions are pinned on purpose; the reasons are in README.md ("Development")
  * and ../shared/reference/toolchain.md.
@@ -58,30 +72,12 @@ const project = new typescript.TypeScriptProject({
       },
     },
   },
-  tsconfig: {
-    compilerOptions: {
-      lib: ['es2022'],
-      target: 'ES2022',
-      module: 'nodenext',
-      moduleResolution: javascript.TypeScriptModuleResolution.NODE_NEXT,
-      esModuleInterop: true,
-      skipLibCheck: true,
-      isolatedModules: true,
-    },
-  },
-  // app/ is the example cdk8s app behind `npx cdk8s synth`; scripts/ holds benchmarks and tools.
+  tsconfig: { compilerOptions },
+  // app/ is the example cdk8s app behind `npx cdk8s synth`.
   eslintOptions: { dirs: ['src'], devdirs: ['test', 'app', 'build-tools', 'projenrc'] },
   tsconfigDev: {
     include: ['../app/**/*.ts'],
-    compilerOptions: {
-      lib: ['es2022'],
-      target: 'ES2022',
-      module: 'nodenext',
-      moduleResolution: javascript.TypeScriptModuleResolution.NODE_NEXT,
-      esModuleInterop: true,
-      skipLibCheck: true,
-      isolatedModules: true,
-    },
+    compilerOptions,
   },
 
   // CI here is .ci/run on a clean clone, not GitHub Actions; nothing is published.
