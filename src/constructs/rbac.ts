@@ -1,8 +1,11 @@
 import { NODE_CLEANUP_LEASE, RbacFeatures } from './resolve-props';
 
 /**
- * Least-privilege RBAC rules, derived from the features that are on. Each rule says
- * which part of the runtime needs it; a rule no enabled feature needs is not emitted.
+ * Least-privilege RBAC rules, derived from the features that are on: exactly the
+ * API calls the runtime makes (src/runtime/kube/api-client.ts and the reflectors'
+ * watches), each rule naming the part of the runtime that needs it. A rule no
+ * enabled feature uses is not emitted; test/constructs/rbac-enforced.test.ts
+ * proves every emitted verb is needed.
  */
 
 export interface PolicyRule {
@@ -19,36 +22,31 @@ export interface RoleRules {
   readonly namespaced: PolicyRule[];
 }
 
-/** Events, written by every component (core for `kubectl describe`, events.k8s.io for the new API). */
-const EVENT_RULES: PolicyRule[] = [
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-];
-
 /** The node agents (directory and device dialects share one ServiceAccount). */
 export function agentRules(f: RbacFeatures): RoleRules {
   const nodeVerbs = [
-    // Its own Node: the node-UID provisioner name, the hostname label, node labels for PVs, ownerReferences.
+    // Its own Node, read by name: the node-UID provisioner name, the hostname label, node labels
+    // for PVs, ownerReferences, and the device dialect's spec annotation on every pass.
     'get',
-    // The device dialect follows its Node's spec annotation with a watch.
-    ...(f.deviceDialect ? ['list', 'watch'] : []),
-    // Removing the startup taint is an update of the Node.
-    ...(f.removeNodeNotReadyTaint ? ['update', 'patch'] : []),
+    // The directory dialect removes the startup taint with a full update of its Node.
+    ...(f.directoryDialect && f.removeNodeNotReadyTaint ? ['update'] : []),
   ];
   return {
     cluster: [
-      // Create and delete its PVs; watch them (own-node label); patch/update to label PVs it adopts.
-      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'] },
-      // reclaimPolicy and mountOptions of each class come from the StorageClass.
-      { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
+      // Its PVs: created, re-read before a cleanup, deleted; listed and watched by its node label
+      // (the node PV cache); patched to label (adopt) the PVs of older provisioners.
+      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
+      // The directory dialect reads each class's StorageClass by name (reclaimPolicy, mountOptions).
+      ...(f.directoryDialect ? [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] }] : []),
       { apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs },
-      ...EVENT_RULES,
+      // core/v1 Events (what `kubectl describe` shows), created and then counted up by patch.
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ],
     namespaced: [
-      // Cleanup Jobs `cleanup-<pv>` live in the provisioner's namespace only.
-      ...(f.jobCleaning ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] }] : []),
-      // The device dialect's PV spec ConfigMaps, re-read when they change.
-      ...(f.deviceDialect ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] : []),
+      // Cleanup Jobs `cleanup-<pv>` live in the provisioner's namespace only; read by name while they run.
+      ...(f.jobCleaning ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] }] : []),
+      // The device dialect's PV spec ConfigMaps, listed and watched so an edit applies at once.
+      ...(f.deviceDialect ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] }] : []),
     ],
   };
 }
@@ -57,12 +55,12 @@ export function agentRules(f: RbacFeatures): RoleRules {
 export function nodeCleanupRules(): RoleRules {
   return {
     cluster: [
-      // Which nodes are gone: by name and by hostname label.
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'delete'] },
-      // Claims of opted-in classes bound to PVs of gone nodes; re-read for the UID check before deleting.
-      { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
-      ...EVENT_RULES,
+      // Which nodes are gone: every pass lists them (by name and hostname label).
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list'] },
+      // Every pass lists the PVs; a PV is re-read before its claim is deleted; PVs of gone nodes are deleted.
+      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'delete'] },
+      // The claim a PV of a gone node names is read, then deleted with a UID precondition.
+      { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'delete'] },
     ],
     namespaced: [
       // Leader election: the Lease is created once, then read and renewed by name only.

@@ -9,22 +9,29 @@ function rules(role: Manifest): string[] {
 const AGENT = 'local-volume-provisioner';
 
 describe('the agent ClusterRole', () => {
-  test('with the directory dialect: PVs, StorageClasses, its Node (get only) and Events', () => {
+  test('with the directory dialect: PVs, StorageClasses by name, its Node (get only) and core Events', () => {
     expect(rules(one(synth(DEFAULTS), 'ClusterRole', AGENT))).toEqual([
-      'core/persistentvolumes: get,list,watch,create,delete,patch,update',
-      'storage.k8s.io/storageclasses: get,list,watch',
+      'core/persistentvolumes: get,list,watch,create,delete,patch',
+      'storage.k8s.io/storageclasses: get',
       'core/nodes: get',
       'core/events: create,patch',
-      'events.k8s.io/events: create,patch',
     ]);
   });
 
-  test('with the device dialect: also lists and watches Nodes (its spec annotation)', () => {
-    expect(rules(one(synth(DEVICES), 'ClusterRole', AGENT))).toContain('core/nodes: get,list,watch');
+  test('with the device dialect alone: no StorageClasses, its Node by name only (read on every pass)', () => {
+    expect(rules(one(synth(DEVICES), 'ClusterRole', AGENT))).toEqual([
+      'core/persistentvolumes: get,list,watch,create,delete,patch',
+      'core/nodes: get',
+      'core/events: create,patch',
+    ]);
   });
 
   test('updates Nodes only when it removes the startup taint', () => {
-    expect(rules(one(synth({ ...DEFAULTS, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,update,patch');
+    expect(rules(one(synth({ ...DEFAULTS, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,update');
+  });
+
+  test('never updates Nodes for the taint when only the device dialect runs, which does not remove it', () => {
+    expect(rules(one(synth({ ...DEVICES, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get');
   });
 
   test('is bound to the agent ServiceAccount', () => {
@@ -42,11 +49,11 @@ describe('the agent Role in its namespace', () => {
   });
 
   test('manages cleanup Jobs only with Job cleaning', () => {
-    expect(rules(one(synth(JOB_CLEANING), 'Role', AGENT))).toEqual(['batch/jobs: create,get,list,watch,delete']);
+    expect(rules(one(synth(JOB_CLEANING), 'Role', AGENT))).toEqual(['batch/jobs: create,get,delete']);
   });
 
-  test('reads ConfigMaps only with the device dialect', () => {
-    expect(rules(one(synth(DEVICES), 'Role', AGENT))).toEqual(['core/configmaps: get,list,watch']);
+  test('lists and watches ConfigMaps only with the device dialect', () => {
+    expect(rules(one(synth(DEVICES), 'Role', AGENT))).toEqual(['core/configmaps: list,watch']);
   });
 
   test('is bound in the provisioner namespace', () => {
@@ -60,13 +67,11 @@ describe('node-cleanup RBAC', () => {
   const manifests = synth({ ...DEFAULTS, nodeCleanup: {} });
   const name = 'local-volume-provisioner-node-cleanup';
 
-  test('reads Nodes, deletes PVs and claims, writes Events, cluster-wide', () => {
+  test('lists Nodes and PVs, deletes PVs and claims it has read, cluster-wide', () => {
     expect(rules(one(manifests, 'ClusterRole', name))).toEqual([
-      'core/nodes: get,list,watch',
-      'core/persistentvolumes: get,list,watch,delete',
-      'core/persistentvolumeclaims: get,list,delete',
-      'core/events: create,patch',
-      'events.k8s.io/events: create,patch',
+      'core/nodes: list',
+      'core/persistentvolumes: get,list,delete',
+      'core/persistentvolumeclaims: get,delete',
     ]);
   });
 
