@@ -64,6 +64,13 @@ export class KubeApi {
       { contentType: PatchStrategy.MergePatch });
   }
 
+  /** Sets (string) or removes (null) annotations with a JSON merge patch, leaving the others alone. */
+  patchPersistentVolumeAnnotations(name: string, annotations: Record<string, string | null>): Promise<V1PersistentVolume> {
+    return this.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
+      (o) => this.core.patchPersistentVolume({ name, body: { metadata: { annotations } } }, o),
+      { contentType: PatchStrategy.MergePatch });
+  }
+
   // Nodes
 
   getNode(name: string): Promise<V1Node | undefined> {

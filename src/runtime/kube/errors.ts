@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { describeTarget, RequestTarget } from './request-target';
 
 /** Why a request failed: an HTTP status from the server, or no usable answer at all. */
@@ -40,8 +41,10 @@ export class KubeApiError extends Error {
 
 function formatMessage(target: RequestTarget, d: KubeApiErrorDetails): string {
   const after = d.attempts > 1 ? ` (after ${d.attempts} attempts)` : '';
+  // Some answers (401 from client-node, proxies) carry no Status: name the HTTP status instead.
+  const reason = d.reason ?? (d.code !== undefined ? STATUS_CODES[d.code] : undefined);
   const what = d.kind === 'status'
-    ? `${d.code}${d.reason ? ` ${d.reason}` : ''}${d.serverMessage ? `: ${d.serverMessage}` : ''}`
+    ? `${d.code}${reason ? ` ${reason}` : ''}${d.serverMessage ? `: ${d.serverMessage}` : ''}`
     : d.kind === 'timeout' ? `timed out${d.serverMessage ? `: ${d.serverMessage}` : ''}`
       : d.kind === 'cancelled' ? 'cancelled'
         : d.serverMessage ?? 'failed';

@@ -66,6 +66,12 @@ describe('KubeRequester', () => {
       'create persistentvolumes "local-pv-1": 422 Invalid: PersistentVolume "local-pv-1" is invalid: spec.capacity: Required value');
   });
 
+  test('an answer without a Status body is named by its HTTP status', async () => {
+    const { r } = requester();
+    const unauthorized = new ApiException(401, 'Unauthorized', undefined, {});
+    await expect(r.call(target, failingThen(unauthorized).send)).rejects.toThrow('create persistentvolumes "local-pv-1": 401 Unauthorized');
+  });
+
   test('gives up after maxAttempts and says how many were made', async () => {
     const { r } = requester({ maxAttempts: 3 });
     const { send, calls } = failingThen(statusError(503), statusError(503), statusError(503), statusError(503));
