@@ -147,14 +147,22 @@ export function topLevelHelp(): string {
   return `Usage: ${BIN} [command] [flags]\n\nCommands (default: run; started as local-pv-provisioner: devices):\n${lines.join('\n')}\n\nRun '${BIN} <command> --help' for a command's flags.\n`;
 }
 
-function common(v: Record<string, unknown>): CommonOptions {
-  const development = v.development === true;
+/** The options every long-running command shares, checked; `listenFlag` is the dialect's name for the address. */
+function served(v: Record<string, unknown>, errors: string[], listenFlag = 'listen-address'): CommonOptions & { listenAddress: string; metricsPath: string } {
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(v['log-level'] as string)) {
+    errors.push(`--log-level: "${v['log-level']}" is not one of trace, debug, info, warn, error`);
+  }
+  if (!['json', 'text'].includes(v['log-format'] as string)) {
+    errors.push(`--log-format: "${v['log-format']}" is not one of json, text`);
+  }
   return {
     kubeconfig: (v.kubeconfig as string | undefined) || undefined,
     qps: v['kube-api-qps'] as number,
     burst: v['kube-api-burst'] as number,
     logLevel: v['log-level'] as string,
-    logFormat: development || v['log-format'] === 'text' ? 'text' : 'json',
+    logFormat: v.development === true || v['log-format'] === 'text' ? 'text' : 'json',
+    listenAddress: v[listenFlag] as string,
+    metricsPath: v['metrics-path'] as string,
   };
 }
 
@@ -165,15 +173,6 @@ function required(v: Record<string, unknown>, flag: string, env: string, errors:
   if (typeof value === 'string' && value !== '') return value;
   errors.push(`--${flag} or the environment variable ${env} must be set${hint}`);
   return '';
-}
-
-function checkCommon(v: Record<string, unknown>, errors: string[]): void {
-  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(v['log-level'] as string)) {
-    errors.push(`--log-level: "${v['log-level']}" is not one of trace, debug, info, warn, error`);
-  }
-  if (!['json', 'text'].includes(v['log-format'] as string)) {
-    errors.push(`--log-format: "${v['log-format']}" is not one of json, text`);
-  }
 }
 
 /**
@@ -203,12 +202,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   let options: CommandOptions;
   switch (command) {
     case 'run':
-      checkCommon(v, errors);
       options = {
         command,
-        ...common(v),
-        listenAddress: v['listen-address'] as string,
-        metricsPath: v['metrics-path'] as string,
+        ...served(v, errors),
         discoveryPeriodMs: v['discovery-period'] as number,
         configSyncPeriodMs: v['config-sync-period'] as number,
         configDir: v['config-dir'] as string,
@@ -218,12 +214,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       };
       break;
     case 'devices':
-      checkCommon(v, errors);
       options = {
         command,
-        ...common(v),
-        listenAddress: v['metrics-addr'] as string,
-        metricsPath: v['metrics-path'] as string,
+        ...served(v, errors, 'metrics-addr'),
         nodeName: required(v, 'node-name', 'LP_NODE_NAME', errors, NODE_NAME_HINT),
         pollingIntervalMs: v['polling-interval'] as number,
         namespace: required(v, 'namespace-name', 'LP_NAMESPACE_NAME', errors),
@@ -243,12 +236,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       };
       break;
     case 'node-cleanup':
-      checkCommon(v, errors);
       options = {
         command,
-        ...common(v),
-        listenAddress: v['listen-address'] as string,
-        metricsPath: v['metrics-path'] as string,
+        ...served(v, errors),
         storageClassNames: v['storageclass-names'] as string[],
         pvcDeletionDelayMs: v['pvc-deletion-delay'] as number,
         stalePvDiscoveryIntervalMs: v['stale-pv-discovery-interval'] as number,
