@@ -11,43 +11,67 @@ export interface Watcher {
 }
 
 /**
- * Watches each directory's first level. A directory that does not exist yet is
- * retried on every `refresh`, so creating it later is noticed too.
+ * Watches each directory's first level. A directory that does not exist yet, or
+ * was removed and made again (the old watch cannot see the new directory), is
+ * watched anew on the next `refresh`.
  */
 export class DirectoryWatcher implements Watcher {
-  private readonly watchers = new Map<string, fs.FSWatcher>();
+  private readonly watchers = new Map<string, { watcher: fs.FSWatcher; inode: string }>();
 
   constructor(private readonly onChange: (dir: string) => void) {}
 
-  /** Watches exactly these directories from now on. */
-  refresh(dirs: readonly string[]): void {
+  /**
+   * Watches exactly these directories from now on. Returns those it started
+   * watching now: their content is unknown, so the caller should look.
+   */
+  refresh(dirs: readonly string[]): string[] {
     const wanted = new Set(dirs);
     for (const [dir, w] of this.watchers) {
-      if (!wanted.has(dir)) {
-        w.close();
-        this.watchers.delete(dir);
-      }
+      if (!wanted.has(dir) || inodeOf(dir) !== w.inode) this.drop(dir, w.watcher);
     }
+    const started: string[] = [];
     for (const dir of wanted) {
       if (this.watchers.has(dir)) continue;
+      const inode = inodeOf(dir);
+      if (inode === undefined) continue; // missing for now; discovery reports it, and refresh() tries again
       try {
-        const w = fs.watch(dir, { persistent: false }, () => this.onChange(dir));
-        // The directory itself went away (or its mount did): watch it again on the next refresh.
-        w.on('error', () => {
-          w.close();
-          this.watchers.delete(dir);
+        const watcher = fs.watch(dir, { persistent: false }, () => {
+          // The directory itself was removed or moved: this watch is dead; the next refresh starts a new one.
+          if (inodeOf(dir) !== inode) this.drop(dir, watcher);
           this.onChange(dir);
         });
-        this.watchers.set(dir, w);
+        // The directory itself went away (or its mount did): watch it again on the next refresh.
+        watcher.on('error', () => {
+          this.drop(dir, watcher);
+          this.onChange(dir);
+        });
+        this.watchers.set(dir, { watcher, inode });
+        started.push(dir);
       } catch {
-        // Missing for now; discovery reports it, and refresh() tries again.
+        // Gone between the stat and the watch; the next refresh tries again.
       }
     }
+    return started;
   }
 
   close(): void {
-    for (const w of this.watchers.values()) w.close();
+    for (const w of this.watchers.values()) w.watcher.close();
     this.watchers.clear();
+  }
+
+  private drop(dir: string, watcher: fs.FSWatcher): void {
+    watcher.close();
+    if (this.watchers.get(dir)?.watcher === watcher) this.watchers.delete(dir);
+  }
+}
+
+/** `dev:ino` of a directory, or undefined when it is not there. */
+function inodeOf(dir: string): string | undefined {
+  try {
+    const st = fs.statSync(dir);
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+  } catch {
+    return undefined;
   }
 }
 

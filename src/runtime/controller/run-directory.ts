@@ -97,6 +97,12 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
 
   const directories = new DirectoryWatcher(() => scheduler.trigger());
   const mounts = new MountTableWatcher(() => scheduler.trigger());
+  // A discovery directory missing at start, or made anew, is watched once it is there; a pass then reads it.
+  const rewatch = setInterval(() => {
+    const dirs = Object.values(reloader.current?.storageClassMap ?? {}).map((c) => c.mountDir);
+    if (directories.refresh(dirs).length > 0) scheduler.trigger();
+  }, options.configSyncPeriodMs);
+  rewatch.unref();
   // A PV that became Released is cleaned now, and one we deleted after cleaning is offered again now.
   cache.onChange(({ type, object }) => {
     if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
@@ -108,6 +114,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const signal = await agent.stopped;
   logger.info({ signal }, 'stopping');
   reloader.stop();
+  clearInterval(rewatch);
   directories.close();
   mounts.close();
   table.abortAll();
