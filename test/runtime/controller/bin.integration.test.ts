@@ -166,6 +166,25 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('a discovery directory created after the start is watched too: a device link put in it is offered at once', async () => {
+    const dir = path.join(makeTempDir('lvp-later-'), 'disks');
+    const { server: s, start } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block' } },
+    });
+    const bin = start();
+    await bin.waitReady();
+
+    fs.mkdirSync(dir);
+    // A pass or two later the directory is watched; a symlink changes no mount, so only the watch can see it.
+    await new Promise((r) => setTimeout(r, 1500));
+    const loop = createLoopDevice(8 * MiB);
+    const started = performance.now();
+    fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
+    await eventually(() => pvOf(s, directoryPVName('disk1', NODE_NAME, 'local-block')) !== undefined, 'the device has a PV', 20_000);
+    process.stdout.write(`new device link to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
   test('applies a changed configuration without a restart, and keeps the last good one when a change is invalid', async () => {
     const first = makeTempDir('lvp-disks-');
     const second = makeTempDir('lvp-disks-');
@@ -241,7 +260,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 2; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 1; echo "done $$" >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
