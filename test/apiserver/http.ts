@@ -14,7 +14,7 @@ import { openApiDocument, openApiRoot, openApiV2 } from './openapi';
 import { jsonPatch, mergePatch, patchSchemaFor, strategicMergePatch } from './patch';
 import { RbacAuthorizer, RequestAttributes } from './rbac';
 import { DeleteOptions, Registry } from './registry';
-import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
+import { ResourceType, findResource, groupVersion } from './resources';
 import { parseFieldSelector, parseLabelSelector, pinnedName } from './selectors';
 import { ApiError, badRequest, forbidden, gone, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
 import { Entry, Store, cloneObject } from './store';
@@ -201,7 +201,7 @@ export class HttpHandler {
     const why = rbac.deny(user, a);
     if (a.path !== undefined) throw new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
     const rr = a as ResourceRequest;
-    throw forbidden(rr.type, qualifiedResource(rr.type), a.name, why);
+    throw forbidden(rr.type, a.name, why);
   }
 
   private serveNonResource(rr: 'unknown' | undefined, req: IncomingMessage, path: string, parts: string[], res: ServerResponse): void {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyCreateDefaults, applyDefaults } from './defaults';
 import { decodeFields } from './fields';
-import { ResourceType, findResource, groupVersion, qualifiedResource } from './resources';
+import { ResourceType, findResource, groupVersion } from './resources';
 import { ApiError, STALE_OBJECT, alreadyExists, badRequest, conflict, forbidden, notFound } from './status';
 import { Entry, Store, cloneObject } from './store';
 import { validateObject } from './validation';
@@ -100,8 +100,7 @@ export class Registry {
     const ns = this.store.get(NAMESPACES, undefined, namespace!);
     if (!ns) throw notFound(NAMESPACES, namespace!);
     if (ns.obj.metadata.deletionTimestamp) {
-      throw forbidden(r, qualifiedResource(r), name,
-        `unable to create new content in namespace ${namespace} because it is being terminated`);
+      throw forbidden(r, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
   }
 
@@ -222,7 +221,7 @@ export class Registry {
   delete(r: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): { entry: Entry; deleted: boolean } {
     const prev = this.get(r, namespace, name);
     if (r === NAMESPACES && IMMORTAL_NAMESPACES.includes(name)) {
-      throw forbidden(r, r.resource, name, 'this namespace may not be deleted');
+      throw forbidden(r, name, 'this namespace may not be deleted');
     }
     const meta = prev.obj.metadata;
     const pre = options.preconditions ?? {};

@@ -100,9 +100,9 @@ export function gone(message: string): ApiError {
   return new ApiError(410, 'Expired', message);
 }
 
-export function forbidden(r: ResourceType | undefined, resourceLabel: string, name: string | undefined, why: string): ApiError {
-  const what = name ? `${resourceLabel} "${name}"` : resourceLabel;
-  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${why}`, r ? gr(r, name) : { ...(name ? { name } : {}), kind: resourceLabel });
+export function forbidden(r: ResourceType, name: string | undefined, why: string): ApiError {
+  const what = name ? `${qualifiedResource(r)} "${name}"` : qualifiedResource(r);
+  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${why}`, gr(r, name));
 }
 
 /** 415: a body in a format this endpoint does not decode. */
