@@ -187,7 +187,12 @@ export class DeviceController {
     }
   }
 
-  private updateMetrics(nodeName: string, errors: readonly VolumeWithoutPV[], heldData: readonly VolumeWithoutPV[], created: readonly string[]): void {
+  private updateMetrics(
+    nodeName: string,
+    errors: readonly VolumeWithoutPV[],
+    heldData: readonly VolumeWithoutPV[],
+    created: readonly string[],
+  ): void {
     const pvs = this.deps.cache.list();
     this.deps.metrics.setCapacity(capacityByMode(pvs));
     // A device is counted once: offered (has a PV of this node) or in error. PVs created in this
