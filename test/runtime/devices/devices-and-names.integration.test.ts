@@ -1,0 +1,201 @@
+/**
+ * Devices over time and their PV names, on real loop devices against the test
+ * API server: config changes while old PVs exist, a device that disappears,
+ * upstream's name rule and where we fix it, collisions, and the PV itself.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { blockSpec, DeviceFixture, NODE_NAME } from './fixture';
+import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
+import { cleanupPrivileged, describePrivileged, makeTempDir } from '../../support/privileged';
+
+jest.setTimeout(30_000);
+
+const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
+
+describePrivileged('device dialect: devices over time and their names', () => {
+  let fx: DeviceFixture;
+  afterEach(async () => fx?.stop());
+  afterAll(cleanupPrivileged);
+
+  async function start(spec: (dir: string) => Record<string, string>, names: string[]): Promise<void> {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    for (const n of names) fx.addDevice(n);
+    fx.setSpec('spec', spec(fx.deviceDir));
+    await fx.pass();
+  }
+
+  test('the PV is upstream\'s: labels, spec annotations, Node ownerReference, hostname affinity, exact capacity, Retain', async () => {
+    await start((dir) => blockSpec(dir), ['sda']);
+    const pv = fx.serverPv(pvName('sda'))!;
+    const node = fx.server.get('v1', 'Node', NODE_NAME);
+    expect(pv.metadata?.labels).toMatchObject({
+      'local-pv-provisioner.cybozu.io/node': NODE_NAME,
+      'local-pv-provisioner.cybozu.com/node': NODE_NAME,
+      'local.storage.k8s.io/node': NODE_NAME,
+    });
+    expect(pv.metadata?.annotations).toMatchObject({
+      'local-pv-provisioner.cybozu.io/storageClassName': 'local-storage',
+      'local-pv-provisioner.cybozu.io/volumeMode': 'Block',
+      'local-pv-provisioner.cybozu.io/deviceDir': fx.deviceDir,
+      'local-pv-provisioner.cybozu.io/deviceNameFilter': '.*',
+    });
+    expect(pv.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Node', name: NODE_NAME, uid: node.metadata.uid, controller: true })]);
+    expect(JSON.stringify(pv.spec?.nodeAffinity)).toContain('worker-1.example.internal');
+    expect(pv.spec?.capacity?.storage).toBe('8Mi');
+    expect(pv.spec?.accessModes).toEqual(['ReadWriteOnce']);
+    expect(pv.spec?.storageClassName).toBe('local-storage');
+    // The spec's reclaimPolicy default is Delete: the policy that really applies is written.
+    expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+  });
+
+  test('a second pass creates nothing more and changes nothing', async () => {
+    await start((dir) => blockSpec(dir), ['sda', 'sdb']);
+    const before = fx.serverPvs().map((pv) => [pv.metadata?.name, pv.metadata?.resourceVersion]);
+    const result = await fx.pass();
+    expect(result.state === 'provisioned' && result.created).toEqual([]);
+    expect(fx.serverPvs().map((pv) => [pv.metadata?.name, pv.metadata?.resourceVersion])).toEqual(before);
+  });
+
+  describe('config changes: old PVs stay, new devices follow the new spec, a PVSpecChanged Event says so', () => {
+    async function changeAndAddDevice(change: (dir: string) => Record<string, string>, newDevice = 'sdb', newDir?: string): Promise<void> {
+      fx.setSpec('spec', change(fx.deviceDir));
+      if (newDevice) fx.addDevice(newDevice, undefined, newDir);
+      await fx.pass();
+    }
+
+    async function expectSpecChangedEvent(): Promise<void> {
+      const events = await fx.nodeEvents('PVSpecChanged');
+      expect(events).toHaveLength(1);
+      expect(events[0].message).toContain(pvName('sda'));
+    }
+
+    test('storageClassName', async () => {
+      await start((dir) => blockSpec(dir), ['sda']);
+      await changeAndAddDevice((dir) => blockSpec(dir, { storageClassName: 'fast' }));
+      expect(fx.serverPv(pvName('sda'))?.spec?.storageClassName).toBe('local-storage');
+      expect(fx.serverPv(pvName('sdb'))?.spec?.storageClassName).toBe('fast');
+      await expectSpecChangedEvent();
+    });
+
+    test('volumeMode and fsType', async () => {
+      await start((dir) => blockSpec(dir), ['sda']);
+      await changeAndAddDevice((dir) => blockSpec(dir, { volumeMode: 'Filesystem', fsType: 'xfs' }));
+      expect(fx.serverPv(pvName('sda'))?.spec).toMatchObject({ volumeMode: 'Block' });
+      expect(fx.serverPv(pvName('sdb'))?.spec).toMatchObject({ volumeMode: 'Filesystem', local: { fsType: 'xfs' } });
+      await expectSpecChangedEvent();
+    });
+
+    test('deviceDir', async () => {
+      await start((dir) => blockSpec(dir), ['sda']);
+      const other = makeTempDir('lvp-devices-other-');
+      await changeAndAddDevice(() => blockSpec(other), 'sdb', other);
+      expect(fx.serverPv(pvName('sda'))?.spec?.local?.path).toBe(path.join(fx.deviceDir, 'sda'));
+      expect(fx.serverPv(pvName('sdb'))?.spec?.local?.path).toBe(path.join(other, 'sdb'));
+      await expectSpecChangedEvent();
+    });
+
+    test('deviceNameFilter', async () => {
+      await start((dir) => blockSpec(dir, { deviceNameFilter: 'sda' }), ['sda']);
+      await changeAndAddDevice((dir) => blockSpec(dir, { deviceNameFilter: 'sd[bc]' }));
+      expect(fx.serverPvNames()).toEqual([pvName('sda'), pvName('sdb')]);
+      expect(fx.serverPv(pvName('sdb'))?.metadata?.annotations?.['local-pv-provisioner.cybozu.io/deviceNameFilter']).toBe('sd[bc]');
+      await expectSpecChangedEvent();
+    });
+
+    test('the annotation switched to another ConfigMap', async () => {
+      await start((dir) => blockSpec(dir), ['sda']);
+      fx.setSpec('other', blockSpec(fx.deviceDir, { storageClassName: 'other-class', volumeMode: 'Filesystem', fsType: 'ext4' }));
+      await fx.annotate('other');
+      fx.addDevice('sdb');
+      await fx.pass();
+      expect(fx.serverPv(pvName('sda'))?.spec?.storageClassName).toBe('local-storage');
+      expect(fx.serverPv(pvName('sdb'))?.spec).toMatchObject({ storageClassName: 'other-class', volumeMode: 'Filesystem' });
+      await expectSpecChangedEvent();
+    });
+
+    test('the Event is recorded once per change, not on every pass', async () => {
+      await start((dir) => blockSpec(dir), ['sda']);
+      await changeAndAddDevice((dir) => blockSpec(dir, { storageClassName: 'fast' }), '');
+      await fx.pass();
+      await fx.pass();
+      const events = await fx.nodeEvents('PVSpecChanged');
+      expect(events.map((e) => e.count ?? 1)).toEqual([1]);
+    });
+  });
+
+  test('a device that disappears (losetup -d) keeps its PV; the others go on', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fx.addDevice('sdb');
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    const uid = fx.serverPv(pvName('sda'))?.metadata?.uid;
+    // Made before the detach, so losetup cannot hand sdc the number sda had.
+    const sdc = fx.addDevice('sdc');
+    execFileSync('losetup', ['--detach', sda.device]);
+    expect(fs.readFileSync(`/sys/class/block/${path.basename(sda.device)}/size`, 'utf8').trim()).toBe('0');
+    await fx.pass();
+    expect(sdc.device).not.toBe(sda.device);
+    expect(fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
+    expect(fx.serverPv(pvName('sda'))?.metadata?.uid).toBe(uid);
+  });
+
+  test('upstream\'s name for pci-0000:3c:00.0-sas-0x5000-lun-0 style paths', async () => {
+    const base = 'pci-0000:3c:00.0-sas-0x5000c500a1b2c3d4-lun-0';
+    await start((dir) => blockSpec(dir), [base]);
+    expect(fx.serverPvNames()).toEqual([`local-${NODE_NAME}-pci-0000-3c-00.0-sas-0x5000c500a1b2c3d4-lun-0`]);
+    expect(fx.serverPv(fx.serverPvNames()[0])?.spec?.local?.path).toBe(path.join(fx.deviceDir, base));
+  });
+
+  test('a device named with every punctuation character gets a valid PV name', async () => {
+    const punctuation = '!"#$%&\'()*+,-.:;<=>?@[\\]^_`{|}~';
+    const base = `a${punctuation}b`;
+    await start((dir) => blockSpec(dir), [base]);
+    const names = fx.serverPvNames();
+    expect(names).toEqual([devicePVName(NODE_NAME, base).name]);
+    expect(names[0]).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+    expect(fx.serverPv(names[0])?.spec?.local?.path).toBe(path.join(fx.deviceDir, base));
+  });
+
+  test('a base name too long for upstream\'s rule gets a name of at most 253 characters', async () => {
+    const base = `disk-${'x'.repeat(240)}`;
+    await start((dir) => blockSpec(dir), [base]);
+    const [name] = fx.serverPvNames();
+    expect(name.length).toBeLessThanOrEqual(253);
+    expect(name).toBe(devicePVName(NODE_NAME, base).name);
+  });
+
+  test('two devices whose names collide are both reported and neither is provisioned; the others are', async () => {
+    await start((dir) => blockSpec(dir), ['sd_a', 'sd-a', 'sdb']);
+    expect(fx.serverPvNames()).toEqual([pvName('sdb')]);
+    const events = await fx.nodeEvents('NameCollision');
+    expect(events).toHaveLength(1);
+    expect(events[0].type).toBe('Warning');
+    expect(events[0].message).toContain(path.join(fx.deviceDir, 'sd_a'));
+    expect(events[0].message).toContain(path.join(fx.deviceDir, 'sd-a'));
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 2 });
+  });
+
+  test('a dangling symlink is an error device; the others go on', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    fx.addDevice('sda');
+    fs.symlinkSync('/dev/lvp-test-no-such-device', path.join(fx.deviceDir, 'sdz'));
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+    const events = await fx.nodeEvents('DeviceError');
+    expect(events.map((e) => e.message).join('\n')).toContain(path.join(fx.deviceDir, 'sdz'));
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
+  });
+
+  test('two paths to one disk offer it once', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fs.symlinkSync(sda.device, path.join(fx.deviceDir, 'sda-alias'));
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+  });
+});

@@ -1,0 +1,254 @@
+/**
+ * A whole device-dialect controller against the test API server, for the
+ * integration tests next to this file: this node and its namespace in the
+ * server, a temporary deviceDir holding symlinks to real loop devices (so no
+ * real disk is ever in scope), and the runtime's real parts wired as
+ * run-devices.ts wires them (KubeApi, NodePvCache, EventRecorder,
+ * ProvisionerMetrics, process table, Deleter, DeviceController).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CoreV1Api, CoreV1Event, V1ConfigMap, V1PersistentVolume } from '@kubernetes/client-node';
+import { ConfigMapData } from '../../../src/config';
+import { CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
+import { Deleter } from '../../../src/runtime/controller/deleter';
+import { DevicePassResult, DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
+import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
+import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
+import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
+
+export { eventually, NAMESPACE, NODE_NAME };
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+export const GiB = 1024 * MiB;
+
+/** A small device: wipes of it are clipped at its end, so a pass stays quick. */
+export const SMALL = 8 * MiB;
+
+export interface DeviceFixtureOptions {
+  /** The `--default-pv-spec-configmap` value. @default "" (none) */
+  readonly defaultPvSpecConfigMap?: string;
+}
+
+/** A spec ConfigMap's data over the fixture's deviceDir: Block, every device. */
+export function blockSpec(deviceDir: string, extra: ConfigMapData = {}): ConfigMapData {
+  return { storageClassName: 'local-storage', volumeMode: 'Block', deviceDir, deviceNameFilter: '.*', ...extra };
+}
+
+export class DeviceFixture {
+  static async start(options: DeviceFixtureOptions = {}): Promise<DeviceFixture> {
+    const server = await startTestApiServer();
+    seedCluster(server);
+    const fx = new DeviceFixture(server, makeTempDir('lvp-devices-'), options.defaultPvSpecConfigMap ?? '');
+    await fx.cache.start();
+    return fx;
+  }
+
+  readonly api: KubeApi;
+  readonly core: CoreV1Api;
+  readonly cache: NodePvCache;
+  readonly events: EventRecorder;
+  readonly metrics: ProvisionerMetrics;
+  readonly limiter: ConcurrencyLimiter;
+  readonly table: CleanupProcessTable;
+  readonly deleter: Deleter;
+  readonly controller: DeviceController;
+
+  private constructor(
+    readonly server: TestApiServer,
+    /** The spec's deviceDir: symlinks to the test's loop devices. */
+    readonly deviceDir: string,
+    defaultPvSpecConfigMap: string,
+  ) {
+    this.api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
+    this.core = this.api.kubeConfig.makeApiClient(CoreV1Api);
+    const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
+    this.cache = new NodePvCache(this.api, { nodeName: NODE_NAME, backoff: { initialMs: 10, maxMs: 50 }, logger });
+    this.events = new EventRecorder(this.api, { nodeName: NODE_NAME, logger });
+    this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
+    this.limiter = new ConcurrencyLimiter(2);
+    this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
+    this.deleter = new Deleter({ api: this.api, table: this.table, events: this.events, metrics: this.metrics, logger });
+    this.controller = new DeviceController({
+      api: this.api,
+      cache: this.cache,
+      events: this.events,
+      metrics: this.metrics,
+      logger,
+      deleter: this.deleter,
+      limiter: this.limiter,
+      wipeTimeoutMs: 60_000,
+      namespace: NAMESPACE,
+      defaultPvSpecConfigMap,
+      configMap: (name) => server.get<V1ConfigMap>('v1', 'ConfigMap', name, NAMESPACE),
+    });
+  }
+
+  /** A new loop device of `sizeBytes`, symlinked into deviceDir (or a subdirectory) as `name`. */
+  addDevice(name: string, sizeBytes = SMALL, dir = this.deviceDir): LoopDevice & { link: string } {
+    const loop = createLoopDevice(sizeBytes);
+    fs.mkdirSync(dir, { recursive: true });
+    const link = path.join(dir, name);
+    fs.symlinkSync(loop.device, link);
+    return { ...loop, link };
+  }
+
+  /** Writes (creates or replaces) a spec ConfigMap in the provisioner's namespace. */
+  setSpec(name: string, data: ConfigMapData): void {
+    if (this.server.get('v1', 'ConfigMap', name, NAMESPACE)) this.server.delete('v1', 'ConfigMap', name, NAMESPACE);
+    this.server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
+  }
+
+  /** Sets (or with undefined removes) the Node's spec ConfigMap annotation, through the API. */
+  async annotate(configMapName: string | undefined): Promise<void> {
+    const node = (await this.api.getNode(NODE_NAME))!;
+    const annotations = { ...node.metadata?.annotations };
+    if (configMapName === undefined) delete annotations[PV_SPEC_CONFIGMAP_ANNOTATION];
+    else annotations[PV_SPEC_CONFIGMAP_ANNOTATION] = configMapName;
+    await this.api.replaceNode({ ...node, metadata: { ...node.metadata, annotations } });
+  }
+
+  /** One controller pass with the Node as the server has it; waits until the cache has the PVs it created. */
+  async pass(): Promise<DevicePassResult> {
+    const node = (await this.api.getNode(NODE_NAME))!;
+    const result = await this.controller.pass(node);
+    if (result.state === 'provisioned') {
+      await eventually(() => result.created.every((n) => this.cache.get(n) !== undefined), `the cache has ${result.created.join(', ')}`);
+    }
+    await this.events.flush();
+    return result;
+  }
+
+  /** Waits for every cleanup started so far and every Event recorded so far. */
+  async settle(): Promise<void> {
+    await this.table.idle();
+    await this.events.flush();
+  }
+
+  serverPv(name: string): V1PersistentVolume | undefined {
+    return this.server.get('v1', 'PersistentVolume', name);
+  }
+
+  serverPvs(): V1PersistentVolume[] {
+    return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
+  }
+
+  serverPvNames(): string[] {
+    return this.serverPvs().map((p) => p.metadata!.name!).sort();
+  }
+
+  /** Events recorded so far, optionally of one reason. */
+  async recordedEvents(reason?: string): Promise<CoreV1Event[]> {
+    await this.events.flush();
+    return this.server.list<CoreV1Event>('v1', 'Event').filter((e) => reason === undefined || e.reason === reason);
+  }
+
+  /** Events of this reason about this Node. */
+  async nodeEvents(reason: string): Promise<CoreV1Event[]> {
+    return (await this.recordedEvents(reason)).filter((e) => e.involvedObject.kind === 'Node' && e.involvedObject.name === NODE_NAME);
+  }
+
+  /** The value of one metric series (labels matched exactly as written), or undefined. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+    const text = await this.metrics.exposition();
+    const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+      const labelText = line.slice(name.length).match(/^\{(.*)\}/)?.[1] ?? '';
+      const have = labelText === '' ? [] : labelText.split(/,(?=[a-z_]+=")/);
+      if (want.length === have.length && want.every((w) => have.includes(w))) return Number(line.split(' ').pop());
+    }
+    return undefined;
+  }
+
+  /** The available and error device gauges of this node. */
+  async deviceGauges(): Promise<{ available?: number; error?: number }> {
+    return {
+      available: await this.metric('local_pv_provisioner_available_devices', { node: NODE_NAME }),
+      error: await this.metric('local_pv_provisioner_error_devices', { node: NODE_NAME }),
+    };
+  }
+
+  async waitForPv(name: string, options: { phase?: string; notUid?: string } = {}): Promise<V1PersistentVolume> {
+    await eventually(() => {
+      const pv = this.cache.get(name);
+      return pv !== undefined && (options.notUid === undefined || pv.metadata?.uid !== options.notUid)
+        && (options.phase === undefined || pv.status?.phase === options.phase);
+    }, `PV ${name} is cached${options.phase ? ` as ${options.phase}` : ''}${options.notUid ? ` with a UID other than ${options.notUid}` : ''}`);
+    return this.cache.get(name)!;
+  }
+
+  async waitForPvGone(name: string, uid?: string): Promise<void> {
+    await eventually(() => {
+      const pv = this.cache.get(name);
+      return pv === undefined || (uid !== undefined && pv.metadata?.uid !== uid);
+    }, `PV ${name} is gone from the cache`, 20_000);
+  }
+
+  /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
+  async release(pvName: string): Promise<V1PersistentVolume> {
+    const pv = this.serverPv(pvName)!;
+    const claim = `claim-${pvName}`.slice(0, 253);
+    this.server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: claim, namespace: 'default' },
+      spec: {
+        accessModes: pv.spec!.accessModes,
+        resources: { requests: { storage: pv.spec!.capacity!.storage } },
+        storageClassName: pv.spec!.storageClassName,
+        volumeMode: pv.spec!.volumeMode,
+      },
+    });
+    this.server.bindClaim(pvName, { namespace: 'default', name: claim });
+    await this.waitForPv(pvName, { phase: 'Bound' });
+    await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
+    return this.waitForPv(pvName, { phase: 'Released' });
+  }
+
+  async stop(): Promise<void> {
+    this.table.abortAll();
+    await this.table.idle();
+    await this.events.flush();
+    await this.cache.stop();
+    await this.server.stop();
+  }
+}
+
+/** Fills `length` bytes at `offset` of a file (a loop device's backing file) with a non-zero pattern. */
+export function fillPattern(file: string, offset: number, length: number, byte = 0xa5): void {
+  const fd = fs.openSync(file, 'r+');
+  try {
+    const chunk = Buffer.alloc(Math.min(length, 4 * MiB), byte);
+    for (let done = 0; done < length; done += chunk.length) {
+      fs.writeSync(fd, chunk, 0, Math.min(chunk.length, length - done), offset + done);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads `length` bytes at `offset` of a file. */
+export function readBytes(file: string, offset: number, length: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const n = fs.readSync(fd, buf, 0, length, offset);
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** True when every byte of the range is zero (read in chunks, so 100 MiB ranges cost little memory). */
+export function isZero(file: string, offset: number, length: number): boolean {
+  for (let done = 0; done < length; done += 4 * MiB) {
+    if (readBytes(file, offset + done, Math.min(4 * MiB, length - done)).some((b) => b !== 0)) return false;
+  }
+  return true;
+}
