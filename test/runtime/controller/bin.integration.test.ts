@@ -176,7 +176,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
 
     fs.mkdirSync(dir);
     // A pass or two later the directory is watched; a symlink changes no mount, so only the watch can see it.
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 2500));
     const loop = createLoopDevice(8 * MiB);
     const started = performance.now();
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));

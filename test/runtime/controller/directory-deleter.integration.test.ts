@@ -194,7 +194,7 @@ describePrivileged('the deleter through the controller', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     fx = await ControllerFixture.start({
       classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { failures: 1 }) } },
-      backoff: { initialMs: 400, maxMs: 400 },
+      backoff: { initialMs: 1000, maxMs: 1000 },
     });
     const { pv } = await provisionDevice('local-block', 'disk1');
     const name = pv.metadata!.name!;
@@ -214,7 +214,7 @@ describePrivileged('the deleter through the controller', () => {
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { name } });
     expect(failed.message).toMatch(/10/);
 
-    await new Promise((r) => setTimeout(r, 450));
+    await fx.waitForRetry(pv.metadata!.uid!);
     await fx.pass();
     await fx.settle();
     expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'fail', 'start', 'done']);
@@ -240,6 +240,7 @@ describePrivileged('the deleter through the controller', () => {
     fx = await ControllerFixture.start({
       classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 30 }) } },
       config: { cleanupTimeout: 300 },
+      backoff: { initialMs: 60_000 },
     });
     const { pv } = await provisionDevice('local-block', 'disk1');
     const name = pv.metadata!.name!;
@@ -404,7 +405,7 @@ describePrivileged('the deleter through the controller', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     fx = await ControllerFixture.start({
       classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log) } },
-      backoff: { initialMs: 200, maxMs: 200 },
+      backoff: { initialMs: 1000, maxMs: 1000 },
     });
     const { pv } = await provisionDevice('local-block', 'disk1');
     const name = pv.metadata!.name!;
@@ -418,7 +419,7 @@ describePrivileged('the deleter through the controller', () => {
     expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([name]);
 
     fx.server.faults.clear();
-    await new Promise((r) => setTimeout(r, 250));
+    await fx.waitForRetry(pv.metadata!.uid!);
     await fx.pass();
     await fx.settle();
     await fx.waitForPvGone(name, pv.metadata!.uid);

@@ -41,7 +41,7 @@ describePrivileged('API faults during controller passes', () => {
   });
 
   test('when the PV cannot be re-read before cleaning, nothing is cleaned; the cleanup is retried after the backoff', async () => {
-    fx = await ControllerFixture.start({ backoff: { initialMs: 200, maxMs: 200 } });
+    fx = await ControllerFixture.start({ backoff: { initialMs: 1000, maxMs: 1000 } });
     const dir = path.join(fx.dirs['local-fs'], 'vol1');
     makeMountPoint(dir);
     await fx.pass();
@@ -60,7 +60,7 @@ describePrivileged('API faults during controller passes', () => {
     expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([name]);
 
     fx.server.faults.clear();
-    await new Promise((r) => setTimeout(r, 250));
+    await fx.waitForRetry(pv.metadata!.uid!);
     await fx.pass();
     await fx.settle();
     await fx.waitForPvGone(name, pv.metadata!.uid);

@@ -145,6 +145,13 @@ export class ControllerFixture {
     return provisionerName(node.name, node.uid, this.config.useNodeNameOnly);
   }
 
+  /** Waits until the failed cleanup of this PV UID may start again (its backoff has passed). */
+  async waitForRetry(pvUid: string): Promise<void> {
+    const retryAt = this.table.get(pvUid)?.retryAt;
+    if (retryAt === undefined) throw new Error(`no failed cleanup of PV UID ${pvUid} is backing off`);
+    await new Promise((r) => setTimeout(r, Math.max(0, retryAt - Date.now()) + 10));
+  }
+
   /** Waits for every cleanup started so far and every Event recorded so far. */
   async settle(): Promise<void> {
     await this.table.idle();

@@ -128,7 +128,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
   });
 
   test('a failed Job is reported with a Warning and retried with a new Job after the backoff', async () => {
-    await start(300);
+    await start(1000);
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
     await fx!.pass();
@@ -145,7 +145,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     expect(jobOf(name)).toBeUndefined();
     expect(fx!.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
 
-    await new Promise((r) => setTimeout(r, 350));
+    await fx!.waitForRetry(pv.metadata!.uid!);
     await fx!.pass();
     await eventually(() => jobOf(name) !== undefined, 'a second Job exists');
     expect(jobOf(name)!.metadata!.uid).not.toBe(firstJob);
