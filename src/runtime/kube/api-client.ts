@@ -9,6 +9,8 @@ import { CallOptions, KubeRequester, KubeRequesterOptions } from './request';
 /** One page of a list: `limit` objects at most, and where the next page starts. */
 export interface PageRequest {
   readonly labelSelector?: string;
+  /** `0` lets the server answer from its watch cache (cheap, maybe slightly stale); unset reads consistently. First page only. */
+  readonly resourceVersion?: string;
   readonly limit?: number;
   readonly continueToken?: string;
 }
@@ -42,7 +44,7 @@ export class KubeApi {
 
   listPersistentVolumes(page: PageRequest, options?: CallOptions): Promise<V1PersistentVolumeList> {
     return this.requester.call({ verb: 'list', resource: 'persistentvolumes' }, (o) => this.core.listPersistentVolume({
-      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken,
+      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
     }, o), options);
   }
 
@@ -79,7 +81,7 @@ export class KubeApi {
 
   listNodes(page: PageRequest, options?: CallOptions): Promise<V1NodeList> {
     return this.requester.call({ verb: 'list', resource: 'nodes' }, (o) => this.core.listNode({
-      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken,
+      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
     }, o), options);
   }
 
@@ -103,7 +105,7 @@ export class KubeApi {
 
   listConfigMaps(namespace: string, page: PageRequest, options?: CallOptions): Promise<V1ConfigMapList> {
     return this.requester.call({ verb: 'list', resource: 'configmaps', namespace }, (o) => this.core.listNamespacedConfigMap({
-      namespace, labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken,
+      namespace, labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
     }, o), options);
   }
 

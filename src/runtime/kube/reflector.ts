@@ -62,6 +62,8 @@ export class Reflector<T extends KubernetesObject> {
   private readonly clock: Clock;
   private readonly stopper = new AbortController();
   private resourceVersion = '';
+  /** Like client-go: the first list may come from the server's watch cache; after 410 Gone, read consistently. */
+  private listFromCache = true;
   private synced = false;
   private running?: Promise<void>;
   private syncWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
@@ -126,6 +128,7 @@ export class Reflector<T extends KubernetesObject> {
         if (isGone(err)) {
           this.logger.info({ resource: this.options.resource }, 'watch history expired (410 Gone); relisting');
           this.resourceVersion = '';
+          this.listFromCache = false;
           continue;
         }
         const delayMs = this.backoff.next();
@@ -140,9 +143,12 @@ export class Reflector<T extends KubernetesObject> {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
-      const page = await this.options.list(
-        { labelSelector: this.options.labelSelector, limit: this.options.pageSize ?? 500, continueToken },
-        { signal: this.stopper.signal });
+      const page = await this.options.list({
+        labelSelector: this.options.labelSelector,
+        limit: this.options.pageSize ?? 500,
+        continueToken,
+        resourceVersion: this.listFromCache && !continueToken ? '0' : undefined,
+      }, { signal: this.stopper.signal });
       items.push(...page.items);
       continueToken = page.metadata?._continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';

@@ -115,6 +115,7 @@ describe('NodePvCache', () => {
     server.create(localPv('stays', { node: 'node-a' }));
     server.create(localPv('changes', { node: 'node-a' }));
     server.create(localPv('goes', { node: 'node-a' }));
+    const lists = jest.spyOn(api, 'listPersistentVolumes');
     const { cache: c, changes } = await startCache('node-a');
     changes.length = 0;
 
@@ -132,6 +133,8 @@ describe('NodePvCache', () => {
     expect(names(c)).toEqual(['changes', 'new', 'stays']);
     expect(c.get('changes')!.metadata!.labels!.tier).toBe('slow');
     expect(server.counters.get('list', 'persistentvolumes').requests).toBe(2);
+    // As client-go: the first list may come from the watch cache, the one after 410 reads consistently.
+    expect(lists.mock.calls.map(([page]) => page.resourceVersion)).toEqual(['0', undefined]);
   });
 
   test('keeps going after the API server restarts', async () => {
