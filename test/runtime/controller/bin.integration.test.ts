@@ -175,7 +175,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     await bin.waitReady();
 
     fs.mkdirSync(dir);
-    // A pass or two later the directory is watched; a symlink changes no mount, so only the watch can see it.
+    // Within a config-sync period (1 s) it is watched; a symlink changes no mount, so only the watch can see it.
     await new Promise((r) => setTimeout(r, 2500));
     const loop = createLoopDevice(8 * MiB);
     const started = performance.now();
