@@ -18,7 +18,7 @@ import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../obser
 import { describeProbe } from '../volume';
 import { Deleter } from './deleter';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
-import { assignDevicePVNames, buildDevicePV, deviceSpecDifferences, NodeInfo, nodeInfoOf } from '../pv';
+import { assignDevicePVNames, buildDevicePV, deviceSpecDifferences, NODE_LABEL, NodeInfo, nodeInfoOf } from '../pv';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
 export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
@@ -154,6 +154,22 @@ export class DeviceController {
       this.deps.events.warning(nodeReference(node), EventReasons.DeviceHoldsData.reason, message);
       log.warn(message);
       return 'held-data';
+    }
+    // The cache lists only PVs labelled for this node, and may lag: ask the server before destroying anything.
+    let existing: V1PersistentVolume | undefined;
+    try {
+      existing = await this.deps.api.getPersistentVolume(pvName);
+    } catch (err) {
+      log.error(`cannot check whether PV ${pvName} exists: ${(err as Error).message}`);
+      return 'error';
+    }
+    if (existing) {
+      if (existing.metadata?.labels?.[NODE_LABEL] !== info.name) {
+        this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason,
+          `PV ${pvName} already exists but is not labelled ${NODE_LABEL}=${info.name}; device ${device.path} is neither wiped nor provisioned`);
+        return 'error';
+      }
+      return 'exists';
     }
     const located = await resolveVolumePath(device.path, spec.deviceDir);
     if (!located.ok) {
