@@ -13,6 +13,7 @@ import { ConfigMapData } from '../../../src/config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
 import { Deleter } from '../../../src/runtime/controller/deleter';
 import { DevicePassResult, DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
+import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
@@ -111,6 +112,14 @@ export class DeviceFixture {
     if (configMapName === undefined) delete annotations[PV_SPEC_CONFIGMAP_ANNOTATION];
     else annotations[PV_SPEC_CONFIGMAP_ANNOTATION] = configMapName;
     await this.api.replaceNode({ ...node, metadata: { ...node.metadata, annotations } });
+  }
+
+  /** run-devices.ts's adoption pass: our node label on the PVs the device-selecting provisioner made here. */
+  async adopt(): Promise<string[]> {
+    const logger = createLogger({ level: 'fatal' });
+    const result = await adoptUnlabelledPersistentVolumes(this.api, { nodeName: NODE_NAME, criterion: upstreamDeviceNode(NODE_NAME), logger });
+    await eventually(() => result.adopted.every((n) => this.cache.get(n) !== undefined), `the cache has ${result.adopted.join(', ')}`);
+    return result.adopted;
   }
 
   /** One controller pass with the Node as the server has it; waits until the cache has the PVs it created. */

@@ -1,0 +1,152 @@
+/**
+ * Released devices, on real loop devices against the test API server: wiped
+ * and re-offered when provably this node's, left alone otherwise, and an
+ * explicit Retain respected.
+ */
+import * as path from 'node:path';
+import { V1PersistentVolume } from '@kubernetes/client-node';
+import { blockSpec, DeviceFixture, eventually, fillPattern, isZero, KiB, NODE_NAME, readBytes, SMALL } from './fixture';
+import { upstreamDevicePVName } from '../../../src/runtime/pv';
+import { cleanupPrivileged, describePrivileged } from '../../support/privileged';
+
+jest.setTimeout(30_000);
+
+const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
+
+/** A PV as the device-selecting provisioner wrote it (no provisioned-by, Retain), labelled for `node`. */
+function upstreamPv(name: string, devicePath: string, labels: Record<string, string>): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name, labels },
+    spec: {
+      capacity: { storage: '8Mi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      storageClassName: 'local-storage',
+      volumeMode: 'Block',
+      local: { path: devicePath },
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } },
+    },
+  };
+}
+
+describePrivileged('device dialect: Released devices', () => {
+  let fx: DeviceFixture;
+  afterEach(async () => fx?.stop());
+  afterAll(cleanupPrivileged);
+
+  /** A fixture with one device `sda` whose user data is the 0xa5 pattern. */
+  async function withUsedDevice(spec: Record<string, string> = {}): Promise<ReturnType<DeviceFixture['addDevice']>> {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fx.setSpec('spec', blockSpec(fx.deviceDir, spec));
+    await fx.pass();
+    fillPattern(sda.link, 0, SMALL);
+    return sda;
+  }
+
+  test('our Released PV is wiped and deleted, and the next pass offers the device again with a new UID and zeros', async () => {
+    const sda = await withUsedDevice();
+    const uid = fx.serverPv(pvName('sda'))!.metadata!.uid!;
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(pvName('sda'), uid);
+    await fx.pass();
+    const again = await fx.waitForPv(pvName('sda'), { notUid: uid });
+    expect(again.status?.phase).toBe('Available');
+    expect(readBytes(sda.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
+    // The device is smaller than 100 MiB: its one wipe range is the whole device.
+    expect(isZero(sda.backingFile, 0, SMALL)).toBe(true);
+    expect((await fx.recordedEvents('CleanupStarted')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
+  });
+
+  test('a Released PV of ours with reclaim policy Retain is neither wiped nor deleted', async () => {
+    const sda = await withUsedDevice({ reclaimPolicy: 'Retain' });
+    expect(fx.serverPv(pvName('sda'))?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+  });
+
+  test('an upstream-made PV (no provisioned-by, Retain, its node label) is wiped and re-offered, as its users expect', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fillPattern(sda.link, 0, SMALL);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    const created = fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    expect(await fx.adopt()).toEqual([pvName('sda')]);
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(pvName('sda'), created.metadata.uid);
+    await fx.pass();
+    const ours = await fx.waitForPv(pvName('sda'), { notUid: created.metadata.uid });
+    expect(ours.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+    expect(isZero(sda.backingFile, 0, SMALL)).toBe(true);
+  });
+
+  test.each([
+    ['without any node label', {}],
+    ['labelled for another node', { 'local-pv-provisioner.cybozu.io/node': 'worker-2' }],
+    ['labelled for another node with the legacy label', { 'local-pv-provisioner.cybozu.com/node': 'worker-2' }],
+    ['with our node label but upstream\'s naming another node', { 'local.storage.k8s.io/node': NODE_NAME, 'local-pv-provisioner.cybozu.io/node': 'worker-2' }],
+  ])('a Released PV %s is ignored: not wiped, not deleted', async (_, labels) => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fillPattern(sda.link, 0, SMALL);
+    // Only sdb is offered, so what happens to sda is the deleter's doing alone.
+    fx.addDevice('sdb');
+    fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^sdb$' }));
+    fx.server.create(upstreamPv('someone-elses', sda.link, labels));
+    expect(await fx.adopt()).toEqual([]);
+    const bound = fx.server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'someone-elses')!;
+    fx.server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'c', namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } }, storageClassName: 'local-storage', volumeMode: 'Block' },
+    });
+    fx.server.bindClaim('someone-elses', { namespace: 'default', name: 'c' });
+    fx.server.delete('v1', 'PersistentVolumeClaim', 'c', 'default');
+    await eventually(() => fx.serverPv('someone-elses')?.status?.phase === 'Released', 'the PV is Released');
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv('someone-elses')?.metadata?.uid).toBe(bound.metadata?.uid);
+    expect(fx.serverPv('someone-elses')?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+    expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
+  });
+
+  test('a Released PV whose path is outside deviceDir is not wiped', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda', SMALL, path.join(fx.deviceDir, '..', `${path.basename(fx.deviceDir)}-elsewhere`));
+    fillPattern(sda.link, 0, SMALL);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    fx.addDevice('sdb');
+    fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    expect(await fx.adopt()).toEqual([pvName('sda')]);
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+  });
+
+  test('a device whose PV name already exists in the server (not yet in the cache) is not wiped', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fillPattern(sda.link, 0, SMALL);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    // Made by the device-selecting provisioner after our adoption pass, so the cache does not list it.
+    const theirs = fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    await fx.pass();
+    expect(fx.serverPv(pvName('sda'))?.metadata?.uid).toBe(theirs.metadata.uid);
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+    expect((await fx.nodeEvents('DeviceError')).map((e) => e.message)).toEqual([expect.stringContaining(`PV ${pvName('sda')} already exists`)]);
+    expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
+  });
+});
