@@ -24,6 +24,7 @@ import { Deleter } from './deleter';
 import { DirectoryController } from './directory-controller';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
+import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
 
 /** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
 export class StartupError extends Error {}
@@ -41,15 +42,19 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
 
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
+  const ourName = provisionerName(node.name, node.uid, first.config.useNodeNameOnly);
+  const ours = provisionedBy(ourName);
   const adoption = await adoptUnlabelledPersistentVolumes(api, {
     nodeName: node.name,
-    criterion: provisionedBy(provisionerName(node.name, node.uid, first.config.useNodeNameOnly)),
+    criterion: { matches: (pv) => ours.matches(pv) || isOfEarlierNodeIncarnation(pv, node, ourName) },
     logger,
   });
   logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
 
   const cache = new NodePvCache(api, { nodeName: node.name, logger });
   await cache.start();
+  // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
+  await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(api, { nodeName: node.name, logger });
   const table = new CleanupProcessTable({
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
