@@ -1,0 +1,305 @@
+/**
+ * The node-cleanup controller against the test API server with the real client:
+ * PVs of deleted nodes, claims bound to them after the delay, and PVs that go with
+ * their Node through the server's garbage collector.
+ */
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { NodeCleanupController, NodeCleanupSettings } from '../../../src/runtime/node-cleanup/node-cleanup-controller';
+import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
+import { nodeInfoOf, nodeOwnerReference } from '../../../src/runtime/pv';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
+
+const DELAY_MS = 60_000;
+const OPTED_IN = 'local-fast';
+
+let server: TestApiServer;
+let clock: number;
+let metrics: ProvisionerMetrics;
+
+beforeEach(async () => {
+  server = await startTestApiServer();
+  clock = 1_000_000;
+  metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+function controller(settings: Partial<NodeCleanupSettings> = {}): NodeCleanupController {
+  const api = new KubeApi(plainHttpKubeConfig(server), { maxAttempts: 1 });
+  return new NodeCleanupController(api, metrics, createLogger({ level: 'fatal' }), {
+    storageClassNames: [OPTED_IN],
+    pvcDeletionDelayMs: DELAY_MS,
+    ...settings,
+  }, () => clock);
+}
+
+function createNode(name: string, hostname = name): V1Node {
+  return server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': hostname } } });
+}
+
+interface PVOptions {
+  /** Hostnames of the affinity term; null for a zone term instead (a local PV must have affinity). */
+  readonly hostnames?: string[] | null;
+  readonly reclaimPolicy?: 'Delete' | 'Retain';
+  readonly className?: string;
+  /** A hostPath PV instead of a local one. */
+  readonly hostPath?: boolean;
+  readonly ownerNode?: V1Node;
+  readonly controller?: boolean;
+}
+
+function createPV(name: string, options: PVOptions = {}): V1PersistentVolume {
+  const hostnames = options.hostnames === undefined ? ['node-1'] : options.hostnames;
+  const requirement = hostnames
+    ? { key: 'kubernetes.io/hostname', operator: 'In', values: hostnames }
+    : { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['zone-a'] };
+  return server.create({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name,
+      ...(options.ownerNode ? { ownerReferences: [nodeOwnerReference(nodeInfoOf(options.ownerNode), { controller: options.controller })] } : {}),
+    },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: options.className ?? OPTED_IN,
+      persistentVolumeReclaimPolicy: options.reclaimPolicy ?? 'Delete',
+      ...(options.hostPath ? { hostPath: { path: `/mnt/disks/${name}` } } : { local: { path: `/mnt/disks/${name}` } }),
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [requirement] }] } },
+    },
+  });
+}
+
+/** A claim bound to the PV, as the PV binder leaves them (both Bound). */
+function bindNewClaim(pvName: string, claimName = `claim-${pvName}`): V1PersistentVolumeClaim {
+  const pv = server.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName)!;
+  server.create({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: claimName, namespace: 'default' },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName: pv.spec!.storageClassName, resources: { requests: { storage: '1Gi' } } },
+  });
+  server.bindClaim(pvName, { namespace: 'default', name: claimName });
+  return server.get('v1', 'PersistentVolumeClaim', claimName, 'default')!;
+}
+
+/** Binds a claim, then deletes it: the PV controller makes the PV Released. */
+async function releasePV(pvName: string): Promise<void> {
+  const claim = bindNewClaim(pvName);
+  server.delete('v1', 'PersistentVolumeClaim', claim.metadata!.name!, 'default');
+  await eventually(() => pvPhase(pvName) === 'Released', `${pvName} is Released`);
+}
+
+const pvPhase = (name: string) => server.get<V1PersistentVolume>('v1', 'PersistentVolume', name)?.status?.phase;
+const pvExists = (name: string) => server.get('v1', 'PersistentVolume', name) !== undefined;
+/** The claim still exists and is not being deleted. */
+const claimKept = (name: string) => {
+  const c = server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', name, 'default');
+  return c !== undefined && !c.metadata?.deletionTimestamp;
+};
+
+async function waitAvailable(...names: string[]): Promise<void> {
+  await eventually(() => names.every((n) => pvPhase(n) === 'Available'), `${names.join(', ')} Available`);
+}
+
+describe('PVs of a deleted node', () => {
+  test('an Available PV of a deleted node is deleted', async () => {
+    createPV('pv-gone');
+    await waitAvailable('pv-gone');
+
+    const result = await controller().pass();
+
+    expect(result.deletedPVs).toEqual(['pv-gone']);
+    expect(pvExists('pv-gone')).toBe(false);
+    expect(await metrics.exposition()).toMatch(/phase="Available"\} 1/);
+  });
+
+  test('a Released PV with reclaim policy Delete of a deleted node is deleted', async () => {
+    createPV('pv-released');
+    await releasePV('pv-released');
+
+    expect((await controller().pass()).deletedPVs).toEqual(['pv-released']);
+    expect(pvExists('pv-released')).toBe(false);
+  });
+
+  test('a Released PV with reclaim policy Retain of a deleted node is kept', async () => {
+    createPV('pv-retained', { reclaimPolicy: 'Retain' });
+    await releasePV('pv-retained');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+    expect(pvPhase('pv-retained')).toBe('Released');
+  });
+
+  test('a Bound PV of a deleted node is kept (its claim decides)', async () => {
+    createPV('pv-bound', { className: 'not-opted-in' });
+    bindNewClaim('pv-bound');
+
+    expect(await controller().pass()).toEqual({ deletedPVs: [], deletedClaims: [] });
+    expect(pvPhase('pv-bound')).toBe('Bound');
+  });
+
+  test('the PVs of a node that exists are kept', async () => {
+    createNode('node-1');
+    createPV('pv-here');
+    await waitAvailable('pv-here');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+    expect(pvExists('pv-here')).toBe(true);
+  });
+
+  test('a node exists when a Node carries its name as hostname label, though named otherwise', async () => {
+    createNode('ip-10-0-0-1', 'node-1');
+    createPV('pv-by-hostname');
+    await waitAvailable('pv-by-hostname');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+  });
+
+  test('a PV whose affinity names no hostname (a zone) is never deleted: its node is unknown, not gone', async () => {
+    createPV('pv-anywhere', { hostnames: null });
+    await waitAvailable('pv-anywhere');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+    expect(pvExists('pv-anywhere')).toBe(true);
+  });
+
+  test('a PV that is not local is never deleted', async () => {
+    createPV('pv-hostpath', { hostPath: true });
+    await waitAvailable('pv-hostpath');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+    expect(pvExists('pv-hostpath')).toBe(true);
+  });
+});
+
+describe('claims bound to local PVs of a deleted node', () => {
+  test('are kept until the node has been gone for the delay, then deleted', async () => {
+    createPV('pv-1');
+    bindNewClaim('pv-1');
+    const nodeCleanup = controller();
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    clock += DELAY_MS - 1;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-1')).toBe(true);
+
+    clock += 1;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual(['default/claim-pv-1']);
+    expect(claimKept('claim-pv-1')).toBe(false);
+  });
+
+  test('a node that comes back within the delay saves its claims, and a later absence starts the delay over', async () => {
+    createPV('pv-1');
+    bindNewClaim('pv-1');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+
+    clock += DELAY_MS / 2;
+    createNode('node-1');
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+
+    server.delete('v1', 'Node', 'node-1');
+    clock += 1;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-1')).toBe(true);
+  });
+
+  test('are kept when their StorageClass has not opted in', async () => {
+    createPV('pv-other', { className: 'not-opted-in' });
+    bindNewClaim('pv-other');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-other')).toBe(true);
+  });
+
+  test('are never looked at when no StorageClass opted in', async () => {
+    createPV('pv-1');
+    bindNewClaim('pv-1');
+    const nodeCleanup = controller({ storageClassNames: [] });
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-1')).toBe(true);
+  });
+
+  test('a claim recreated under the same name (another UID) is not the one the PV is bound to, and is kept', async () => {
+    createPV('pv-1');
+    bindNewClaim('pv-1');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    // The claim is replaced behind the PV's back: same name, new UID, not bound to it. With the
+    // PV controller lagging, the PV still says Bound: only the UID tells the claims apart.
+    server.controllers.persistentVolumes = false;
+    server.delete('v1', 'PersistentVolumeClaim', 'claim-pv-1', 'default');
+    await eventually(() => server.get('v1', 'PersistentVolumeClaim', 'claim-pv-1', 'default') === undefined, 'the claim is gone');
+    const stalePv = server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'pv-1')!;
+    server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'claim-pv-1', namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: OPTED_IN, resources: { requests: { storage: '1Gi' } }, volumeName: 'pv-1' },
+    });
+    expect(server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'claim-pv-1', 'default')!.metadata!.uid).not.toBe(stalePv.spec!.claimRef!.uid);
+    expect(stalePv.status!.phase).toBe('Bound');
+    clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-1')).toBe(true);
+  });
+
+  test('a claim bound to a PV that is not local is kept', async () => {
+    createPV('pv-hostpath', { hostPath: true });
+    bindNewClaim('pv-hostpath');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-hostpath')).toBe(true);
+  });
+
+  test('a claim bound to a PV whose affinity names no hostname is kept', async () => {
+    createPV('pv-anywhere', { hostnames: null });
+    bindNewClaim('pv-anywhere');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-anywhere')).toBe(true);
+  });
+});
+
+describe('PVs with a Node ownerReference', () => {
+  test('go with their Node through the garbage collector (directory setPVOwnerRef and the device dialect\'s controller reference)', async () => {
+    const node = createNode('node-1');
+    const other = createNode('node-2');
+    createPV('pv-directory', { ownerNode: node });
+    createPV('pv-device', { ownerNode: node, controller: true });
+    createPV('pv-of-node-2', { hostnames: ['node-2'], ownerNode: other });
+
+    server.delete('v1', 'Node', 'node-1');
+
+    await eventually(() => !pvExists('pv-directory') && !pvExists('pv-device'), 'the PVs of node-1 are collected');
+    expect(pvExists('pv-of-node-2')).toBe(true);
+  });
+
+  test('are collected even when their Node was recreated under the same name (the owner UID is gone)', async () => {
+    const node = createNode('node-1');
+    createPV('pv-directory', { ownerNode: node });
+    server.delete('v1', 'Node', 'node-1');
+    createNode('node-1');
+
+    await eventually(() => !pvExists('pv-directory'), 'the PV of the earlier node-1 is collected');
+  });
+});
