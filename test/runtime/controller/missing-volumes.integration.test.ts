@@ -41,6 +41,29 @@ describePrivileged('missing volumes through the controller', () => {
     expect((await fx.pass()).created).toEqual([]);
   });
 
+  test('a missing Available PV that a claim has bound meanwhile is not deleted, even while the cache still says Available', async () => {
+    fx = await ControllerFixture.start({ config: { missingVolumeGracePeriod: GRACE_MS } });
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    unmount(dir);
+    await fx.pass();
+    // The cache's watch is down (it keeps failing), so it does not see the claim bind the PV.
+    fx.server.faults.failNext({ verb: 'watch', resource: 'persistentvolumes', code: 503, count: 1000 });
+    fx.server.faults.failNext({ verb: 'list', resource: 'persistentvolumes', code: 503, count: 1000 });
+    fx.server.faults.closeWatches();
+    // Let the closed watches finish closing (the test server writes changes to a watch until its 'close' event).
+    await new Promise((r) => setTimeout(r, 50));
+    fx.bind(name);
+    expect(fx.cache.get(name)!.status!.phase).toBe('Available');
+
+    await new Promise((r) => setTimeout(r, GRACE_MS + 50));
+    await fx.pass();
+
+    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Bound' } });
+    expect(fx.serverPv(name)!.metadata!.deletionTimestamp).toBeUndefined();
+    fx.server.faults.clear();
+  });
+
   test('a mount that comes back within the grace period keeps its PV', async () => {
     fx = await ControllerFixture.start({ config: { missingVolumeGracePeriod: GRACE_MS } });
     const { pv, dir } = await provision('local-fs', 'vol1');
