@@ -229,7 +229,7 @@ export class DeviceFixture {
   }
 }
 
-/** Fills `length` bytes at `offset` of a file (a loop device's backing file) with a non-zero pattern. */
+/** Fills `length` bytes at `offset` of a file or device (user data) with a non-zero pattern, fsync'd. */
 export function fillPattern(file: string, offset: number, length: number, byte = 0xa5): void {
   const fd = fs.openSync(file, 'r+');
   try {
@@ -237,6 +237,7 @@ export function fillPattern(file: string, offset: number, length: number, byte =
     for (let done = 0; done < length; done += chunk.length) {
       fs.writeSync(fd, chunk, 0, Math.min(chunk.length, length - done), offset + done);
     }
+    fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
