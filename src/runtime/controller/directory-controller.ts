@@ -185,7 +185,8 @@ export class DirectoryController {
       const name = pv.metadata!.name!;
       // The cache may lag behind a claim that has just bound the PV: only the PV as the server has it now may be deleted.
       const fresh = await this.deps.api.getPersistentVolume(name).catch(() => undefined);
-      if (!fresh || fresh.metadata?.uid !== pv.metadata?.uid || fresh.metadata?.deletionTimestamp || fresh.status?.phase !== pv.status?.phase) continue;
+      const unchanged = fresh?.metadata?.uid === pv.metadata?.uid && fresh?.status?.phase === pv.status?.phase;
+      if (!unchanged || fresh?.metadata?.deletionTimestamp) continue;
       const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name, pv.metadata!.uid!).catch((e: Error) => e.message);
       volumeLogger(this.deps.logger, { pv: name, path: pv.spec?.local?.path ?? '', storageClass: pv.spec?.storageClassName ?? '' })
         .warn({ outcome }, 'volume gone past the grace period; PV deleted');
