@@ -196,9 +196,12 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const bin = start();
     await bin.waitReady();
     expect(pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two'))).toBeUndefined();
+    const lists = s.counters.get('list', 'persistentvolumes').requests;
 
     writeConfig(configDir, { storageClassMap: { ...one, 'local-two': { hostDir: '/mnt/host/local-two', mountDir: second } } });
     await eventually(() => pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two')) !== undefined, 'the new class is provisioned', 20_000);
+    // Applied without a relist of the PVs.
+    expect(s.counters.get('list', 'persistentvolumes').requests).toBe(lists);
 
     writeConfigFile(configDir, 'storageClassMap', 'local-fs:\n  hostDir: /mnt/host/local-fs\n  mountDir: /x\n  volumeMode: block\n');
     await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'ConfigInvalid'), 'a ConfigInvalid Event', 20_000);
