@@ -111,6 +111,36 @@ describePrivileged('the deleter through the controller', () => {
     expect(await fx.metrics.exposition()).not.toMatch(/persistentvolume_delete_failed_total\{[^}]*\} [1-9]/);
   });
 
+  test('10 volumes through 4 rounds of churn: each round every volume comes back under a new UID, empty, and exactly once', async () => {
+    fx = await ControllerFixture.start();
+    const entries = Array.from({ length: 10 }, (_, i) => `vol${i}`);
+    for (const e of entries) makeMountPoint(path.join(fx.dirs['local-fs'], e));
+    await fx.pass();
+    const names = entries.map((e) => fx!.pvName('local-fs', e));
+    await fx.waitForCache((pvs) => pvs.filter((p) => p.status?.phase === 'Available').length === 10, 'ten Available PVs');
+
+    for (let round = 1; round <= 4; round++) {
+      const before = new Map(names.map((n) => [n, fx!.cache.get(n)!.metadata!.uid!]));
+      const claims = names.map((n) => fx!.bind(n, `claim-${n}-${round}`));
+      for (const e of entries) fs.writeFileSync(path.join(fx.dirs['local-fs'], e, `round-${round}`), 'user data');
+      await fx.waitForCache((pvs) => pvs.filter((p) => p.status?.phase === 'Bound').length === 10, 'all bound');
+      for (const claim of claims) await fx.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
+
+      await eventually(async () => {
+        await fx!.pass();
+        await fx!.settle();
+        return names.every((n) => {
+          const pv = fx!.cache.get(n);
+          return pv !== undefined && pv.metadata!.uid !== before.get(n) && pv.status?.phase === 'Available';
+        });
+      }, `round ${round}: every volume is offered again under a new UID`, 15_000);
+
+      expect(fx.serverPvNames()).toEqual([...names].sort());
+      for (const e of entries) expect(fs.readdirSync(path.join(fx.dirs['local-fs'], e))).toEqual([]);
+    }
+    expect(await fx.recordedEvents('CleanupFailed')).toEqual([]);
+  }, 20_000);
+
   test('Available and Bound PVs, and Released ones with reclaim policy Retain, are untouched', async () => {
     fx = await ControllerFixture.start({
       classes: { 'local-fs': {}, 'local-retain': { storageClass: { reclaimPolicy: 'Retain' } } },

@@ -106,7 +106,8 @@ export class ControllerFixture {
     private readonly ownsServer: boolean,
     backoff: BackoffPolicy,
   ) {
-    this.api = new KubeApi(plainHttpKubeConfig(server), { backoff: { initialMs: 5, maxMs: 50 } });
+    // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
+    this.api = new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } });
     this.core = this.api.kubeConfig.makeApiClient(CoreV1Api);
     const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
     this.cache = new NodePvCache(this.api, { nodeName: NODE_NAME, backoff: { initialMs: 10, maxMs: 50 }, logger });
