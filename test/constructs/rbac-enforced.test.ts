@@ -7,6 +7,8 @@ import { removeNodeTaint } from '../../src/runtime/kube/node-taint';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { Reflector } from '../../src/runtime/kube/reflector';
 import { fromWire } from '../../src/runtime/kube/wire';
+import { NodeCleanupController } from '../../src/runtime/node-cleanup/node-cleanup-controller';
+import { createLogger, ProvisionerMetrics } from '../../src/runtime/observability';
 import { startTestApiServer, TestApiServer } from '../apiserver';
 import { eventually } from '../runtime/kube/fixtures';
 
@@ -270,6 +272,29 @@ test('the agent cannot delete claims or touch Leases, which only node cleanup ne
     await api.deletePersistentVolumeClaim('default', 'data-db-0', 'uid').catch(() => undefined);
     expect(await leader(api).tryAcquireOrRenew()).toBe(false);
     expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}`)).toEqual(expect.arrayContaining(['delete persistentvolumeclaims', 'get leases']));
+  } finally {
+    await server.stop();
+  }
+});
+
+test('node cleanup, as its ServiceAccount, elects itself and deletes a PV and a claim of a gone node with no 403', async () => {
+  const server = await serverWith();
+  try {
+    server.create(PV);
+    server.create({ ...PV, metadata: { name: 'local-pv-bound' }, spec: { ...PV.spec, local: { path: '/mnt/fast-disks/b' } } });
+    server.create(CLAIM);
+    server.bindClaim('local-pv-bound', { namespace: 'default', name: 'data-db-0' });
+    await eventually(() => server.get('v1', 'PersistentVolume', 'local-pv-1')?.status?.phase === 'Available', 'local-pv-1 is Available');
+    const api = new KubeApi(server.kubeConfig(NODE_CLEANUP), { maxAttempts: 1 });
+    let clock = 0;
+    const controller = new NodeCleanupController(api, new ProvisionerMetrics({ version: 'test', processMetrics: false }),
+      createLogger({ level: 'fatal' }), { storageClassNames: ['fast-disks'], pvcDeletionDelayMs: 1000 }, () => clock);
+
+    expect(await leader(api).tryAcquireOrRenew()).toBe(true);
+    expect((await controller.pass()).deletedPVs).toEqual(['local-pv-1']);
+    clock += 1000;
+    expect((await controller.pass()).deletedClaims).toEqual(['default/data-db-0']);
+    expect(server.rbacDenials).toEqual([]);
   } finally {
     await server.stop();
   }
