@@ -263,7 +263,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 1; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; echo "wiping with $$"; sleep 1; echo "done $$" >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -290,6 +290,9 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(lines).toHaveLength(3);
     expect(lines[1]).toMatch(/^start \d+$/);
     expect(lines[2]).toBe(`done ${lines[1].split(' ')[1]}`);
+    // The cleaner's output is logged line by line, naming the volume.
+    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`), 'the cleaner output is logged');
+    expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`)!)).toMatchObject({ pv: name, stream: 'stdout' });
     await eventually(() => {
       const pv = pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
