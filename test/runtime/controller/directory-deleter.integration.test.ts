@@ -251,7 +251,7 @@ describePrivileged('the deleter through the controller', () => {
     await fx.waitForPvGone(name, pv.metadata!.uid);
   });
 
-  test('passes during a running cleanup do not start it twice', async () => {
+  test('passes during a running cleanup do not start it twice; the process table and delete metrics follow it', async () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     fx = await ControllerFixture.start({
       classes: { 'local-block': { volumeMode: 'Block', blockCleanerCommand: loggingCleaner(log, { sleepSeconds: 0.5 }) } },
@@ -260,9 +260,15 @@ describePrivileged('the deleter through the controller', () => {
     await fx.release(pv.metadata!.name!);
 
     for (let i = 0; i < 4; i++) await fx.pass();
+    expect(await fx.metrics.exposition()).toMatch(/^local_volume_provisioner_proctable_running 1$/m);
     await fx.settle();
+    await fx.pass();
 
     expect(logLines(log).map((l) => l.split(' ')[0])).toEqual(['start', 'done']);
+    const metrics = await fx.metrics.exposition();
+    expect(metrics).toMatch(/^local_volume_provisioner_proctable_running 0$/m);
+    expect(metrics).toMatch(/^local_volume_provisioner_persistentvolume_delete_total\{mode="Block",type="process"\} 1$/m);
+    expect(metrics).toMatch(/^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Block",type="process",capacity="500G",cleanup_command="sh"\} 1$/m);
   });
 
   test('a cleanup running past cleanupTimeout is killed with its process group, reported as CleanupTimedOut, and the PV kept', async () => {
