@@ -3,16 +3,17 @@
  * device dialect's node agent, wired together. It adopts the PVs the
  * device-selecting provisioner made on this node, watches the namespace's
  * ConfigMaps so a spec edit applies at once (upstream waits for its 5-minute
- * poll), and passes on the polling interval, on new devices (the device
+ * poll), watches this Node so a new or changed spec annotation applies at
+ * once too, and passes on the polling interval, on new devices (the device
  * directory and the mount table are watched) and on PV changes.
  */
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { PROVISIONER_DEFAULTS } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import { startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { Deleter } from './deleter';
-import { DeviceController } from './device-controller';
+import { DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from './device-controller';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
 import type { DeviceRunOptions } from '../cli/commands';
@@ -39,7 +40,18 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     fromWire: (raw) => fromWire<V1ConfigMap>(raw, 'V1ConfigMap'),
     logger,
   });
-  await Promise.all([cache.start(), configMaps.start()]);
+  // The annotation naming the spec may be set or changed at any time; watch this one Node for it.
+  const nodes = new Reflector<V1Node>(api, {
+    resource: 'nodes',
+    watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${options.nodeName}`)}`,
+    list: async () => {
+      const node = await api.getNode(options.nodeName);
+      return { items: node ? [node] : [], metadata: { resourceVersion: node?.metadata?.resourceVersion } };
+    },
+    fromWire: (raw) => fromWire<V1Node>(raw, 'V1Node'),
+    logger,
+  });
+  await Promise.all([cache.start(), configMaps.start(), nodes.start()]);
 
   const events = new EventRecorder(api, { nodeName: options.nodeName, logger });
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
@@ -71,6 +83,9 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   }, { periodMs: options.pollingIntervalMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
   const mounts = new MountTableWatcher(() => scheduler.trigger());
   configMaps.onChange(() => scheduler.trigger());
+  nodes.onChange(({ object, previous }) => {
+    if (object.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION] !== previous?.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION]) scheduler.trigger();
+  });
   cache.onChange(({ type, object }) => {
     if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
   });
@@ -83,6 +98,6 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   table.abortAll();
   await scheduler.stop();
   await table.idle();
-  await Promise.all([cache.stop(), configMaps.stop()]);
+  await Promise.all([cache.stop(), configMaps.stop(), nodes.stop()]);
   await agent.http.close();
 }
