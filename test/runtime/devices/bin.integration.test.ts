@@ -1,0 +1,251 @@
+/**
+ * The real bin's `devices` subcommand (the device-selecting provisioner's job)
+ * as a child process against the test API server, on loop devices symlinked
+ * into a temporary deviceDir: readiness, metrics, how quickly a new device and
+ * a spec edit take effect (upstream polls every 5 minutes; the polling interval
+ * here is left at that default so only the watches can be quick), adoption of
+ * upstream's PVs, and a Released device wiped and re-offered.
+ *
+ * The bin runs from the TypeScript sources through ts-node (transpile only), in
+ * this test's private mount namespace, so it sees the loop devices.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
+import { blockSpec, fillPattern, isZero, NAMESPACE, NODE_NAME, SMALL } from './fixture';
+import { PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
+import { upstreamDevicePVName } from '../../../src/runtime/pv';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
+import { seedCluster } from '../controller/fixture';
+import { eventually } from '../kube/fixtures';
+
+const REPO = path.resolve(__dirname, '../../..');
+const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
+
+jest.setTimeout(60_000);
+
+const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
+
+/** A running `local-volume-provisioner devices`. */
+class Bin {
+  static start(env: Record<string, string>, args: string[] = []): Bin {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, 'devices', '--metrics-addr', '127.0.0.1:0', ...args], {
+      cwd: REPO,
+      env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), LP_NODE_NAME: NODE_NAME, LP_NAMESPACE_NAME: NAMESPACE, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Bin(child);
+  }
+
+  readonly lines: string[] = [];
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    let partial = '';
+    const collect = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      this.lines.push(...parts);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  async address(): Promise<string> {
+    let found: string | undefined;
+    await eventually(() => {
+      for (const line of this.lines) {
+        const listen = parseJson(line)?.listen;
+        if (typeof listen === 'string') found = listen;
+      }
+      return found !== undefined;
+    }, `the bin logs its listen address (log so far:\n${this.lines.join('\n')})`, 30_000);
+    return `http://${found}`;
+  }
+
+  async get(urlPath: string): Promise<{ status: number; body: string }> {
+    const res = await fetch(`${await this.address()}${urlPath}`);
+    return { status: res.status, body: await res.text() };
+  }
+
+  async waitReady(): Promise<void> {
+    await eventually(async () => (await this.get('/readyz').catch(() => ({ status: 0 }))).status === 200,
+      `/readyz answers 200 (log so far:\n${this.lines.join('\n')})`, 30_000);
+  }
+
+  kill(signal: NodeJS.Signals): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+describePrivileged('the devices subcommand of the bin', () => {
+  let server: TestApiServer | undefined;
+  const bins: Bin[] = [];
+  afterEach(async () => {
+    for (const bin of bins.splice(0)) {
+      if (bin.child.exitCode === null && bin.child.signalCode === null) await bin.kill('SIGKILL');
+    }
+    await server?.stop();
+    server = undefined;
+  });
+  afterAll(cleanupPrivileged);
+
+  async function setUp() {
+    server = await startTestApiServer();
+    seedCluster(server);
+    const deviceDir = makeTempDir('lvp-bin-devices-');
+    const kubeconfig = path.join(makeTempDir('lvp-bin-'), 'kubeconfig');
+    server.writeKubeconfig(kubeconfig);
+    const s = server;
+    const addDevice = (name: string) => {
+      const loop = createLoopDevice(SMALL);
+      fs.symlinkSync(loop.device, path.join(deviceDir, name));
+      return { ...loop, link: path.join(deviceDir, name) };
+    };
+    const setSpec = (name: string, data: Record<string, string>) => {
+      if (s.get('v1', 'ConfigMap', name, NAMESPACE)) s.delete('v1', 'ConfigMap', name, NAMESPACE);
+      s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
+    };
+    const start = (env: Record<string, string>) => {
+      const bin = Bin.start({ KUBECONFIG: kubeconfig, ...env });
+      bins.push(bin);
+      return bin;
+    };
+    const pv = (name: string) => s.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+    return { server: s, deviceDir, addDevice, setSpec, start, pv, core: s.kubeConfig().makeApiClient(CoreV1Api) };
+  }
+
+  test('through the default ConfigMap: ready after the first pass, metrics, a new device offered within seconds, SIGTERM stops it', async () => {
+    const { deviceDir, addDevice, setSpec, start, pv } = await setUp();
+    addDevice('sda');
+    setSpec('pv-spec', blockSpec(deviceDir));
+    const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
+    await bin.waitReady();
+    expect(pv(pvName('sda'))?.spec?.local?.path).toBe(path.join(deviceDir, 'sda'));
+    await eventually(async () => /^local_pv_provisioner_available_devices\{node="worker-1"\} 1$/m.test((await bin.get('/metrics')).body),
+      'available_devices is 1');
+    expect((await bin.get('/metrics')).body).toMatch(/^local_pv_provisioner_error_devices\{node="worker-1"\} 0$/m);
+
+    const started = performance.now();
+    addDevice('sdb');
+    await eventually(() => pv(pvName('sdb'))?.status?.phase === 'Available', 'the new device has an Available PV', 20_000);
+    const ms = performance.now() - started;
+    process.stdout.write(`devices: new loop device to Available PV: ${ms.toFixed(0)} ms (upstream polls every 5 min)\n`);
+    expect(ms).toBeLessThan(20_000);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('through the Node annotation: an edited ConfigMap applies without waiting for the polling interval', async () => {
+    const { server: s, deviceDir, addDevice, setSpec, start, pv } = await setUp();
+    addDevice('sda');
+    addDevice('sdb');
+    setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sda$' }));
+    const node = s.get('v1', 'Node', NODE_NAME);
+    s.delete('v1', 'Node', NODE_NAME);
+    s.create({ ...node, metadata: { name: NODE_NAME, labels: node.metadata.labels, annotations: { [PV_SPEC_CONFIGMAP_ANNOTATION]: 'node-spec' } } });
+    const bin = start({});
+    await bin.waitReady();
+    expect(pv(pvName('sda'))).toBeDefined();
+    expect(pv(pvName('sdb'))).toBeUndefined();
+
+    const started = performance.now();
+    setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sd[ab]$', storageClassName: 'fast' }));
+    await eventually(() => pv(pvName('sdb')) !== undefined, 'the edited spec offers sdb', 20_000);
+    process.stdout.write(`devices: spec ConfigMap edit to new PV: ${(performance.now() - started).toFixed(0)} ms\n`);
+    expect(pv(pvName('sdb'))?.spec?.storageClassName).toBe('fast');
+    expect(pv(pvName('sda'))?.spec?.storageClassName).toBe('local-storage');
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('a Node annotated while it runs gets its devices without waiting for the polling interval', async () => {
+    const { server: s, deviceDir, addDevice, setSpec, start, pv, core } = await setUp();
+    addDevice('sda');
+    setSpec('node-spec', blockSpec(deviceDir));
+    const bin = start({});
+    await bin.waitReady();
+    await eventually(() => s.list('v1', 'Event', 'default').some((e: any) => e.reason === 'NoPVSpecConfigMap'), 'a NoPVSpecConfigMap Event');
+    expect(pv(pvName('sda'))).toBeUndefined();
+
+    const started = performance.now();
+    const node = await core.readNode({ name: NODE_NAME });
+    node.metadata!.annotations = { ...node.metadata!.annotations, [PV_SPEC_CONFIGMAP_ANNOTATION]: 'node-spec' };
+    await core.replaceNode({ name: NODE_NAME, body: node });
+    await eventually(() => pv(pvName('sda')) !== undefined, 'the annotated node gets its PV', 20_000);
+    process.stdout.write(`devices: Node annotation to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('adopts upstream\'s PVs at start, and wipes and re-offers one when it is Released', async () => {
+    const { server: s, deviceDir, addDevice, setSpec, start, pv, core } = await setUp();
+    const sda = addDevice('sda');
+    fillPattern(sda.link, 0, SMALL);
+    setSpec('pv-spec', blockSpec(deviceDir));
+    const theirs = s.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: pvName('sda'), labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME } },
+      spec: {
+        capacity: { storage: '8Mi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: 'local-storage',
+        volumeMode: 'Block',
+        local: { path: sda.link },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } },
+      },
+    });
+    const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
+    await bin.waitReady();
+    expect(pv(pvName('sda'))?.metadata?.labels?.['local.storage.k8s.io/node']).toBe(NODE_NAME);
+    expect(pv(pvName('sda'))?.metadata?.uid).toBe(theirs.metadata.uid);
+
+    s.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } }, storageClassName: 'local-storage', volumeMode: 'Block' },
+    });
+    s.bindClaim(pvName('sda'), { namespace: 'default', name: 'data' });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+    const started = performance.now();
+    await eventually(() => {
+      const now = pv(pvName('sda'));
+      return now !== undefined && now.metadata?.uid !== theirs.metadata.uid && now.status?.phase === 'Available';
+    }, 'the device is offered again with a new PV', 20_000);
+    process.stdout.write(`devices: Released to wiped and Available again: ${(performance.now() - started).toFixed(0)} ms\n`);
+    expect(isZero(sda.backingFile, 0, SMALL)).toBe(true);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('plan --pv-spec-dir prints the devices that would be wiped and provisioned', async () => {
+    const deviceDir = makeTempDir('lvp-plan-devices-');
+    const loop = createLoopDevice(SMALL);
+    fs.symlinkSync(loop.device, path.join(deviceDir, 'sda'));
+    const specDir = makeTempDir('lvp-plan-spec-');
+    for (const [k, v] of Object.entries(blockSpec(deviceDir))) fs.writeFileSync(path.join(specDir, k), v);
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, 'plan', '--pv-spec-dir', specDir, '--node-name', NODE_NAME], {
+      cwd: REPO, env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(out).toContain(pvName('sda'));
+    expect(out).toContain(path.join(deviceDir, 'sda'));
+    expect(out).toContain('8Mi');
+    expect(out).toContain('wipe-and-provision (blank)');
+  });
+});
