@@ -29,7 +29,11 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
 
   // Waits for the Node to exist; the pass re-reads it for its annotation.
   await new NodeInfoSource(api, options.nodeName, logger).get();
-  const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: options.nodeName, criterion: upstreamDeviceNode(options.nodeName), logger });
+  const adoption = await adoptUnlabelledPersistentVolumes(api, {
+    nodeName: options.nodeName,
+    criterion: upstreamDeviceNode(options.nodeName),
+    logger,
+  });
   logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
 
   const cache = new NodePvCache(api, { nodeName: options.nodeName, logger });
@@ -83,8 +87,9 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   }, { periodMs: options.pollingIntervalMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
   const mounts = new MountTableWatcher(() => scheduler.trigger());
   configMaps.onChange(() => scheduler.trigger());
+  const specAnnotation = (node?: V1Node) => node?.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION];
   nodes.onChange(({ object, previous }) => {
-    if (object.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION] !== previous?.metadata?.annotations?.[PV_SPEC_CONFIGMAP_ANNOTATION]) scheduler.trigger();
+    if (specAnnotation(object) !== specAnnotation(previous)) scheduler.trigger();
   });
   cache.onChange(({ type, object }) => {
     if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
