@@ -237,6 +237,11 @@ export class Reflector<T extends KubernetesObject> {
         }
       };
       this.closeWatch = () => finish();
+      // stop() may have run while we waited for a token, before there was a watch to close.
+      if (this.stopper.signal.aborted) {
+        finish();
+        return;
+      }
       armSilenceTimer();
       this.watch.watch(watchPath, {
         labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,

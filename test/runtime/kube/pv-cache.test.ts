@@ -4,7 +4,7 @@ import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { Change } from '../../../src/runtime/kube/reflector';
 import { NODE_LABEL } from '../../../src/runtime/kube/well-known';
-import { TestApiServer } from '../../apiserver';
+import { startTestApiServer, TestApiServer } from '../../apiserver';
 
 let server: TestApiServer;
 let api: KubeApi;
@@ -56,6 +56,23 @@ describe('NodePvCache', () => {
     expect(c.hasSynced()).toBe(true);
     expect(names(c)).toEqual(['a-1', 'a-2']);
     expect(changes.sort()).toEqual(['add a-1', 'add a-2']);
+  });
+
+  test("bytes received for the first list do not grow with other nodes' PVs", async () => {
+    const listBytes = async (others: number) => {
+      const s = await startTestApiServer();
+      for (let i = 0; i < 3; i++) s.create(localPv(`mine-${i}`, { node: 'node-a' }));
+      for (let i = 0; i < others; i++) s.create(localPv(`other-${i}`, { node: `node-${i % 7}-b` }));
+      const c = new NodePvCache(new KubeApi(s.kubeConfig()), { nodeName: 'node-a' });
+      await c.start();
+      await c.stop();
+      await s.stop();
+      return s.counters.get('list', 'persistentvolumes').bytes;
+    };
+    const alone = await listBytes(0);
+    const crowded = await listBytes(500);
+    // Only the resourceVersions' digits may differ.
+    expect(Math.abs(crowded - alone)).toBeLessThan(64);
   });
 
   test('the first list is paged', async () => {
@@ -149,6 +166,13 @@ describe('NodePvCache', () => {
     const { cache: c } = await startCache('node-a');
     expect(c.findByLocalPath('/mnt/disks/x').map((p) => p.metadata?.name)).toEqual(['by-path']);
     expect(c.findByLocalPath('/mnt/disks/y')).toEqual([]);
+  });
+
+  test('stop right after the first list opens no watch', async () => {
+    const { cache: c } = await startCache('node-a');
+    await c.stop();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(server.openWatches).toBe(0);
   });
 
   test('stop ends the watch', async () => {
