@@ -3,11 +3,12 @@
  * and re-offered when provably this node's, left alone otherwise, and an
  * explicit Retain respected.
  */
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { blockSpec, DeviceFixture, eventually, fillPattern, isZero, KiB, NODE_NAME, readBytes, SMALL } from './fixture';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
-import { cleanupPrivileged, describePrivileged } from '../../support/privileged';
+import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 jest.setTimeout(30_000);
 
@@ -149,4 +150,32 @@ describePrivileged('device dialect: Released devices', () => {
     expect((await fx.nodeEvents('DeviceError')).map((e) => e.message)).toEqual([expect.stringContaining(`PV ${pvName('sda')} already exists`)]);
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
   });
+
+  test('a Released PV whose device is mounted is neither wiped nor deleted; a CleanupFailed Warning says why', async () => {
+    const sda = await withUsedDevice();
+    await fx.release(pvName('sda'));
+    mkfsExt4(sda.device);
+    mount(sda.device, path.join(makeTempDir(), 'mnt'), { type: 'ext4' });
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 1024 + 56, 2)).toEqual(Buffer.from([0x53, 0xef]));
+    const failed = await fx.recordedEvents('CleanupFailed');
+    expect(failed.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
+  });
+
+  test('a Released PV whose device is gone (losetup -d) is kept, with a CleanupFailed Warning, and the other devices go on', async () => {
+    const sda = await withUsedDevice();
+    fx.addDevice('sdb');
+    await fx.release(pvName('sda'));
+    execFileSync('losetup', ['--detach', sda.device]);
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(fx.serverPv(pvName('sdb'))).toBeDefined();
+    expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
+  });
 });
+
