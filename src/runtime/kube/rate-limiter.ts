@@ -52,6 +52,7 @@ export class TokenBucket {
 
   /** Waits for a token. If the signal aborts while waiting, the reserved token is returned. */
   async take(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     const wait = this.reserve();
     if (wait <= 0) return;
     try {

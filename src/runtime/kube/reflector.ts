@@ -96,6 +96,7 @@ export class Reflector<T extends KubernetesObject> {
 
   waitForSync(): Promise<void> {
     if (this.synced) return Promise.resolve();
+    if (this.stopper.signal.aborted) return Promise.reject(new Error(`${this.options.resource} reflector is stopped`));
     return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
   }
 
@@ -105,10 +106,6 @@ export class Reflector<T extends KubernetesObject> {
 
   list(): T[] {
     return [...this.store.values()];
-  }
-
-  get size(): number {
-    return this.store.size;
   }
 
   /** Calls `listener` for every add, update and delete from now on; returns the unsubscribe function. */

@@ -39,6 +39,12 @@ describe('TokenBucket', () => {
     expect(bucket.reserve()).toBe(1000);
   });
 
+  test('an already aborted signal takes no token', async () => {
+    const bucket = new TokenBucket({ qps: 1, burst: 1, clock: new VirtualClock() });
+    await expect(bucket.take(AbortSignal.abort(new Error('stop')))).rejects.toThrow('stop');
+    expect(bucket.tryTake()).toBe(true);
+  });
+
   test.each([
     [{ qps: 0, burst: 1 }, 'QPS must be a positive number, got 0'],
     [{ qps: 5, burst: 0 }, 'burst must be a whole number of at least 1, got 0'],
