@@ -53,12 +53,15 @@ export type DevicePassResult =
 
 export class DeviceController {
   private lastSpecChange = '';
+  /** The last pass's spec or problem, so the config reload metrics count changes, not passes. */
+  private lastResolution?: string;
 
   constructor(private readonly deps: DeviceControllerDeps) {}
 
   async pass(node: V1Node): Promise<DevicePassResult> {
     const info = nodeInfoOf(node);
     const resolved = this.resolveSpec(node);
+    this.recordResolution(resolved);
     if ('message' in resolved) {
       this.deps.events.warning(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
       this.deps.logger.warn({ node: info.name }, resolved.message);
@@ -125,6 +128,14 @@ export class DeviceController {
       return { message: `${where} is invalid; no device is provisioned on Node "${nodeName}":\n  ${parsed.errors.map(formatIssue).join('\n  ')}` };
     }
     return { spec: parsed.config };
+  }
+
+  /** A node without a usable spec shows in the metrics too (config_last_reload_successful 0), not only in Events. */
+  private recordResolution(resolved: { spec: DeviceSpecConfig } | { message: string }): void {
+    const key = JSON.stringify(resolved);
+    if (key === this.lastResolution) return;
+    this.lastResolution = key;
+    this.deps.metrics.recordConfigReload(!('message' in resolved));
   }
 
   /** Upstream blocks a node silently while old PVs carry another spec; we go on and say so, once per change. */
