@@ -156,6 +156,21 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       expect(await fx.deviceGauges()).toEqual({ available: 2, error: 0 });
     });
 
+    test('a node without a usable spec shows in config_last_reload_successful; config_reloads_total counts changes, not passes', async () => {
+      await start({ volumeMode: 'block' });
+      fx.addDevice('sda');
+      await fx.pass();
+      await fx.pass();
+      expect(await fx.metric('local_volume_provisioner_config_last_reload_successful')).toBe(0);
+      expect(await fx.metric('local_volume_provisioner_config_reloads_total', { result: 'failed' })).toBe(1);
+      fx.setSpec('spec', blockSpec(fx.deviceDir));
+      await fx.pass();
+      await fx.pass();
+      expect(await fx.metric('local_volume_provisioner_config_last_reload_successful')).toBe(1);
+      expect(await fx.metric('local_volume_provisioner_config_reloads_total', { result: 'ok' })).toBe(1);
+      expect(await fx.deviceGauges()).toEqual({ available: 1, error: 0 });
+    });
+
     test('are set when the node has no spec', async () => {
       fx = await DeviceFixture.start();
       fx.addDevice('sda');
