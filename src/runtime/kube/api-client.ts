@@ -35,6 +35,11 @@ export class KubeApi {
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
   }
 
+  /** Closes the connections kept open for reuse (shutdown). */
+  close(): void {
+    this.requester.close();
+  }
+
   // PersistentVolumes
 
   getPersistentVolume(name: string): Promise<V1PersistentVolume | undefined> {
