@@ -229,19 +229,27 @@ describePrivileged('the devices subcommand of the bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('devices --help names every flag with its LP_ variable', async () => {
+    const { code, out } = await runToEnd(['devices', '--help'], {});
+    expect(code).toBe(0);
+    for (const flag of ['--node-name', '--polling-interval', '--namespace-name', '--default-pv-spec-configmap', '--metrics-addr']) expect(out).toContain(flag);
+    for (const env of ['LP_NODE_NAME', 'LP_POLLING_INTERVAL', 'LP_NAMESPACE_NAME', 'LP_DEFAULT_PV_SPEC_CONFIGMAP', 'LP_METRICS_ADDR']) expect(out).toContain(env);
+  });
+
+  test('devices without a node name or namespace exits 2 naming both', async () => {
+    const { code, out } = await runToEnd(['devices'], { LP_NODE_NAME: '', LP_NAMESPACE_NAME: '' });
+    expect(code).toBe(2);
+    expect(out).toContain('LP_NODE_NAME');
+    expect(out).toContain('LP_NAMESPACE_NAME');
+  });
+
   test('plan --pv-spec-dir prints the devices that would be wiped and provisioned', async () => {
     const deviceDir = makeTempDir('lvp-plan-devices-');
     const loop = createLoopDevice(SMALL);
     fs.symlinkSync(loop.device, path.join(deviceDir, 'sda'));
     const specDir = makeTempDir('lvp-plan-spec-');
     for (const [k, v] of Object.entries(blockSpec(deviceDir))) fs.writeFileSync(path.join(specDir, k), v);
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, 'plan', '--pv-spec-dir', specDir, '--node-name', NODE_NAME], {
-      cwd: REPO, env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json') }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, out } = await runToEnd(['plan', '--pv-spec-dir', specDir, '--node-name', NODE_NAME], {});
     expect(code).toBe(0);
     expect(out).toContain(pvName('sda'));
     expect(out).toContain(path.join(deviceDir, 'sda'));
@@ -249,3 +257,15 @@ describePrivileged('the devices subcommand of the bin', () => {
     expect(out).toContain('wipe-and-provision (blank)');
   });
 });
+
+/** Runs the bin to its end; its exit code and everything it printed. */
+async function runToEnd(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, ...args], {
+    cwd: REPO, env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, out };
+}

@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blockSpec, DeviceFixture, NODE_NAME } from './fixture';
+import { blockSpec, DeviceFixture, eventually, NODE_NAME } from './fixture';
 import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
-import { cleanupPrivileged, describePrivileged, makeTempDir } from '../../support/privileged';
+import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4 } from '../../support/privileged';
 
 jest.setTimeout(30_000);
 
@@ -48,6 +48,25 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(pv.spec?.storageClassName).toBe('local-storage');
     // The spec's reclaimPolicy default is Delete: the policy that really applies is written.
     expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+  });
+
+  test('deleting the Node lets the garbage collector remove its PVs (ownerReference)', async () => {
+    await start((dir) => blockSpec(dir), ['sda', 'sdb']);
+    expect(fx.serverPvNames()).toHaveLength(2);
+    fx.server.delete('v1', 'Node', NODE_NAME);
+    await eventually(() => fx.serverPvNames().length === 0, 'the PVs are garbage collected');
+  });
+
+  test('a device holding data that is later wiped by its owner is offered on the next pass', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda', 16 * 1024 * 1024);
+    mkfsExt4(sda.device);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([]);
+    execFileSync('wipefs', ['--all', '--quiet', sda.device]);
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sda')]);
   });
 
   test('a second pass creates nothing more and changes nothing', async () => {
