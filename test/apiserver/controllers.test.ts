@@ -43,6 +43,13 @@ describe('persistent volume controllers', () => {
     expect(server.get('v1', 'PersistentVolumeClaim', 'data', 'default')).toBeUndefined();
   });
 
+  test('a volume reserved for a claim by name only stays Available', async () => {
+    const pv: any = localPv('reserved');
+    pv.spec.claimRef = { namespace: 'default', name: 'not-yet' };
+    server.create(pv);
+    await eventually(() => getPv('reserved').status.phase === 'Available', 'Available');
+  });
+
   test('deleting a Bound volume waits for the protection finalizer until it is released', async () => {
     server.create(localPv('held'));
     server.create(claim('holder'));

@@ -151,8 +151,10 @@ export class Controllers {
   private volumePhase(pv: any): string {
     const ref = pv.spec?.claimRef;
     if (!ref) return 'Available';
+    // A claimRef without uid only reserves the volume for a claim that is not bound yet.
+    if (!ref.uid) return 'Available';
     const claim = this.store.get(PVC, ref.namespace, ref.name)?.obj;
-    if (!claim || (ref.uid && claim.metadata.uid !== ref.uid)) return 'Released';
+    if (!claim || claim.metadata.uid !== ref.uid) return 'Released';
     if (claim.spec?.volumeName === pv.metadata.name) return 'Bound';
     return pv.status?.phase === 'Bound' ? 'Bound' : 'Available';
   }
