@@ -15,9 +15,16 @@ export interface Agent {
   readonly metrics: ProvisionerMetrics;
   readonly health: Health;
   readonly api: KubeApi;
+  /**
+   * A second client for Events, with its own rate limit (as client-go's event
+   * broadcaster has): a burst of Events never delays the PV work.
+   */
+  readonly eventsApi: KubeApi;
   readonly http: RunningHttpServer;
   /** Resolves when a stop signal arrives. */
   readonly stopped: Promise<string>;
+  /** Stops serving and closes the API connections. */
+  close(): Promise<void>;
 }
 
 export interface AgentOptions extends CommonOptions {
@@ -49,16 +56,24 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
   const metrics = new ProvisionerMetrics({ version: packageVersion() });
   const health = new Health({ stuckAfterMs: options.stuckAfterMs });
-  const api = new KubeApi(loadKubeConfig(options.kubeconfig), {
+  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const client = (): KubeApi => new KubeApi(kubeConfig, {
     qps: options.qps,
     burst: options.burst,
     onRequest: (r) => metrics.recordApiRequest(r.verb, r.durationSeconds, r.failed),
     logger,
   });
+  const api = client();
+  const eventsApi = client();
   const http = await startHttpServer({ listenAddress: options.listenAddress, metricsPath: options.metricsPath, metrics, health });
   logger.info({ listen: `${http.host}:${http.port}`, version: packageVersion() }, 'serving metrics and health endpoints');
   const stopped = new Promise<string>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
   });
-  return { logger, metrics, health, api, http, stopped };
+  const close = async (): Promise<void> => {
+    await http.close();
+    api.close();
+    eventsApi.close();
+  };
+  return { logger, metrics, health, api, eventsApi, http, stopped, close };
 }

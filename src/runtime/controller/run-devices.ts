@@ -57,7 +57,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   });
   await Promise.all([cache.start(), configMaps.start(), nodes.start()]);
 
-  const events = new EventRecorder(api, { nodeName: options.nodeName, logger });
+  const events = new EventRecorder(agent.eventsApi, { nodeName: options.nodeName, logger });
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
   const deleter = new Deleter({ api, table, events, metrics, logger });
@@ -104,5 +104,5 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   await scheduler.stop();
   await table.idle();
   await Promise.all([cache.stop(), configMaps.stop(), nodes.stop()]);
-  await agent.http.close();
+  await agent.close();
 }

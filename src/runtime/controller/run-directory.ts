@@ -55,7 +55,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   await cache.start();
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
-  const events = new EventRecorder(api, { nodeName: node.name, logger });
+  const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   const table = new CleanupProcessTable({
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
     timeoutMs: first.config.cleanupTimeout,
@@ -126,5 +126,5 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   await scheduler.stop();
   await table.idle();
   await cache.stop();
-  await agent.http.close();
+  await agent.close();
 }

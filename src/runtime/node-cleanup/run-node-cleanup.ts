@@ -43,5 +43,5 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
     }
   }
   clearInterval(heartbeat);
-  await agent.http.close();
+  await agent.close();
 }

@@ -23,8 +23,8 @@ describe('command line', () => {
       discoveryPeriodMs: 10_000,
       configSyncPeriodMs: 5_000,
       configDir: '/etc/provisioner/config',
-      qps: 20,
-      burst: 40,
+      qps: 100,
+      burst: 200,
     }));
   });
 
