@@ -6,6 +6,7 @@
  * says `wipeDevicesHoldingData`), a config change never blocks the node, and
  * every problem is an Event and a metric, not only a log line.
  */
+import * as fs from 'node:fs';
 import type { V1ConfigMap, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import { configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
 import { ConcurrencyLimiter, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
@@ -15,7 +16,7 @@ import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube
 import { NodePvCache } from '../kube/pv-cache';
 import { ensurePersistentVolume } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
-import { describeProbe } from '../volume';
+import { deviceNumberOf, describeProbe, formatDeviceNumber } from '../volume';
 import { Deleter } from './deleter';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
 import { assignDevicePVNames, buildDevicePV, deviceSpecDifferences, NODE_LABEL, NodeInfo, nodeInfoOf } from '../pv';
@@ -75,8 +76,19 @@ export class DeviceController {
     this.reportSpecChange(node, spec, pvs);
 
     const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
-    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) });
-    const errors: VolumeWithoutPV[] = discovery.errorDevices.map((e) => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
+    // A disk with a PV may show up under another path (a new udev link, a deviceDir moved from
+    // by-path to by-id): it must be neither wiped nor offered twice, so disks are matched by number.
+    const disksWithPV = await diskPVs(pvs);
+    const diskHasPV = (d: Pick<DiscoveredDevice, 'deviceNumber'>) => disksWithPV.has(formatDeviceNumber(d.deviceNumber));
+    const otherPathOfDiskWithPV = (d: DiscoveredDevice) => !withPV.has(d.path) && diskHasPV(d);
+    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && !diskHasPV(d) });
+    for (const d of discovery.devices.filter(otherPathOfDiskWithPV)) {
+      this.deps.events.warning(nodeReference(node), EventReasons.DuplicatePath.reason,
+        `device ${d.path} is the same disk (${d.devicePath}) as PV ${disksWithPV.get(formatDeviceNumber(d.deviceNumber))}; it is neither wiped nor offered again`);
+    }
+    // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
+    const errorDevices = discovery.errorDevices.filter((e) => !withPV.has(e.path));
+    const errors: VolumeWithoutPV[] = errorDevices.map((e) => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
     // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
     const problem = discovery.problem ?? (discovery.devices.length === 0 && discovery.errorDevices.length === 0
       ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${info.name}"`
@@ -85,11 +97,11 @@ export class DeviceController {
       this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, problem);
       this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
     }
-    for (const e of discovery.errorDevices) {
+    for (const e of errorDevices) {
       this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
       volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
     }
-    const naming = assignDevicePVNames(info.name, discovery.devices);
+    const naming = assignDevicePVNames(info.name, discovery.devices.filter((d) => !otherPathOfDiskWithPV(d)));
     for (const c of naming.collisions) {
       const message = `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
       this.deps.events.warning(nodeReference(node), EventReasons.NameCollision.reason, message);
@@ -231,6 +243,18 @@ export class DeviceController {
       cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
     }), [...errors, ...heldData]));
   }
+}
+
+/** The disks (`major:minor`) behind these PVs' paths that exist on this node, to the PV's name. */
+async function diskPVs(pvs: readonly V1PersistentVolume[]): Promise<Map<string, string>> {
+  const disks = new Map<string, string>();
+  await Promise.all(pvs.map(async (pv) => {
+    const devicePath = pv.spec?.local?.path;
+    if (!devicePath) return;
+    const st = await fs.promises.stat(devicePath, { bigint: true }).catch(() => undefined);
+    if (st?.isBlockDevice()) disks.set(formatDeviceNumber(deviceNumberOf(st.rdev)), pv.metadata?.name ?? '');
+  }));
+  return disks;
 }
 
 /** The provisioned-by name on device PVs we create; PVs without it were made by the upstream provisioner. */
