@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blockSpec, DeviceFixture, eventually, NODE_NAME } from './fixture';
+import { blockSpec, DeviceFixture, eventually, fillPattern, NODE_NAME, readBytes, SMALL } from './fixture';
 import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4 } from '../../support/privileged';
 
@@ -207,6 +207,36 @@ describePrivileged('device dialect: devices over time and their names', () => {
     const events = await fx.nodeEvents('DeviceError');
     expect(events.map((e) => e.message).join('\n')).toContain(path.join(fx.deviceDir, 'sdz'));
     expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
+  });
+
+  test('a disk that already has a PV is never wiped or offered again under a second path that appears later', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sdb = fx.addDevice('sdb');
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    fillPattern(sdb.link, 0, SMALL);
+    // udev adds another name for the same disk, sorting before the first.
+    fs.symlinkSync(sdb.device, path.join(fx.deviceDir, 'sda'));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sdb')]);
+    expect(readBytes(sdb.backingFile, 0, 4096).every((b) => b === 0xa5)).toBe(true);
+    expect((await fx.nodeEvents('DuplicatePath')).map((e) => e.message)).toEqual([expect.stringContaining(`as PV ${pvName('sdb')}`)]);
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 0 });
+  });
+
+  test('a deviceDir change that shows a disk with a PV under a new path neither wipes it nor gives it a second PV', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const byPath = fx.addDevice('pci-0000:3c:00.0-sas-0x5000-lun-0');
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    fillPattern(byPath.link, 0, SMALL);
+    // The admin moves the spec from by-path to by-id names of the same disks.
+    const byId = makeTempDir('lvp-by-id-');
+    fs.symlinkSync(byPath.device, path.join(byId, 'wwn-0x5000c500a1b2c3d4'));
+    fx.setSpec('spec', blockSpec(byId));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('pci-0000:3c:00.0-sas-0x5000-lun-0')]);
+    expect(readBytes(byPath.backingFile, 0, 4096).every((b) => b === 0xa5)).toBe(true);
   });
 
   test('two paths to one disk offer it once', async () => {
