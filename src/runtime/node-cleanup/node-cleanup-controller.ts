@@ -91,7 +91,8 @@ export class NodeCleanupController {
       if (!pvc) continue;
       // Re-read the PV right before deciding: the binding must still be intact.
       const fresh = await this.api.getPersistentVolume(pv.metadata!.name!);
-      const goneSince = Math.min(...(nodeNamesOfPV(pv) ?? []).map((n) => this.goneSince.get(n) ?? Infinity));
+      // A PV pinned to several hosts is gone once the last of them went: the delay counts from then.
+      const goneSince = Math.max(...(nodeNamesOfPV(pv) ?? []).map((n) => this.goneSince.get(n) ?? Infinity));
       const decision = decideClaimOfGoneNode({
         pvc,
         pv: fresh,

@@ -210,6 +210,23 @@ describe('claims bound to local PVs of a deleted node', () => {
     expect(claimKept('claim-pv-1')).toBe(true);
   });
 
+  test('on a PV pinned to several hosts, the delay counts from when the last of them went', async () => {
+    createNode('node-b');
+    createPV('pv-a', { hostnames: ['node-a'] });
+    createPV('pv-ab', { hostnames: ['node-a', 'node-b'] });
+    bindNewClaim('pv-ab');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+    server.delete('v1', 'Node', 'node-b');
+    await nodeCleanup.pass();
+
+    clock += DELAY_MS - 1;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    clock += 1;
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual(['default/claim-pv-ab']);
+  });
+
   test('are kept when their StorageClass has not opted in', async () => {
     createPV('pv-other', { className: 'not-opted-in' });
     bindNewClaim('pv-other');
