@@ -19,9 +19,16 @@ type ModelClass = { getAttributeTypeMap(): Attribute[] };
 
 const catalog = models as unknown as Record<string, ModelClass | undefined>;
 
-function modelOf(type: string): Attribute[] | undefined {
-  const cls = catalog[type];
-  return typeof cls?.getAttributeTypeMap === 'function' ? cls.getAttributeTypeMap() : undefined;
+const fieldTypes = new Map<string, Map<string, string> | undefined>();
+
+/** Field name to field type of a model, or undefined for leaf types (string, Date, IntOrString...). */
+function fieldsOf(type: string): Map<string, string> | undefined {
+  if (!fieldTypes.has(type)) {
+    const cls = catalog[type];
+    const attrs = typeof cls?.getAttributeTypeMap === 'function' ? cls.getAttributeTypeMap() : undefined;
+    fieldTypes.set(type, attrs && new Map(attrs.map((a) => [a.baseName, a.type])));
+  }
+  return fieldTypes.get(type);
 }
 
 /** The client-node model class naming this resource's type (custom resources have none). */
@@ -52,9 +59,8 @@ function walk(value: any, type: string, path: string, unknown: string[]): any {
     if (typeof value === 'object') for (const [k, v] of Object.entries(value)) value[k] = walk(v, map[1], `${path}[${k}]`, unknown);
     return value;
   }
-  const attrs = modelOf(type);
-  if (!attrs || typeof value !== 'object' || Array.isArray(value)) return value;
-  const known = new Map(attrs.map((a) => [a.baseName, a.type]));
+  const known = fieldsOf(type);
+  if (!known || typeof value !== 'object' || Array.isArray(value)) return value;
   for (const key of Object.keys(value)) {
     const t = known.get(key);
     const p = path ? `${path}.${key}` : key;
