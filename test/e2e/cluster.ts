@@ -1,0 +1,351 @@
+/**
+ * A one-node cluster for the end-to-end suite, built the way a user deploys the
+ * product: a chart with the LocalVolumeProvisioner construct is synthesized in
+ * process; its Namespace, ServiceAccounts, RBAC, ConfigMaps and StorageClasses go
+ * to the test API server (RBAC enforced) through the real `kubectl apply`; the
+ * node agent is the real bin, started with the synthesized DaemonSet's container
+ * args and env, as the synthesized ServiceAccount, reading the synthesized
+ * ConfigMap from a directory laid out as kubelet mounts it.
+ *
+ * What kubelet and the container image would provide is provided here, and only
+ * that: field references and `$(VAR)` expansion, the ConfigMap volume, the
+ * image's cleaner scripts at /scripts (a bind mount of image/scripts, in the
+ * test's private mount namespace), and a loopback port of the container's own
+ * (`:8080` becomes `127.0.0.1:0`, since every test shares the host's network).
+ */
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Event, V1Job, V1PersistentVolume } from '@kubernetes/client-node';
+import { Chart, Testing } from 'cdk8s';
+import { stringify } from 'yaml';
+import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
+import { startTestApiServer, TestApiServer } from '../apiserver';
+import { makeTempDir, mount } from '../support/privileged';
+
+export const REPO = path.resolve(__dirname, '../..');
+const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
+/** Where the image keeps the cleaner scripts (image/Dockerfile). */
+const IMAGE_SCRIPTS = '/scripts';
+export const NODE_NAME = 'worker-1';
+
+/** A synthesized Kubernetes object, loosely typed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Manifest = Record<string, any>;
+
+/** The kinds a user applies before the agents start (the workloads are what this suite plays). */
+const APPLIED_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'StorageClass']);
+
+/** Synthesizes one LocalVolumeProvisioner in a chart, in process, as `cdk8s synth` does. */
+export function synthesize(props: LocalVolumeProvisionerProps): Manifest[] {
+  const chart = new Chart(Testing.app(), 'e2e');
+  new LocalVolumeProvisioner(chart, 'provisioner', props);
+  return Testing.synth(chart);
+}
+
+/** The one object of this kind and name. */
+export function find(manifests: Manifest[], kind: string, name?: string): Manifest {
+  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+  if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` ${name}` : ''} in the synthesized manifests, found ${found.length}`);
+  return found[0];
+}
+
+/**
+ * The image's cleaner scripts at /scripts, as in the container. The bind mount is
+ * undone by cleanupPrivileged(); call the returned function after it to remove
+ * the /scripts directory when this made it.
+ */
+export function installImageScripts(): () => void {
+  const created = !fs.existsSync(IMAGE_SCRIPTS);
+  mount(path.join(REPO, 'image/scripts'), IMAGE_SCRIPTS, { bind: true });
+  return () => {
+    if (!created) return;
+    try {
+      fs.rmdirSync(IMAGE_SCRIPTS);
+    } catch {
+      // still mounted by another suite of this run, which removes it
+    }
+  };
+}
+
+export class Cluster {
+  /**
+   * A server with RBAC on, this node, and the stack's objects applied with kubectl.
+   * Over TLS, as kubectl sends no bearer token over plain HTTP.
+   */
+  static async start(manifests: Manifest[], nodeAnnotations: Record<string, string> = {}): Promise<Cluster> {
+    const server = await startTestApiServer({ rbac: true, tls: true });
+    const cluster = new Cluster(server, manifests, makeTempDir('lvp-e2e-'));
+    try {
+      server.writeKubeconfig(cluster.adminKubeconfig);
+      const file = path.join(cluster.work, 'stack.k8s.yaml');
+      fs.writeFileSync(file, manifests.filter((m) => APPLIED_KINDS.has(m.kind)).map((m) => stringify(m)).join('---\n'));
+      await cluster.kubectl('apply', '-f', file);
+      server.create({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations },
+      });
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
+    return cluster;
+  }
+
+  readonly adminKubeconfig: string;
+  private readonly agents: Agent[] = [];
+
+  private constructor(readonly server: TestApiServer, readonly manifests: Manifest[], readonly work: string) {
+    this.adminKubeconfig = path.join(work, 'admin.kubeconfig');
+  }
+
+  /** Runs kubectl as the administrator, without blocking the event loop that serves the API. */
+  async kubectl(...args: string[]): Promise<string> {
+    try {
+      return (await promisify(execFile)('kubectl', ['--kubeconfig', this.adminKubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`kubectl ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
+    }
+  }
+
+  /**
+   * Starts the container of this DaemonSet as its pod on this node would run it:
+   * its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
+   */
+  startAgent(daemonSetName: string): Agent {
+    const ds = find(this.manifests, 'DaemonSet', daemonSetName);
+    const pod = ds.spec.template.spec;
+    const [container] = pod.containers;
+    const namespace: string = ds.metadata.namespace;
+    const user = `system:serviceaccount:${namespace}:${pod.serviceAccountName}`;
+    const kubeconfig = path.join(this.work, `${daemonSetName}.kubeconfig`);
+    this.server.writeKubeconfig(kubeconfig, user);
+
+    const env: Record<string, string> = {};
+    for (const e of container.env ?? []) env[e.name] = e.value ?? fieldRef(e.valueFrom?.fieldRef?.fieldPath, namespace);
+    const mounted = new Map<string, string>();
+    for (const m of container.volumeMounts ?? []) {
+      const volume = pod.volumes.find((v: Manifest) => v.name === m.name);
+      if (volume?.configMap) mounted.set(m.mountPath, this.configMapVolume(volume.configMap.name, namespace).dir);
+    }
+    const args = (container.args as string[]).map((a) => hostArg(expandVars(a, env), mounted));
+    const agent = Agent.start(args, { ...env, KUBECONFIG: kubeconfig });
+    this.agents.push(agent);
+    return agent;
+  }
+
+  private readonly volumes = new Map<string, ConfigMapVolume>();
+
+  /** The directory kubelet keeps this ConfigMap in (one per ConfigMap, shared by the agents using it). */
+  configMapVolume(name: string, namespace: string): ConfigMapVolume {
+    let v = this.volumes.get(`${namespace}/${name}`);
+    if (!v) {
+      v = new ConfigMapVolume(path.join(this.work, `configmap-${name}`));
+      v.write(this.server.get('v1', 'ConfigMap', name, namespace).data ?? {});
+      this.volumes.set(`${namespace}/${name}`, v);
+    }
+    return v;
+  }
+
+  /** Edits a ConfigMap with kubectl, then updates its volume as kubelet would on its next sync. */
+  async editConfigMap(name: string, namespace: string, data: Record<string, string>): Promise<void> {
+    await this.kubectl('patch', 'configmap', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ data }));
+    this.configMapVolume(name, namespace).write(this.server.get('v1', 'ConfigMap', name, namespace).data ?? {});
+  }
+
+  pv(name: string): V1PersistentVolume | undefined {
+    return this.server.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+  }
+
+  pvs(): V1PersistentVolume[] {
+    return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
+  }
+
+  events(reason?: string): CoreV1Event[] {
+    return this.server.list<CoreV1Event>('v1', 'Event').filter((e) => reason === undefined || e.reason === reason);
+  }
+
+  jobs(namespace: string): V1Job[] {
+    return this.server.list<V1Job>('batch/v1', 'Job', namespace);
+  }
+
+  /** A claim bound to the PV, as a user's PVC and the PV binder make it. */
+  bindClaim(pvName: string, claimName = `claim-${pvName}`): string {
+    const pv = this.pv(pvName)!;
+    this.server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: claimName, namespace: 'default' },
+      spec: {
+        accessModes: pv.spec!.accessModes,
+        resources: { requests: { storage: pv.spec!.capacity!.storage } },
+        storageClassName: pv.spec!.storageClassName,
+        volumeMode: pv.spec!.volumeMode,
+      },
+    });
+    this.server.bindClaim(pvName, { namespace: 'default', name: claimName });
+    return claimName;
+  }
+
+  deleteClaim(claimName: string): void {
+    this.server.delete('v1', 'PersistentVolumeClaim', claimName, 'default');
+  }
+
+  /** Waits until the PV exists (with a UID other than `notUid`) in `phase`. */
+  async waitForPv(name: string, options: { phase?: string; notUid?: string; timeoutMs?: number } = {}): Promise<V1PersistentVolume> {
+    await this.until(() => {
+      const pv = this.pv(name);
+      return pv !== undefined && pv.metadata!.uid !== options.notUid && (options.phase === undefined || pv.status?.phase === options.phase);
+    }, `PV ${name}${options.notUid ? ' with a new UID' : ''} is ${options.phase ?? 'there'}`, options.timeoutMs);
+    return this.pv(name)!;
+  }
+
+  /** Polls `condition`; on timeout fails with what was awaited and the agents' recent log. */
+  async until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > deadline) {
+        const log = this.agents.map((a) => a.lines.slice(-30).join('\n')).join('\n---\n');
+        throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}\nagent log (last lines):\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Requests the RBAC of the stack refused. */
+  get denials(): readonly unknown[] {
+    return this.server.rbacDenials;
+  }
+
+  async stop(): Promise<void> {
+    for (const agent of this.agents.splice(0)) await agent.stop();
+    await this.server.stop();
+  }
+}
+
+/** What kubelet resolves a fieldRef to for a pod of this DaemonSet on this node. */
+function fieldRef(fieldPath: string | undefined, namespace: string): string {
+  switch (fieldPath) {
+    case 'spec.nodeName': return NODE_NAME;
+    case 'metadata.namespace': return namespace;
+    case 'metadata.name': return `${NODE_NAME}-agent`;
+    default: throw new Error(`the e2e cluster does not resolve the fieldRef ${fieldPath}`);
+  }
+}
+
+/** Kubelet's `$(VAR)` expansion of container args (an unknown variable stays as written). */
+export function expandVars(arg: string, env: Record<string, string>): string {
+  return arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
+}
+
+/** An arg as the host sees it: a ConfigMap mount path becomes its directory, the container's port a free loopback one. */
+function hostArg(arg: string, mounted: Map<string, string>): string {
+  const [flag, value] = arg.split(/=(.*)/s, 2);
+  if (value === undefined) return arg;
+  if (mounted.has(value)) return `${flag}=${mounted.get(value)}`;
+  if (flag === '--listen-address' || flag === '--metrics-addr') return `${flag}=127.0.0.1:0`;
+  return arg;
+}
+
+/**
+ * A ConfigMap volume as kubelet's atomic writer lays it out: the files in a
+ * timestamped directory, `..data` a symlink to it, each key a symlink through
+ * `..data`; an update swaps `..data` in one rename.
+ */
+export class ConfigMapVolume {
+  private generation = 0;
+
+  constructor(readonly dir: string) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  write(data: Record<string, string>): void {
+    const stamp = `..${new Date().toISOString().replace(/[-:.TZ]/g, '_')}${this.generation++}`;
+    fs.mkdirSync(path.join(this.dir, stamp));
+    for (const [key, value] of Object.entries(data)) fs.writeFileSync(path.join(this.dir, stamp, key), value);
+    const previous = fs.existsSync(path.join(this.dir, '..data')) ? fs.readlinkSync(path.join(this.dir, '..data')) : undefined;
+    fs.symlinkSync(stamp, path.join(this.dir, '..data_tmp'));
+    fs.renameSync(path.join(this.dir, '..data_tmp'), path.join(this.dir, '..data'));
+    for (const key of Object.keys(data)) {
+      const link = path.join(this.dir, key);
+      if (!fs.existsSync(link)) fs.symlinkSync(path.join('..data', key), link);
+    }
+    for (const entry of fs.readdirSync(this.dir)) {
+      if (!entry.startsWith('..') && !(entry in data)) fs.rmSync(path.join(this.dir, entry));
+    }
+    if (previous) fs.rmSync(path.join(this.dir, previous), { recursive: true });
+  }
+}
+
+/** The agent's container: the real bin from the sources (ts-node), in this test's mount namespace. */
+export class Agent {
+  static start(args: string[], env: Record<string, string>): Agent {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, ...args], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Agent(args, child);
+  }
+
+  readonly lines: string[] = [];
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly args: string[], readonly child: ChildProcess) {
+    let partial = '';
+    const collect = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop()!;
+      this.lines.push(...parts);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** The HTTP address the agent logged. */
+  async address(): Promise<string> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      for (const line of this.lines) {
+        const listen = parseJson(line)?.listen;
+        if (typeof listen === 'string') return `http://${listen}`;
+      }
+      if (Date.now() > deadline || this.child.exitCode !== null) throw new Error(`the agent logged no listen address:\n${this.lines.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async waitReady(): Promise<void> {
+    const base = await this.address();
+    const deadline = Date.now() + 30_000;
+    while ((await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+      if (Date.now() > deadline) throw new Error(`the agent never became ready:\n${this.lines.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Log lines that are errors (level 50 and up in pino's numbering). */
+  errors(): string[] {
+    return this.lines.filter((l) => Number(parseJson(l)?.level ?? 0) >= 50);
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
