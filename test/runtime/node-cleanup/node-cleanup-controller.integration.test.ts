@@ -27,8 +27,20 @@ afterEach(async () => {
   await server.stop();
 });
 
+/** The real client, with a hook run right after each claim is read (to change the cluster at that moment). */
+class HookedApi extends KubeApi {
+  afterClaimRead: () => void = () => {};
+
+  override async getPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    const claim = await super.getPersistentVolumeClaim(namespace, name);
+    this.afterClaimRead();
+    return claim;
+  }
+}
+let api: HookedApi;
+
 function controller(settings: Partial<NodeCleanupSettings> = {}): NodeCleanupController {
-  const api = new KubeApi(plainHttpKubeConfig(server), { maxAttempts: 1 });
+  api = new HookedApi(plainHttpKubeConfig(server), { maxAttempts: 1 });
   return new NodeCleanupController(api, metrics, createLogger({ level: 'fatal' }), {
     storageClassNames: [OPTED_IN],
     pvcDeletionDelayMs: DELAY_MS,
@@ -269,6 +281,28 @@ describe('claims bound to local PVs of a deleted node', () => {
     expect(server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'claim-pv-1', 'default')!.metadata!.uid).not.toBe(stalePv.spec!.claimRef!.uid);
     expect(stalePv.status!.phase).toBe('Bound');
     clock += DELAY_MS;
+
+    expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
+    expect(claimKept('claim-pv-1')).toBe(true);
+  });
+
+  test('the PV is re-read after its claim: a PV bound to another claim meanwhile keeps the first claim', async () => {
+    createPV('pv-1');
+    bindNewClaim('pv-1');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+    server.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'claim-other', namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: OPTED_IN, resources: { requests: { storage: '1Gi' } } },
+    });
+    // Between the pass's list and its decision, the PV is bound to another claim.
+    api.afterClaimRead = () => {
+      api.afterClaimRead = () => {};
+      server.bindClaim('pv-1', { namespace: 'default', name: 'claim-other' });
+    };
 
     expect((await nodeCleanup.pass()).deletedClaims).toEqual([]);
     expect(claimKept('claim-pv-1')).toBe(true);
