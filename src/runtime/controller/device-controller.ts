@@ -103,9 +103,14 @@ export class DeviceController {
     }
     const naming = assignDevicePVNames(info.name, discovery.devices.filter((d) => !otherPathOfDiskWithPV(d)));
     for (const c of naming.collisions) {
-      const message = `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
+      // A device whose PV already has the name keeps it; only the newcomers are refused.
+      const owner = c.paths.find((p) => pvs.some((pv) => pv.metadata?.name === c.name && pv.spec?.local?.path === p));
+      const refused = c.paths.filter((p) => p !== owner);
+      const message = owner
+        ? `device(s) ${refused.join(', ')} would get PV name "${c.name}", which ${owner} already has; not provisioned`
+        : `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
       this.deps.events.warning(nodeReference(node), EventReasons.NameCollision.reason, message);
-      errors.push(...c.paths.map((path) => ({ path, storageClass: spec.storageClassName, state: 'error' as const })));
+      errors.push(...refused.map((path) => ({ path, storageClass: spec.storageClassName, state: 'error' as const })));
     }
     const plan = planProvisioning(deviceCandidates(naming.named, spec.volumeMode), pvs, {
       pvNames: new Set(naming.named.map((n) => n.name).filter((n) => this.deps.deleter.isCleaning(n))),
