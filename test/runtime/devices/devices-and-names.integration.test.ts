@@ -197,6 +197,20 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(await fx.deviceGauges()).toEqual({ available: 1, error: 2 });
   });
 
+  test('a newcomer whose name collides with a provisioned device\'s PV is the only one reported; the PV stays its device\'s', async () => {
+    await start((dir) => blockSpec(dir), ['sd_a']);
+    const uid = fx.serverPv(pvName('sd_a'))?.metadata?.uid;
+    fx.addDevice('sd-a');
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sd_a')]);
+    expect(fx.serverPv(pvName('sd_a'))?.metadata?.uid).toBe(uid);
+    expect(fx.serverPv(pvName('sd_a'))?.spec?.local?.path).toBe(path.join(fx.deviceDir, 'sd_a'));
+    const events = await fx.nodeEvents('NameCollision');
+    expect(events).toHaveLength(1);
+    expect(events[0].message).toContain(path.join(fx.deviceDir, 'sd-a'));
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
+  });
+
   test('a dangling symlink is an error device; the others go on', async () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     fx.addDevice('sda');
