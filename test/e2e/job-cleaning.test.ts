@@ -1,0 +1,120 @@
+/**
+ * End to end, the directory dialect with cleaning in Jobs (`useJobForCleaning`):
+ * the agent creates the Job; this suite plays the Job's pod by running the Job's
+ * own container command with its env on this host (the class directories are at
+ * the same paths in the pod), then reports the pod's outcome with `finishJob`.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { V1Job } from '@kubernetes/client-node';
+import { Agent, Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { directoryPVName } from '../../src/runtime/pv';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../support/privileged';
+
+const MiB = 1024 * 1024;
+const NAMESPACE = 'local-volume-provisioner';
+const IMAGE = 'registry.example/lvp:e2e';
+
+jest.setTimeout(60_000);
+
+describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
+  let cluster: Cluster;
+  let agent: Agent;
+  let removeScripts = () => {};
+  const dirs = { fs: '', block: '' };
+
+  beforeAll(async () => {
+    removeScripts = installImageScripts();
+    dirs.fs = makeTempDir('lvp-e2e-jobfs-');
+    dirs.block = makeTempDir('lvp-e2e-jobblock-');
+    cluster = await Cluster.start(synthesize({
+      storageClasses: [
+        { name: 'e2e-fs', hostDir: dirs.fs },
+        { name: 'e2e-block', hostDir: dirs.block, volumeMode: 'Block' },
+      ],
+      useJobForCleaning: true,
+      image: IMAGE,
+    }));
+    agent = cluster.startAgent('local-volume-provisioner');
+    await agent.waitReady();
+  });
+  afterEach(() => {
+    expect(cluster.denials).toEqual([]);
+    expect(agent.child.exitCode).toBeNull();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    cleanupPrivileged();
+    removeScripts();
+  });
+
+  /** Runs the Job's container as its pod would, then marks the Job Complete (or Failed when the command fails). */
+  async function playJob(job: V1Job): Promise<string> {
+    const [container] = job.spec!.template.spec!.containers;
+    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+    const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
+    try {
+      const { stdout } = await promisify(execFile)(command, args, { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+      cluster.server.finishJob(NAMESPACE, job.metadata!.name!, 'Complete');
+      return stdout;
+    } catch (e) {
+      cluster.server.finishJob(NAMESPACE, job.metadata!.name!, 'Failed', String(e));
+      throw e;
+    }
+  }
+
+  /** Binds, uses, releases; plays the cleanup Job the agent creates; returns both PVs and the Job. */
+  async function recycleThroughJob(name: string, use: () => void) {
+    const first = await cluster.waitForPv(name, { phase: 'Available' });
+    const claim = cluster.bindClaim(name);
+    await cluster.waitForPv(name, { phase: 'Bound' });
+    use();
+    cluster.deleteClaim(claim);
+    const jobName = `cleanup-${name}`;
+    await cluster.until(() => cluster.server.get('batch/v1', 'Job', jobName, NAMESPACE) !== undefined, `the agent creates Job ${jobName}`);
+    const job = cluster.server.get<V1Job>('batch/v1', 'Job', jobName, NAMESPACE)!;
+    // Until the Job is done, the volume is not offered again.
+    expect(cluster.pv(name)?.metadata!.uid).toBe(first.metadata!.uid);
+    await playJob(job);
+    const second = await cluster.waitForPv(name, { phase: 'Available', notUid: first.metadata!.uid });
+    return { first, second, job };
+  }
+
+  test('Filesystem: the Job the agent creates runs the image\'s fsclean.sh on the volume; the PV comes back under a new UID without the file', async () => {
+    const volume = path.join(dirs.fs, 'vol1');
+    const loop = createLoopDevice(16 * MiB);
+    mkfsExt4(loop.device);
+    mount(loop.device, volume);
+    const name = directoryPVName('vol1', NODE_NAME, 'e2e-fs');
+
+    const { second, job } = await recycleThroughJob(name, () => {
+      fs.mkdirSync(path.join(volume, 'app'));
+      fs.writeFileSync(path.join(volume, 'app', 'data.txt'), 'user data');
+    });
+
+    const container = job.spec!.template.spec!.containers[0];
+    expect(container.image).toBe(IMAGE);
+    expect(container.command).toEqual(['/scripts/fsclean.sh']);
+    expect(container.env).toEqual([{ name: 'LOCAL_PV_FILESYSTEM', value: volume }]);
+    expect(job.metadata!.labels).toMatchObject({ 'kubernetes.io/hostname': NODE_NAME, 'pv': name });
+    expect(second.spec!.local!.path).toBe(volume);
+    expect(fs.readdirSync(volume)).toEqual([]);
+    await cluster.until(() => cluster.server.get('batch/v1', 'Job', job.metadata!.name!, NAMESPACE) === undefined, 'the finished Job is deleted');
+  });
+
+  test('Block: the Job runs the class\'s quick_reset.sh on the device; the PV comes back under a new UID with no filesystem left', async () => {
+    const loop = createLoopDevice(16 * MiB);
+    const link = path.join(dirs.block, 'disk1');
+    fs.symlinkSync(loop.device, link);
+    const name = directoryPVName('disk1', NODE_NAME, 'e2e-block');
+
+    const { job } = await recycleThroughJob(name, () => mkfsExt4(loop.device));
+
+    const container = job.spec!.template.spec!.containers[0];
+    expect(container.command).toEqual(['/scripts/quick_reset.sh']);
+    expect(container.env).toEqual([{ name: 'LOCAL_PV_BLKDEVICE', value: link }]);
+    expect(() => execFileSync('blkid', ['-p', loop.device], { stdio: 'pipe' })).toThrow();
+  });
+});
