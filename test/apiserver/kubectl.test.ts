@@ -87,6 +87,14 @@ describe('kubectl against the test API server', () => {
     expect(r.stdout).toMatch(/^kube-system\s+Active\s/m);
   });
 
+  test('get prints the columns the real server prints for nodes and storage classes', async () => {
+    server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+    server.create({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'WaitForFirstConsumer' });
+    expect((await kubectl(['get', 'nodes'])).stdout).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nworker-1\s+Ready\s+<none>\s/);
+    expect((await kubectl(['get', 'storageclasses'])).stdout)
+      .toMatch(/^NAME\s+PROVISIONER\s+RECLAIMPOLICY\s+VOLUMEBINDINGMODE\s+ALLOWVOLUMEEXPANSION\s+AGE\nlocal\s+kubernetes.io\/no-provisioner\s+Delete\s+WaitForFirstConsumer\s+false\s/);
+  });
+
   test('create makes an object and a second create is AlreadyExists', async () => {
     const file = manifest('created.yaml', pvYaml('created'));
     expect((await kubectl(['create', '-f', file])).stdout).toBe('persistentvolume/created created\n');

@@ -67,7 +67,44 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Duration', type: 'string', cell: (o) => (o.status?.startTime ? humanDuration(((o.status.completionTime ? Date.parse(o.status.completionTime) : Date.now()) - Date.parse(o.status.startTime)) / 1000) : '') },
     age],
   'coordination.k8s.io/v1/Lease': [name, { name: 'Holder', type: 'string', cell: (o) => o.spec?.holderIdentity ?? '' }, age],
+  'storage.k8s.io/v1/StorageClass': [name,
+    { name: 'Provisioner', type: 'string', cell: (o) => o.provisioner ?? '' },
+    { name: 'ReclaimPolicy', type: 'string', cell: (o) => o.reclaimPolicy ?? '' },
+    { name: 'VolumeBindingMode', type: 'string', cell: (o) => o.volumeBindingMode ?? '' },
+    { name: 'AllowVolumeExpansion', type: 'string', cell: (o) => String(o.allowVolumeExpansion ?? false) },
+    age],
+  'v1/Node': [name,
+    { name: 'Status', type: 'string', cell: (o) => nodeStatus(o) },
+    { name: 'Roles', type: 'string', cell: (o) => nodeRoles(o) },
+    age,
+    { name: 'Version', type: 'string', cell: (o) => o.status?.nodeInfo?.kubeletVersion ?? '' }],
+  'apps/v1/DaemonSet': [name,
+    { name: 'Desired', type: 'integer', cell: (o) => o.status?.desiredNumberScheduled ?? 0 },
+    { name: 'Current', type: 'integer', cell: (o) => o.status?.currentNumberScheduled ?? 0 },
+    { name: 'Ready', type: 'integer', cell: (o) => o.status?.numberReady ?? 0 },
+    { name: 'Up-to-date', type: 'integer', cell: (o) => o.status?.updatedNumberScheduled ?? 0 },
+    { name: 'Available', type: 'integer', cell: (o) => o.status?.numberAvailable ?? 0 },
+    { name: 'Node Selector', type: 'string', cell: (o) => Object.entries(o.spec?.template?.spec?.nodeSelector ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>' },
+    age],
+  'apps/v1/Deployment': [name,
+    { name: 'Ready', type: 'string', cell: (o) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}` },
+    { name: 'Up-to-date', type: 'integer', cell: (o) => o.status?.updatedReplicas ?? 0 },
+    { name: 'Available', type: 'integer', cell: (o) => o.status?.availableReplicas ?? 0 },
+    age],
 };
+
+function nodeStatus(o: any): string {
+  const ready = (o.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
+  const status = ready?.status === 'True' ? 'Ready' : 'NotReady';
+  return o.spec?.unschedulable ? `${status},SchedulingDisabled` : status;
+}
+
+function nodeRoles(o: any): string {
+  const roles = Object.keys(o.metadata?.labels ?? {})
+    .filter((k) => k.startsWith('node-role.kubernetes.io/'))
+    .map((k) => k.slice('node-role.kubernetes.io/'.length));
+  return roles.length ? roles.sort().join(',') : '<none>';
+}
 
 function jobStatus(o: any): string {
   const c = (t: string) => (o.status?.conditions ?? []).some((x: any) => x.type === t && x.status === 'True');
