@@ -31,9 +31,18 @@ export class StartupError extends Error {}
 
 export async function runDirectoryProvisioner(options: DirectoryRunOptions): Promise<void> {
   const source = { describe: `provisioner ConfigMap in ${options.configDir}`, read: () => readConfigMapDirectory(options.configDir) };
-  const first = parseProvisionerConfig(source.read());
+  let data;
+  try {
+    data = source.read();
+  } catch (e) {
+    throw new StartupError(`${source.describe} cannot be read (${(e as Error).message}); mount the provisioner ConfigMap there or pass --config-dir`);
+  }
+  const first = parseProvisionerConfig(data);
   if (!first.ok) {
     throw new StartupError(`${source.describe} is invalid:\n  ${first.errors.map(formatIssue).join('\n  ')}`);
+  }
+  if (first.config.useJobForCleaning && !options.jobContainerImage) {
+    throw new StartupError('useJobForCleaning is on, so cleanup Jobs need an image: set JOB_CONTAINER_IMAGE (or --job-container-image)');
   }
 
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.discoveryPeriodMs, 60_000) });
