@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import { parseCommandLine } from '../../../src/runtime/cli/commands';
 import { runDirectoryProvisioner, StartupError } from '../../../src/runtime/controller/run-directory';
 
-function runOptions(configDir: string, env: NodeJS.ProcessEnv = {}) {
-  const out = parseCommandLine(['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0'], { MY_NODE_NAME: 'node-1', ...env });
+function runOptions(dir: string, env: NodeJS.ProcessEnv = {}) {
+  const out = parseCommandLine(['run', '--config-dir', dir, '--listen-address', '127.0.0.1:0'], { MY_NODE_NAME: 'node-1', ...env });
   if (out.kind !== 'options' || out.options.command !== 'run') throw new Error('bad test options');
   return out.options;
 }
