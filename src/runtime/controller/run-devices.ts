@@ -7,6 +7,8 @@
  * once too, and passes on the polling interval, on new devices (the device
  * directory and the mount table are watched) and on PV changes.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { PROVISIONER_DEFAULTS } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
@@ -81,7 +83,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     const node = await api.getNode(options.nodeName);
     if (!node) throw new Error(`Node "${options.nodeName}" no longer exists`);
     const result = await controller.pass(node);
-    if (result.state === 'provisioned') devices.refresh([result.spec.deviceDir]);
+    if (result.state === 'provisioned') devices.refresh(await directoriesUnder(result.spec.deviceDir));
     health.markLoopAlive();
     health.markReady();
   }, { periodMs: options.pollingIntervalMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
@@ -105,4 +107,15 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   await table.idle();
   await Promise.all([cache.stop(), configMaps.stop(), nodes.stop()]);
   await agent.close();
+}
+
+/**
+ * `dir` and every directory below it (symlinks not followed, unreadable ones
+ * skipped): discovery walks deviceDir recursively, so a device link may appear
+ * at any depth, and the watcher sees only each directory's first level.
+ */
+async function directoriesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const below = await Promise.all(entries.filter((e) => e.isDirectory()).map((e) => directoriesUnder(path.join(dir, e.name))));
+  return [dir, ...below.flat()];
 }
