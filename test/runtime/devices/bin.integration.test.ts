@@ -147,6 +147,25 @@ describePrivileged('the devices subcommand of the bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('a new device in a subdirectory of deviceDir (the walk is recursive) is offered within seconds too', async () => {
+    const { deviceDir, setSpec, start, pv } = await setUp();
+    const sub = path.join(deviceDir, 'by-path');
+    fs.mkdirSync(sub);
+    setSpec('pv-spec', blockSpec(deviceDir));
+    const first = createLoopDevice(SMALL);
+    fs.symlinkSync(first.device, path.join(sub, 'pci-0000:3c:00.0-sas-0x5000-lun-0'));
+    const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
+    await bin.waitReady();
+    expect(pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-0'))).toBeDefined();
+
+    const started = performance.now();
+    const second = createLoopDevice(SMALL);
+    fs.symlinkSync(second.device, path.join(sub, 'pci-0000:3c:00.0-sas-0x5000-lun-1'));
+    await eventually(() => pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-1')) !== undefined, 'the new device in the subdirectory has a PV', 20_000);
+    process.stdout.write(`devices: new loop device in a subdirectory to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
   test('through the Node annotation: an edited ConfigMap applies without waiting for the polling interval', async () => {
     const { server: s, deviceDir, addDevice, setSpec, start, pv } = await setUp();
     addDevice('sda');
