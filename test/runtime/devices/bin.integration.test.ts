@@ -248,6 +248,24 @@ describePrivileged('the devices subcommand of the bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('a restart (after kill -9) never wipes a device that already has a PV', async () => {
+    const { deviceDir, addDevice, setSpec, start, pv } = await setUp();
+    const sda = addDevice('sda');
+    setSpec('pv-spec', blockSpec(deviceDir));
+    const first = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
+    await first.waitReady();
+    const uid = pv(pvName('sda'))?.metadata?.uid;
+    expect(uid).toBeDefined();
+    await first.kill('SIGKILL');
+    fillPattern(sda.link, 0, SMALL);
+    const second = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
+    await second.waitReady();
+    expect(pv(pvName('sda'))?.metadata?.uid).toBe(uid);
+    expect(isZero(sda.backingFile, 0, 4096)).toBe(false);
+    expect(fs.readFileSync(sda.backingFile).subarray(0, SMALL).every((b) => b === 0xa5)).toBe(true);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
+
   test('devices --help names every flag with its LP_ variable', async () => {
     const { code, out } = await runToEnd(['devices', '--help'], {});
     expect(code).toBe(0);
