@@ -126,4 +126,10 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(422);
     expect(r.body.details.causes[0].field).toBe('spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values');
   });
+
+  test('a ConfigMap key that is not a valid config key is invalid', async () => {
+    const r = await call(server, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'keys' }, data: { 'good.key': '1', 'bad key': '2' } });
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes.map((c: any) => c.field)).toEqual(['data[bad key]']);
+  });
 });

@@ -279,7 +279,27 @@ function eventsV1Problems(e: any): StatusCause[] {
   return out;
 }
 
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function configMapProblems(cm: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  const keys = [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})];
+  for (const k of Object.keys(cm.data ?? {})) {
+    if (!CONFIG_KEY.test(k) || k === '.' || k === '..') {
+      out.push(invalidValue(`data[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+        + "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
+    }
+  }
+  const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (dup) out.push(invalidValue(`data[${dup}]`, dup, 'duplicate of key present in binaryData'));
+  const size = Object.values<string>(cm.data ?? {}).reduce((n, v) => n + String(v).length, 0)
+    + Object.values<string>(cm.binaryData ?? {}).reduce((n, v) => n + Math.floor((String(v).length * 3) / 4), 0);
+  if (size > 1024 * 1024) out.push({ reason: 'FieldValueTooLong', field: '', message: 'Too long: must have at most 1048576 bytes' });
+  return out;
+}
+
 const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
+  'v1/ConfigMap': configMapProblems,
   'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
   'events.k8s.io/v1/Event': eventsV1Problems,
   'v1/PersistentVolume': pvProblems,
