@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import type { V1ConfigMap, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import { configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
-import { ConcurrencyLimiter, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
+import { ConcurrencyLimiter, decideRelease, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
 import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
@@ -19,7 +19,9 @@ import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../obser
 import { deviceNumberOf, describeProbe, formatDeviceNumber } from '../volume';
 import { Deleter } from './deleter';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
-import { assignDevicePVNames, buildDevicePV, deviceSpecDifferences, NODE_LABEL, NodeInfo, nodeInfoOf } from '../pv';
+import {
+  assignDevicePVNames, buildDevicePV, DEVICE_DIALECT_NODE_LABELS, deviceSpecDifferences, NODE_LABEL, NodeInfo, nodeInfoOf, PROVISIONED_BY_ANNOTATION,
+} from '../pv';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
 export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
@@ -73,6 +75,7 @@ export class DeviceController {
     const me: NodeIdentity = { nodeName: info.name, provisionerName: devicesProvisionerName(info.name) };
     const pvs = this.deps.cache.list();
     this.deps.deleter.run({ me, configured: { dialect: 'device', spec }, pvs });
+    this.reportRefusedReleases(pvs, me, spec);
     this.reportSpecChange(node, spec, pvs);
 
     const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
@@ -153,6 +156,23 @@ export class DeviceController {
     if (key === this.lastResolution) return;
     this.lastResolution = key;
     this.deps.metrics.recordConfigReload(!('message' in resolved));
+  }
+
+  /**
+   * A Released device PV that is ours but may not be wiped (its path left outside deviceDir by a
+   * spec change) would wait silently forever: say so on the PV. Upstream would have wiped it.
+   */
+  private reportRefusedReleases(pvs: readonly V1PersistentVolume[], me: NodeIdentity, spec: DeviceSpecConfig): void {
+    for (const pv of pvs) {
+      const by = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION];
+      const upstreams = by === undefined && DEVICE_DIALECT_NODE_LABELS.some((k) => pv.metadata?.labels?.[k] === me.nodeName);
+      if (by !== me.provisionerName && !upstreams) continue;
+      const decision = decideRelease(pv, me, { dialect: 'device', spec });
+      if (decision.action === 'not-ours') {
+        this.deps.events.warning(persistentVolumeReference(pv), EventReasons.CleanupRefused.reason,
+          `${decision.reason}; nothing is wiped and the PV stays Released (deviceDir is ${JSON.stringify(spec.deviceDir)})`);
+      }
+    }
   }
 
   /** Upstream blocks a node silently while old PVs carry another spec; we go on and say so, once per change. */
