@@ -177,5 +177,20 @@ describePrivileged('device dialect: Released devices', () => {
     expect(fx.serverPv(pvName('sdb'))).toBeDefined();
     expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
   });
+
+  test('a Released PV left outside deviceDir by a spec change is kept, and a CleanupRefused Warning on it says why', async () => {
+    const sda = await withUsedDevice();
+    const other = makeTempDir('lvp-devices-other-');
+    fx.setSpec('spec', blockSpec(other));
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    await fx.pass();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+    const refused = await fx.recordedEvents('CleanupRefused');
+    expect(refused.map((e) => [e.type, e.involvedObject.kind, e.involvedObject.name])).toEqual([['Warning', 'PersistentVolume', pvName('sda')]]);
+    expect(refused[0].message).toContain(other);
+  });
 });
 
