@@ -29,7 +29,7 @@ import {
 } from '../cleanup';
 import { isMountPoint, MountTable, readMountTable } from '../discovery';
 import { KubeApi } from '../kube/api-client';
-import { EventRecorder, persistentVolumeReference } from '../kube/event-recorder';
+import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { parseQuantity } from '../volume';
@@ -71,6 +71,14 @@ export class Deleter {
   private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
   /** UIDs of PVs cleaned and deleted here, which a cache may still list as Released for a moment. */
   private readonly deleted = new Set<string>();
+  /**
+   * Released PVs of ours with reclaim policy Delete, by UID, until their cleanup
+   * succeeds. One that disappears first (deleted by someone else) leaves its
+   * volume dirty: it is cleaned anyway before discovery may offer it again.
+   */
+  private readonly awaitingCleanup = new Map<string, CleanTarget>();
+  /** Names of those whose PV is gone: discovery must not offer them yet. */
+  private orphanNames = new Set<string>();
 
   constructor(private readonly deps: DeleterDeps) {}
 
@@ -80,45 +88,75 @@ export class Deleter {
     this.reportFinished(byUid);
     for (const uid of this.deleted) if (!byUid.has(uid)) this.deleted.delete(uid);
     for (const pv of pass.pvs) {
-      if (this.deleted.has(pv.metadata?.uid ?? '')) continue;
+      const uid = pv.metadata?.uid ?? '';
+      if (this.deleted.has(uid)) continue;
       const decision = decideRelease(pv, pass.me, pass.configured);
       if (decision.action === 'warn') {
         this.deps.events.warning(persistentVolumeReference(pv), EventReasons.ReclaimPolicyUnsupported.reason, decision.reason);
       } else if (decision.action === 'clean') {
+        this.awaitingCleanup.set(uid, decision.target);
         this.start(pv, decision.target, pass);
+      } else {
+        this.awaitingCleanup.delete(uid);
       }
     }
-    this.deps.table.retainOnly(new Set(byUid.keys()));
+    this.cleanOrphans(byUid, pass);
+    this.deps.table.retainOnly(new Set([...byUid.keys(), ...this.awaitingCleanup.keys()]));
     const counts = this.deps.table.counts();
     this.deps.metrics.setProcTable({ running: counts.running + counts.queued, succeeded: counts.succeeded, failed: counts.failed });
   }
 
-  /** True while a cleanup of this PV name is queued or running. */
+  /** True while a cleanup of this PV name is queued or running, or its volume still waits for one. */
   isCleaning(pvName: string): boolean {
-    return this.deps.table.isActiveForName(pvName);
+    return this.deps.table.isActiveForName(pvName) || this.orphanNames.has(pvName);
   }
 
-  private start(pv: V1PersistentVolume, target: CleanTarget, pass: DeleterPass): void {
+  /**
+   * Volumes whose Released PV vanished before we cleaned it (an admin deleted
+   * it): upstream offers them again with the old data; we clean them first.
+   */
+  private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass): void {
+    this.orphanNames = new Set();
+    for (const [uid, target] of this.awaitingCleanup) {
+      if (byUid.has(uid)) continue;
+      this.orphanNames.add(target.pvName);
+      const state = this.deps.table.get(uid)?.state;
+      if (state === 'queued' || state === 'running') continue;
+      this.start(undefined, target, pass);
+    }
+  }
+
+  /** Starts a cleanup of a Released PV, or with `pv` undefined of the volume of one that vanished uncleaned. */
+  private start(pv: V1PersistentVolume | undefined, target: CleanTarget, pass: DeleterPass): void {
     const useJob = pass.jobs !== undefined && target.method.kind === 'class';
     const log = volumeLogger(this.deps.logger, { pv: target.pvName, path: target.hostPath, storageClass: target.storageClassName });
     const result = this.deps.table.start(target.pvUid, target.pvName, async (signal) => {
-      const fresh = await this.deps.api.getPersistentVolume(target.pvName);
-      const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured);
-      if (!recheck.ok) return { ok: false, reason: `not cleaned: ${recheck.reason}` };
+      if (pv) {
+        const fresh = await this.deps.api.getPersistentVolume(target.pvName);
+        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured);
+        if (!recheck.ok) return { ok: false, reason: `not cleaned: ${recheck.reason}` };
+      }
       const unmounted = pass.configured.dialect === 'directory' ? await this.unmountedDirectory(target) : undefined;
       if (unmounted) return { ok: false, reason: `not cleaned: ${unmounted}` };
-      log.info({ job: useJob }, 'cleaning released volume');
+      log.info({ job: useJob, pvDeleted: !pv }, 'cleaning released volume');
       const cleaned = useJob ? await this.cleanInJob(target, pass, signal, log) : await this.cleanInProcess(target, signal, log);
       // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
       if (!cleaned.ok) return signal.aborted ? { ok: false, reason: `${cleaned.reason}: ${String(signal.reason)}` } : cleaned;
+      if (!pv) {
+        log.info('volume of a PV deleted while Released cleaned; discovery offers it again');
+        return { ok: true };
+      }
       const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid);
       log.info({ outcome }, 'volume cleaned; PV deleted so discovery offers it again');
       return { ok: true };
     });
-    if (result.started) {
-      this.started.set(target.pvUid, { target, capacityBytes: capacityBytes(pv), type: useJob ? 'job' : 'process' });
-      this.deps.events.normal(persistentVolumeReference(pv), EventReasons.CleanupStarted.reason, `cleaning ${target.hostPath}${useJob ? ' in a Job' : ''}`);
-    }
+    if (!result.started) return;
+    this.started.set(target.pvUid, { target, capacityBytes: pv ? capacityBytes(pv) : 0, type: useJob ? 'job' : 'process' });
+    const where = pv ? persistentVolumeReference(pv) : nodeReference(pass.me.nodeName);
+    const message = pv
+      ? `cleaning ${target.hostPath}${useJob ? ' in a Job' : ''}`
+      : `PV ${target.pvName} was deleted while Released, before its volume was cleaned; cleaning ${target.hostPath} before it is offered again`;
+    this.deps.events.normal(where, EventReasons.CleanupStarted.reason, message);
   }
 
   /**
@@ -194,7 +232,10 @@ export class Deleter {
       const entry = this.deps.table.consume(uid);
       if (!entry) continue;
       this.started.delete(uid);
-      if (entry.state === 'succeeded') this.deleted.add(uid);
+      if (entry.state === 'succeeded') {
+        this.deleted.add(uid);
+        this.awaitingCleanup.delete(uid);
+      }
       this.recordOutcome(pvsByUid.get(uid), info, entry);
     }
   }
