@@ -28,6 +28,8 @@ export function agentRules(f: RbacFeatures): RoleRules {
     // Its own Node, read by name: the node-UID provisioner name, the hostname label, node labels
     // for PVs, ownerReferences, and the device dialect's spec annotation on every pass.
     'get',
+    // The device dialect watches its one Node (a metadata.name field selector) so a spec annotation applies at once.
+    ...(f.deviceDialect ? ['watch'] : []),
     // The directory dialect removes the startup taint with a full update of its Node.
     ...(f.directoryDialect && f.removeNodeNotReadyTaint ? ['update'] : []),
   ];

@@ -1,4 +1,4 @@
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
 import { KubeApi } from '../../src/runtime/kube/api-client';
@@ -147,6 +147,23 @@ const CASES: Case[] = [
   },
   { role: A, verb: 'get', resource: 'storageclasses', user: AGENT, call: (api) => api.getStorageClass('fast-disks') },
   { role: A, verb: 'get', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => api.getNode('node-1') },
+  {
+    role: A,
+    verb: 'watch',
+    resource: 'nodes',
+    user: AGENT,
+    // The device dialect's watch of its one Node, as run-devices.ts starts it.
+    call: (api, server) => watchDelivers(server, () => new Reflector<V1Node>(api, {
+      resource: 'nodes',
+      watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent('metadata.name=node-1')}`,
+      list: async () => {
+        const node = await api.getNode('node-1');
+        return { items: node ? [node] : [], metadata: { resourceVersion: node?.metadata?.resourceVersion } };
+      },
+      fromWire: (raw) => fromWire<V1Node>(raw, 'V1Node'),
+      backoff: { initialMs: 10, maxMs: 50 },
+    }), NODE),
+  },
   { role: A, verb: 'update', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => removeNodeTaint(api, 'node-1', 'sig-storage-local-static-provisioner/agent-not-ready') },
   { role: A, verb: 'create', resource: 'events', user: AGENT, call: (api) => api.createEvent('default', EVENT) },
   { role: A, verb: 'patch', resource: 'events', user: AGENT, given: [EVENT], call: (api) => api.patchEvent('default', 'local-pv-1.1', { count: 2 }) },

@@ -18,10 +18,10 @@ describe('the agent ClusterRole', () => {
     ]);
   });
 
-  test('with the device dialect alone: no StorageClasses, its Node by name only (read on every pass)', () => {
+  test('with the device dialect alone: no StorageClasses, its Node read and watched (its spec annotation)', () => {
     expect(rules(one(synth(DEVICES), 'ClusterRole', AGENT))).toEqual([
       'core/persistentvolumes: get,list,watch,create,delete,patch',
-      'core/nodes: get',
+      'core/nodes: get,watch',
       'core/events: create,patch',
     ]);
   });
@@ -31,7 +31,7 @@ describe('the agent ClusterRole', () => {
   });
 
   test('never updates Nodes for the taint when only the device dialect runs, which does not remove it', () => {
-    expect(rules(one(synth({ ...DEVICES, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get');
+    expect(rules(one(synth({ ...DEVICES, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,watch');
   });
 
   test('is bound to the agent ServiceAccount', () => {
