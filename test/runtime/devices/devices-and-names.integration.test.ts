@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blockSpec, DeviceFixture, eventually, fillPattern, NODE_NAME, readBytes, SMALL } from './fixture';
+import { blockSpec, detach, DeviceFixture, eventually, fillPattern, NODE_NAME, readBytes, SMALL } from './fixture';
 import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4 } from '../../support/privileged';
 
@@ -153,8 +153,7 @@ describePrivileged('device dialect: devices over time and their names', () => {
     const uid = fx.serverPv(pvName('sda'))?.metadata?.uid;
     // Made before the detach, so losetup cannot hand sdc the number sda had.
     const sdc = fx.addDevice('sdc');
-    execFileSync('losetup', ['--detach', sda.device]);
-    expect(fs.readFileSync(`/sys/class/block/${path.basename(sda.device)}/size`, 'utf8').trim()).toBe('0');
+    detach(sda.device);
     await fx.pass();
     expect(sdc.device).not.toBe(sda.device);
     expect(fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
@@ -251,6 +250,18 @@ describePrivileged('device dialect: devices over time and their names', () => {
     await fx.pass();
     expect(fx.serverPvNames()).toEqual([pvName('pci-0000:3c:00.0-sas-0x5000-lun-0')]);
     expect(readBytes(byPath.backingFile, 0, 4096).every((b) => b === 0xa5)).toBe(true);
+  });
+
+  test('a device of size 0 (a detached loop device) is an error device, not a PV of capacity 0', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fx.addDevice('sdb');
+    detach(sda.device);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sdb')]);
+    expect((await fx.nodeEvents('DeviceError')).map((e) => e.message).join('\n')).toContain(sda.link);
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
   });
 
   test('two paths to one disk offer it once', async () => {

@@ -6,6 +6,7 @@
  * run-devices.ts wires them (KubeApi, NodePvCache, EventRecorder,
  * ProvisionerMetrics, process table, Deleter, DeviceController).
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, CoreV1Event, V1ConfigMap, V1PersistentVolume } from '@kubernetes/client-node';
@@ -261,4 +262,12 @@ export function isZero(file: string, offset: number, length: number): boolean {
     if (readBytes(file, offset + done, Math.min(4 * MiB, length - done)).some((b) => b !== 0)) return false;
   }
   return true;
+}
+
+/** Detaches a loop device and waits until it is really gone (losetup -d only marks a device that is still held open). */
+export function detach(device: string): void {
+  execFileSync('losetup', ['--detach', device]);
+  const size = `/sys/class/block/${path.basename(device)}/size`;
+  for (let i = 0; i < 500 && fs.readFileSync(size, 'utf8').trim() !== '0'; i++) execFileSync('sleep', ['0.01']);
+  if (fs.readFileSync(size, 'utf8').trim() !== '0') throw new Error(`${device} is still attached`);
 }

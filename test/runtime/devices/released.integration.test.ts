@@ -3,10 +3,9 @@
  * and re-offered when provably this node's, left alone otherwise, and an
  * explicit Retain respected.
  */
-import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
-import { blockSpec, DeviceFixture, eventually, fillPattern, isZero, KiB, NODE_NAME, readBytes, SMALL } from './fixture';
+import { blockSpec, detach, DeviceFixture, eventually, fillPattern, isZero, KiB, NODE_NAME, readBytes, SMALL } from './fixture';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
@@ -169,7 +168,7 @@ describePrivileged('device dialect: Released devices', () => {
     const sda = await withUsedDevice();
     fx.addDevice('sdb');
     await fx.release(pvName('sda'));
-    execFileSync('losetup', ['--detach', sda.device]);
+    detach(sda.device);
     await fx.pass();
     await fx.settle();
     await fx.pass();
@@ -192,5 +191,18 @@ describePrivileged('device dialect: Released devices', () => {
     expect(refused.map((e) => [e.type, e.involvedObject.kind, e.involvedObject.name])).toEqual([['Warning', 'PersistentVolume', pvName('sda')]]);
     expect(refused[0].message).toContain(other);
   });
-});
 
+  test('an upstream-made PV is kept when the spec says reclaimPolicy: Retain', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fillPattern(sda.link, 0, SMALL);
+    fx.setSpec('spec', blockSpec(fx.deviceDir, { reclaimPolicy: 'Retain' }));
+    fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    await fx.adopt();
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
+  });
+});
