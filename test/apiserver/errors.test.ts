@@ -132,4 +132,17 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(r.status).toBe(422);
     expect(r.body.details.causes.map((c: any) => c.field)).toEqual(['data[bad key]']);
   });
+
+  test('RBAC objects are checked as the RBAC registry checks them', async () => {
+    const role = await call(server, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
+      metadata: { name: 'r' }, rules: [{ resources: ['pods'], verbs: ['get'] }, { nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
+    expect(role.status).toBe(422);
+    expect(role.body.details.causes.map((c: any) => c.field)).toEqual(['rules[0].apiGroups', 'rules[1].nonResourceURLs']);
+    const binding = await call(server, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: 'b' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'sa' }],
+    });
+    expect(binding.status).toBe(422);
+    expect(binding.body.details.causes[0]).toMatchObject({ field: 'subjects[0].namespace', reason: 'FieldValueRequired' });
+  });
 });

@@ -298,7 +298,51 @@ function configMapProblems(cm: any): StatusCause[] {
   return out;
 }
 
+function policyRuleProblems(rules: any[] | undefined, namespaced: boolean): StatusCause[] {
+  const out: StatusCause[] = [];
+  (rules ?? []).forEach((rule: any, i: number) => {
+    const f = `rules[${i}]`;
+    if (!rule?.verbs?.length) out.push(required(`${f}.verbs`, 'verbs must contain at least one value'));
+    if (rule?.nonResourceURLs?.length) {
+      if (namespaced) out.push(invalidValue(`${f}.nonResourceURLs`, rule.nonResourceURLs, 'namespaced rules cannot apply to non-resource URLs'));
+      if (rule.apiGroups?.length || rule.resources?.length || rule.resourceNames?.length) {
+        out.push(invalidValue(`${f}.nonResourceURLs`, rule.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'));
+      }
+      return;
+    }
+    if (!rule?.apiGroups?.length) out.push(required(`${f}.apiGroups`, 'resource rules must supply at least one api group'));
+    if (!rule?.resources?.length) out.push(required(`${f}.resources`, 'resource rules must supply at least one resource'));
+  });
+  return out;
+}
+
+function bindingProblems(b: any, clusterWide: boolean): StatusCause[] {
+  const out: StatusCause[] = [];
+  const ref = b.roleRef ?? {};
+  if (ref.apiGroup !== 'rbac.authorization.k8s.io') out.push(unsupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+  const kinds = clusterWide ? ['ClusterRole'] : ['Role', 'ClusterRole'];
+  if (!kinds.includes(ref.kind)) out.push(unsupported('roleRef.kind', ref.kind ?? '', kinds));
+  if (!ref.name) out.push(required('roleRef.name'));
+  (b.subjects ?? []).forEach((sub: any, i: number) => {
+    const f = `subjects[${i}]`;
+    if (!sub?.name) out.push(required(`${f}.name`));
+    if (sub?.kind === 'ServiceAccount') {
+      if (sub.apiGroup) out.push(unsupported(`${f}.apiGroup`, sub.apiGroup, ['']));
+      if (clusterWide && !sub.namespace) out.push(required(`${f}.namespace`));
+    } else if (sub?.kind === 'User' || sub?.kind === 'Group') {
+      if (sub.apiGroup !== 'rbac.authorization.k8s.io') out.push(unsupported(`${f}.apiGroup`, sub.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+    } else {
+      out.push(unsupported(`${f}.kind`, sub?.kind ?? '', ['ServiceAccount', 'User', 'Group']));
+    }
+  });
+  return out;
+}
+
 const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
+  'rbac.authorization.k8s.io/v1/Role': (r) => policyRuleProblems(r.rules, true),
+  'rbac.authorization.k8s.io/v1/ClusterRole': (r) => policyRuleProblems(r.rules, false),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (b) => bindingProblems(b, false),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (b) => bindingProblems(b, true),
   'v1/ConfigMap': configMapProblems,
   'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
   'events.k8s.io/v1/Event': eventsV1Problems,
@@ -348,6 +392,10 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
       if (next.provisioner !== prev.provisioner) out.push(forbiddenField('provisioner', 'updates to provisioner are forbidden.'));
       if (next.reclaimPolicy !== prev.reclaimPolicy) out.push(forbiddenField('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
       if (next.volumeBindingMode !== prev.volumeBindingMode) out.push(forbiddenField('volumeBindingMode', 'field is immutable'));
+      break;
+    case 'rbac.authorization.k8s.io/v1/RoleBinding':
+    case 'rbac.authorization.k8s.io/v1/ClusterRoleBinding':
+      if (changed(next.roleRef, prev.roleRef)) out.push(invalidValue('roleRef', next.roleRef, 'cannot change roleRef'));
       break;
     case 'v1/ConfigMap':
       if (prev.immutable === true && (changed(next.data, prev.data) || changed(next.binaryData, prev.binaryData) || next.immutable !== true)) {
