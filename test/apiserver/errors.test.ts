@@ -145,4 +145,13 @@ describe('error responses are Status objects as the real server sends them', () 
     expect(binding.status).toBe(422);
     expect(binding.body.details.causes[0]).toMatchObject({ field: 'subjects[0].namespace', reason: 'FieldValueRequired' });
   });
+
+  test('a DaemonSet whose selector does not select its pod template is invalid', async () => {
+    const r = await call(server, 'POST', '/apis/apps/v1/namespaces/default/daemonsets', {
+      metadata: { name: 'ds' },
+      spec: { selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes).toEqual([expect.objectContaining({ field: 'spec.template.metadata.labels', message: expect.stringContaining('`selector` does not match template `labels`') })]);
+  });
 });

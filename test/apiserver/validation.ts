@@ -338,6 +338,37 @@ function bindingProblems(b: any, clusterWide: boolean): StatusCause[] {
   return out;
 }
 
+/** Whether a LabelSelector object (matchLabels, matchExpressions) selects these labels. */
+function selects(selector: any, labels: Record<string, string>): boolean {
+  const byLabels = Object.entries<string>(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const byExpressions = (selector?.matchExpressions ?? []).every((e: any) => {
+    const has = labels[e.key] !== undefined;
+    switch (e.operator) {
+      case 'In': return has && (e.values ?? []).includes(labels[e.key]);
+      case 'NotIn': return !has || !(e.values ?? []).includes(labels[e.key]);
+      case 'Exists': return has;
+      case 'DoesNotExist': return !has;
+      default: return false;
+    }
+  });
+  return byLabels && byExpressions;
+}
+
+/** apps/v1 workloads: a selector is required and must select the pod template's labels. */
+function workloadProblems(w: any, restartPolicies: string[]): StatusCause[] {
+  const out = podSpecProblems('spec.template.spec', w.spec?.template?.spec);
+  const selector = w.spec?.selector;
+  const labels = w.spec?.template?.metadata?.labels ?? {};
+  if (!selector || (!Object.keys(selector.matchLabels ?? {}).length && !(selector.matchExpressions ?? []).length)) {
+    out.push(required('spec.selector'));
+  } else if (!selects(selector, labels)) {
+    out.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
+  }
+  const rp = w.spec?.template?.spec?.restartPolicy ?? 'Always';
+  if (!restartPolicies.includes(rp)) out.push(unsupported('spec.template.spec.restartPolicy', rp, restartPolicies));
+  return out;
+}
+
 const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
   'rbac.authorization.k8s.io/v1/Role': (r) => policyRuleProblems(r.rules, true),
   'rbac.authorization.k8s.io/v1/ClusterRole': (r) => policyRuleProblems(r.rules, false),
@@ -350,8 +381,8 @@ const SEMANTIC: Record<string, (obj: any) => StatusCause[]> = {
   'v1/PersistentVolumeClaim': pvcProblems,
   'v1/Pod': (p) => podSpecProblems('spec', p.spec),
   'batch/v1/Job': jobProblems,
-  'apps/v1/Deployment': (d) => podSpecProblems('spec.template.spec', d.spec?.template?.spec),
-  'apps/v1/DaemonSet': (d) => podSpecProblems('spec.template.spec', d.spec?.template?.spec),
+  'apps/v1/Deployment': (d) => workloadProblems(d, ['Always']),
+  'apps/v1/DaemonSet': (d) => workloadProblems(d, ['Always']),
 };
 
 const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
@@ -392,6 +423,10 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
       if (next.provisioner !== prev.provisioner) out.push(forbiddenField('provisioner', 'updates to provisioner are forbidden.'));
       if (next.reclaimPolicy !== prev.reclaimPolicy) out.push(forbiddenField('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
       if (next.volumeBindingMode !== prev.volumeBindingMode) out.push(forbiddenField('volumeBindingMode', 'field is immutable'));
+      break;
+    case 'apps/v1/Deployment':
+    case 'apps/v1/DaemonSet':
+      if (changed(next.spec?.selector, prev.spec?.selector)) out.push(immutable('spec.selector', next.spec?.selector));
       break;
     case 'rbac.authorization.k8s.io/v1/RoleBinding':
     case 'rbac.authorization.k8s.io/v1/ClusterRoleBinding':
