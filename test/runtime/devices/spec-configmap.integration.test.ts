@@ -77,7 +77,7 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     ['Filesystem xfs', (dir) => blockSpec(dir, { volumeMode: 'Filesystem', fsType: 'xfs' }), { volumeMode: 'Filesystem', fsType: 'xfs' }],
     ['Filesystem btrfs', (dir) => blockSpec(dir, { volumeMode: 'Filesystem', fsType: 'btrfs' }), { volumeMode: 'Filesystem', fsType: 'btrfs' }],
     ['Block with a redundant fsType', (dir) => blockSpec(dir, { fsType: 'ext4' }), { volumeMode: 'Block' }],
-    ['extra unknown keys', (dir) => blockSpec(dir, { 'somethingElse': 'x', 'team.example/owner': 'db' }), { volumeMode: 'Block' }],
+    ['extra unknown keys', (dir) => blockSpec(dir, { 'somethingElse': 'x', 'team.example.owner': 'db' }), { volumeMode: 'Block' }],
   ];
   describe.each([
     ['the Node annotation', 'annotation'],
