@@ -1,0 +1,289 @@
+/**
+ * The rules of the real registry strategies for the kinds served, beyond the
+ * schema: what a create must satisfy (PV sources and node affinity, Job restart
+ * policy, event namespaces, RBAC rules, workload selectors...) and what an
+ * update may not change.
+ */
+import { forbiddenField, immutable, invalidValue, required, unsupported } from './causes';
+import { qualifiedNameProblems } from './names';
+import { ResourceType, groupVersion } from './resources';
+import { StatusCause } from './status';
+
+const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 'cinder', 'csi', 'fc', 'flexVolume', 'flocker',
+  'gcePersistentDisk', 'glusterfs', 'hostPath', 'iscsi', 'local', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte',
+  'rbd', 'scaleIO', 'storageos', 'vsphereVolume'];
+
+function accessModeProblems(field: string, modes: unknown): StatusCause[] {
+  if (!Array.isArray(modes) || modes.length === 0) return [required(field)];
+  return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+}
+
+/** NodeSelector rules of the core validation (PV node affinity). */
+function nodeSelectorProblems(field: string, selector: any): StatusCause[] {
+  const terms = selector?.nodeSelectorTerms;
+  if (!Array.isArray(terms) || terms.length === 0) return [required(`${field}.nodeSelectorTerms`, 'must have at least one node selector term')];
+  const out: StatusCause[] = [];
+  terms.forEach((term: any, i: number) => {
+    (term?.matchExpressions ?? []).forEach((req: any, j: number) => {
+      const f = `${field}.nodeSelectorTerms[${i}].matchExpressions[${j}]`;
+      const values: unknown[] = req?.values ?? [];
+      switch (req?.operator) {
+        case 'In':
+        case 'NotIn':
+          if (!values.length) out.push(required(`${f}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
+          break;
+        case 'Exists':
+        case 'DoesNotExist':
+          if (values.length) out.push(forbiddenField(`${f}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
+          break;
+        case 'Gt':
+        case 'Lt':
+          if (values.length !== 1 || !/^-?\d+$/.test(String(values[0]))) out.push(required(`${f}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
+          break;
+        default:
+          out.push(invalidValue(`${f}.operator`, req?.operator, 'not a valid selector operator'));
+      }
+      if (req?.key) out.push(...qualifiedNameProblems(`${f}.key`, req.key));
+    });
+  });
+  return out;
+}
+
+function pvProblems(pv: any): StatusCause[] {
+  const spec = pv.spec ?? {};
+  const out: StatusCause[] = [...accessModeProblems('spec.accessModes', spec.accessModes)];
+  if (!spec.capacity || Object.keys(spec.capacity).length === 0) out.push(required('spec.capacity'));
+  else if (spec.capacity.storage === undefined) out.push(required('spec.capacity[storage]'));
+  const sources = PV_SOURCES.filter((s) => spec[s] !== undefined);
+  if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
+  if (sources.length > 1) out.push(forbiddenField(`spec.${sources[1]}`, 'may not specify more than 1 volume type'));
+  if (spec.nodeAffinity?.required) out.push(...nodeSelectorProblems('spec.nodeAffinity.required', spec.nodeAffinity.required));
+  if (spec.local) {
+    if (!spec.nodeAffinity) out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
+    if (typeof spec.local.path === 'string' && spec.local.path.split('/').includes('..')) {
+      out.push(invalidValue('spec.local.path', spec.local.path, "must not contain '..'"));
+    }
+  }
+  const policies = ['Delete', 'Recycle', 'Retain'];
+  if (spec.persistentVolumeReclaimPolicy && !policies.includes(spec.persistentVolumeReclaimPolicy)) {
+    out.push(unsupported('spec.persistentVolumeReclaimPolicy', spec.persistentVolumeReclaimPolicy, policies));
+  }
+  if (spec.volumeMode && !['Block', 'Filesystem'].includes(spec.volumeMode)) {
+    out.push(unsupported('spec.volumeMode', spec.volumeMode, ['Block', 'Filesystem']));
+  }
+  return out;
+}
+
+function pvcProblems(pvc: any): StatusCause[] {
+  const spec = pvc.spec ?? {};
+  const out = accessModeProblems('spec.accessModes', spec.accessModes);
+  if (spec.resources?.requests?.storage === undefined) out.push(required('spec.resources[storage]'));
+  return out;
+}
+
+function podSpecProblems(field: string, spec: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  const containers = spec?.containers;
+  if (!Array.isArray(containers) || containers.length === 0) {out.push(required(`${field}.containers`));} else {
+    containers.forEach((c: any, i: number) => {
+      if (!c.name) out.push(required(`${field}.containers[${i}].name`));
+      if (!c.image) out.push(required(`${field}.containers[${i}].image`));
+    });
+  }
+  return out;
+}
+
+function jobProblems(job: any): StatusCause[] {
+  const out = podSpecProblems('spec.template.spec', job.spec?.template?.spec);
+  const rp = job.spec?.template?.spec?.restartPolicy;
+  if (rp !== 'OnFailure' && rp !== 'Never') out.push(unsupported('spec.template.spec.restartPolicy', rp ?? '', ['OnFailure', 'Never']));
+  return out;
+}
+
+/**
+ * Events must live in the namespace of what they are about; events about
+ * cluster-scoped objects (nodes, PVs) go in `default` (legacy core/v1 rule).
+ */
+function eventNamespaceProblems(event: any, ref: any, field: string): StatusCause[] {
+  const ns = event.metadata?.namespace;
+  const refNs = ref?.namespace ?? '';
+  const ok = refNs ? ns === refNs : !ns || ns === 'default';
+  return ok ? [] : [invalidValue(`${field}.namespace`, refNs, 'does not match event.namespace')];
+}
+
+function eventsV1Problems(e: any): StatusCause[] {
+  const out = eventNamespaceProblems(e, e.regarding, 'regarding');
+  if (!e.eventTime) out.push(required('eventTime'));
+  for (const f of ['reportingController', 'reportingInstance', 'action', 'reason']) if (!e[f]) out.push(required(f));
+  if (e.reportingController) out.push(...qualifiedNameProblems('reportingController', e.reportingController));
+  if (e.type !== 'Normal' && e.type !== 'Warning') out.push(unsupported('type', e.type ?? '', ['Normal', 'Warning']));
+  if (typeof e.note === 'string' && e.note.length > 1024) out.push({ reason: 'FieldValueTooLong', field: 'note', message: 'Too long: may not be more than 1024 bytes' });
+  return out;
+}
+
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function configMapProblems(cm: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  const keys = [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})];
+  for (const k of Object.keys(cm.data ?? {})) {
+    if (!CONFIG_KEY.test(k) || k === '.' || k === '..') {
+      out.push(invalidValue(`data[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+        + "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
+    }
+  }
+  const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (dup) out.push(invalidValue(`data[${dup}]`, dup, 'duplicate of key present in binaryData'));
+  const size = Object.values<string>(cm.data ?? {}).reduce((n, v) => n + String(v).length, 0)
+    + Object.values<string>(cm.binaryData ?? {}).reduce((n, v) => n + Math.floor((String(v).length * 3) / 4), 0);
+  if (size > 1024 * 1024) out.push({ reason: 'FieldValueTooLong', field: '', message: 'Too long: must have at most 1048576 bytes' });
+  return out;
+}
+
+function policyRuleProblems(rules: any[] | undefined, namespaced: boolean): StatusCause[] {
+  const out: StatusCause[] = [];
+  (rules ?? []).forEach((rule: any, i: number) => {
+    const f = `rules[${i}]`;
+    if (!rule?.verbs?.length) out.push(required(`${f}.verbs`, 'verbs must contain at least one value'));
+    if (rule?.nonResourceURLs?.length) {
+      if (namespaced) out.push(invalidValue(`${f}.nonResourceURLs`, rule.nonResourceURLs, 'namespaced rules cannot apply to non-resource URLs'));
+      if (rule.apiGroups?.length || rule.resources?.length || rule.resourceNames?.length) {
+        out.push(invalidValue(`${f}.nonResourceURLs`, rule.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'));
+      }
+      return;
+    }
+    if (!rule?.apiGroups?.length) out.push(required(`${f}.apiGroups`, 'resource rules must supply at least one api group'));
+    if (!rule?.resources?.length) out.push(required(`${f}.resources`, 'resource rules must supply at least one resource'));
+  });
+  return out;
+}
+
+function bindingProblems(b: any, clusterWide: boolean): StatusCause[] {
+  const out: StatusCause[] = [];
+  const ref = b.roleRef ?? {};
+  if (ref.apiGroup !== 'rbac.authorization.k8s.io') out.push(unsupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+  const kinds = clusterWide ? ['ClusterRole'] : ['Role', 'ClusterRole'];
+  if (!kinds.includes(ref.kind)) out.push(unsupported('roleRef.kind', ref.kind ?? '', kinds));
+  if (!ref.name) out.push(required('roleRef.name'));
+  (b.subjects ?? []).forEach((sub: any, i: number) => {
+    const f = `subjects[${i}]`;
+    if (!sub?.name) out.push(required(`${f}.name`));
+    if (sub?.kind === 'ServiceAccount') {
+      if (sub.apiGroup) out.push(unsupported(`${f}.apiGroup`, sub.apiGroup, ['']));
+      if (clusterWide && !sub.namespace) out.push(required(`${f}.namespace`));
+    } else if (sub?.kind === 'User' || sub?.kind === 'Group') {
+      if (sub.apiGroup !== 'rbac.authorization.k8s.io') out.push(unsupported(`${f}.apiGroup`, sub.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+    } else {
+      out.push(unsupported(`${f}.kind`, sub?.kind ?? '', ['ServiceAccount', 'User', 'Group']));
+    }
+  });
+  return out;
+}
+
+/** Whether a LabelSelector object (matchLabels, matchExpressions) selects these labels. */
+function selects(selector: any, labels: Record<string, string>): boolean {
+  const byLabels = Object.entries<string>(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const byExpressions = (selector?.matchExpressions ?? []).every((e: any) => {
+    const has = labels[e.key] !== undefined;
+    switch (e.operator) {
+      case 'In': return has && (e.values ?? []).includes(labels[e.key]);
+      case 'NotIn': return !has || !(e.values ?? []).includes(labels[e.key]);
+      case 'Exists': return has;
+      case 'DoesNotExist': return !has;
+      default: return false;
+    }
+  });
+  return byLabels && byExpressions;
+}
+
+/** apps/v1 workloads: a selector is required and must select the pod template's labels. */
+function workloadProblems(w: any, restartPolicies: string[]): StatusCause[] {
+  const out = podSpecProblems('spec.template.spec', w.spec?.template?.spec);
+  const selector = w.spec?.selector;
+  const labels = w.spec?.template?.metadata?.labels ?? {};
+  if (!selector || (!Object.keys(selector.matchLabels ?? {}).length && !(selector.matchExpressions ?? []).length)) {
+    out.push(required('spec.selector'));
+  } else if (!selects(selector, labels)) {
+    out.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
+  }
+  const rp = w.spec?.template?.spec?.restartPolicy ?? 'Always';
+  if (!restartPolicies.includes(rp)) out.push(unsupported('spec.template.spec.restartPolicy', rp, restartPolicies));
+  return out;
+}
+
+const CREATE_RULES: Record<string, (obj: any) => StatusCause[]> = {
+  'rbac.authorization.k8s.io/v1/Role': (r) => policyRuleProblems(r.rules, true),
+  'rbac.authorization.k8s.io/v1/ClusterRole': (r) => policyRuleProblems(r.rules, false),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (b) => bindingProblems(b, false),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (b) => bindingProblems(b, true),
+  'v1/ConfigMap': configMapProblems,
+  'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
+  'events.k8s.io/v1/Event': eventsV1Problems,
+  'v1/PersistentVolume': pvProblems,
+  'v1/PersistentVolumeClaim': pvcProblems,
+  'v1/Pod': (p) => podSpecProblems('spec', p.spec),
+  'batch/v1/Job': jobProblems,
+  'apps/v1/Deployment': (d) => workloadProblems(d, ['Always']),
+  'apps/v1/DaemonSet': (d) => workloadProblems(d, ['Always']),
+};
+
+const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+
+/** Update rules of the registry strategies: fields that may not change after creation. */
+function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
+  const out: StatusCause[] = [];
+  switch (`${groupVersion(r)}/${r.kind}`) {
+    case 'v1/PersistentVolume': {
+      const src = (o: any) => PV_SOURCES.map((s) => o.spec?.[s]);
+      if (changed(src(next), src(prev))) out.push(forbiddenField('spec.persistentvolumesource', 'spec.persistentvolumesource is immutable after creation'));
+      break;
+    }
+    case 'v1/PersistentVolumeClaim': {
+      const strip = (o: any) => ({
+        ...o.spec,
+        resources: { ...o.spec?.resources, requests: undefined },
+        volumeName: undefined,
+        volumeAttributesClassName: undefined,
+      });
+      if (changed(strip(next), strip(prev))) {
+        out.push(forbiddenField('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
+      }
+      if (prev.spec?.volumeName && next.spec?.volumeName !== prev.spec.volumeName) out.push(immutable('spec.volumeName', next.spec?.volumeName));
+      break;
+    }
+    case 'batch/v1/Job':
+      if (changed(next.spec?.selector, prev.spec?.selector)) out.push(immutable('spec.selector', next.spec?.selector));
+      if (changed(next.spec?.template, prev.spec?.template)) out.push(immutable('spec.template', next.spec?.template));
+      if (changed(next.spec?.completions, prev.spec?.completions)) out.push(immutable('spec.completions', next.spec?.completions));
+      break;
+    case 'storage.k8s.io/v1/StorageClass':
+      if (changed(next.parameters, prev.parameters)) out.push(forbiddenField('parameters', 'updates to parameters are forbidden.'));
+      if (next.provisioner !== prev.provisioner) out.push(forbiddenField('provisioner', 'updates to provisioner are forbidden.'));
+      if (next.reclaimPolicy !== prev.reclaimPolicy) out.push(forbiddenField('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
+      if (next.volumeBindingMode !== prev.volumeBindingMode) out.push(forbiddenField('volumeBindingMode', 'field is immutable'));
+      break;
+    case 'apps/v1/Deployment':
+    case 'apps/v1/DaemonSet':
+      if (changed(next.spec?.selector, prev.spec?.selector)) out.push(immutable('spec.selector', next.spec?.selector));
+      break;
+    case 'rbac.authorization.k8s.io/v1/RoleBinding':
+    case 'rbac.authorization.k8s.io/v1/ClusterRoleBinding':
+      if (changed(next.roleRef, prev.roleRef)) out.push(invalidValue('roleRef', next.roleRef, 'cannot change roleRef'));
+      break;
+    case 'v1/ConfigMap':
+      if (prev.immutable === true && (changed(next.data, prev.data) || changed(next.binaryData, prev.binaryData) || next.immutable !== true)) {
+        out.push(forbiddenField(next.immutable === true ? 'data' : 'immutable', 'field is immutable when `immutable` is set'));
+      }
+      break;
+    default:
+  }
+  return out;
+}
+
+/** What the kind's registry refuses in this object (and, on update, in its change from `prev`). */
+export function kindProblems(r: ResourceType, obj: any, prev?: any): StatusCause[] {
+  const out = CREATE_RULES[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? [];
+  if (prev) out.push(...updateProblems(r, obj, prev));
+  return out;
+}
