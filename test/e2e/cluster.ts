@@ -96,6 +96,7 @@ export class Cluster {
 
   readonly adminKubeconfig: string;
   private readonly agents: Agent[] = [];
+  private readonly volumes = new Map<string, ConfigMapVolume>();
 
   private constructor(readonly server: TestApiServer, readonly manifests: Manifest[], readonly work: string) {
     this.adminKubeconfig = path.join(work, 'admin.kubeconfig');
@@ -136,8 +137,6 @@ export class Cluster {
     this.agents.push(agent);
     return agent;
   }
-
-  private readonly volumes = new Map<string, ConfigMapVolume>();
 
   /** The directory kubelet keeps this ConfigMap in (one per ConfigMap, shared by the agents using it). */
   configMapVolume(name: string, namespace: string): ConfigMapVolume {
@@ -280,10 +279,14 @@ export class ConfigMapVolume {
   }
 }
 
-/** The agent's container: the real bin from the sources (ts-node), in this test's mount namespace. */
+/** The bin run from the TypeScript sources through ts-node (transpile only). */
+export const FROM_SOURCES = ['-r', 'ts-node/register/transpile-only', MAIN];
+
+/** The agent's container: the real bin (by default from the sources), in this process's mount namespace. */
 export class Agent {
-  static start(args: string[], env: Record<string, string>): Agent {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, ...args], {
+  /** `entry`: node's arguments that run the bin (e.g. a compiled main.js). */
+  static start(args: string[], env: Record<string, string>, entry: string[] = FROM_SOURCES): Agent {
+    const child = spawn(process.execPath, [...entry, ...args], {
       cwd: REPO,
       env: { PATH: process.env.PATH, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
