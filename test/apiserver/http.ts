@@ -1,22 +1,22 @@
 /**
- * HTTP routing: turns a request into request attributes (verb, resource,
- * namespace, name, subresource) the way the real server's request-info resolver
- * does, authenticates, authorizes, applies injected faults, serves it from the
- * registry or the watch hub, and counts requests and bytes.
+ * HTTP serving: resolves the request (request-info), authenticates, authorizes,
+ * applies injected faults, serves it from the registry, a list page or the
+ * watch hub, renders JSON or a Table, and counts requests and bytes.
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { Authenticator, UserInfo } from './auth';
+import { deleteOptions, parseJson, parseObjectBody, readBody } from './bodies';
 import { Counters } from './counters';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery';
 import { Faults } from './faults';
+import { listPage, selectorFilter } from './list';
 import { openApiDocument, openApiRoot, openApiV2 } from './openapi';
 import { jsonPatch, mergePatch, patchSchemaFor, strategicMergePatch } from './patch';
 import { RbacAuthorizer, RequestAttributes } from './rbac';
-import { DeleteOptions, Registry } from './registry';
-import { ResourceType, findResource, groupVersion } from './resources';
-import { parseFieldSelector, parseLabelSelector, pinnedName } from './selectors';
-import { ApiError, badRequest, forbidden, gone, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
+import { Registry } from './registry';
+import { ResourceRequest, resolve } from './request-info';
+import { ResourceType, groupVersion } from './resources';
+import { ApiError, badRequest, forbidden, methodNotAllowed, noSuchPath, unsupportedMediaType } from './status';
 import { Entry, Store, cloneObject } from './store';
 import { IncludeObject, renderTable, wantsTable } from './table';
 import { WatchHub } from './watch';
@@ -34,12 +34,6 @@ export interface ServerContext {
   serverAddress(): string;
 }
 
-interface ResourceRequest extends RequestAttributes {
-  readonly type: ResourceType;
-  readonly resource: string;
-  readonly collection: boolean;
-}
-
 /** One resource request being served. */
 interface Call {
   readonly rr: ResourceRequest;
@@ -50,99 +44,6 @@ interface Call {
   /** Counter key: verb and resource(/subresource). */
   readonly count: [string, string];
 }
-
-const SUBRESOURCES = new Set(['status', 'finalize']);
-
-/** Resolves `/api/v1/...` and `/apis/<g>/<v>/...` into request attributes; undefined for other paths. */
-function resolve(method: string, parts: string[], query: URLSearchParams): ResourceRequest | 'unknown' | undefined {
-  let gv: string;
-  let rest: string[];
-  if (parts[0] === 'api' && parts.length >= 3) {
-    gv = parts[1];
-    rest = parts.slice(2);
-  } else if (parts[0] === 'apis' && parts.length >= 4) {
-    gv = `${parts[1]}/${parts[2]}`;
-    rest = parts.slice(3);
-  } else {
-    return undefined;
-  }
-  let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3 && !(rest.length === 3 && SUBRESOURCES.has(rest[2]))) {
-    namespace = rest[1];
-    rest = rest.slice(2);
-  }
-  const [resource, name, subresource, ...extra] = rest;
-  const type = findResource(gv, resource);
-  if (!type || extra.length || (subresource && !SUBRESOURCES.has(subresource))) return 'unknown';
-  if (subresource === 'status' && !type.hasStatus) return 'unknown';
-  if (subresource === 'finalize' && type.kind !== 'Namespace') return 'unknown';
-  if (!type.namespaced && namespace !== undefined) return 'unknown';
-  const collection = name === undefined;
-  const watch = query.get('watch') === 'true' || query.get('watch') === '1';
-  // Namespaced resources are served across namespaces only for list and watch.
-  if (type.namespaced && namespace === undefined && !(collection && method === 'GET')) return 'unknown';
-  const verb = {
-    GET: collection ? (watch ? 'watch' : 'list') : 'get',
-    POST: 'create',
-    PUT: 'update',
-    PATCH: 'patch',
-    DELETE: collection ? 'deletecollection' : 'delete',
-  }[method];
-  if (!verb) return 'unknown';
-  return { type, verb, apiGroup: type.group, resource, subresource, namespace: type.namespaced ? namespace : undefined, name, collection };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolveBody(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(buf: Buffer): any {
-  try {
-    return JSON.parse(buf.toString('utf8'));
-  } catch (e: any) {
-    throw badRequest(`error decoding request body: ${e.message}`);
-  }
-}
-
-/**
- * An object body (create, update): JSON or YAML. Protobuf, which typed
- * client-go clientsets send (e.g. `kubectl create configmap`), is not decoded
- * here and gets the 415 a server without that codec answers.
- */
-function parseObjectBody(req: IncomingMessage, buf: Buffer): any {
-  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim();
-  if (type === 'application/json' || type === '') return parseJson(buf);
-  if (type === 'application/yaml') {
-    try {
-      return parseYaml(buf.toString('utf8'));
-    } catch (e: any) {
-      throw badRequest(`error decoding request body: ${e.message}`);
-    }
-  }
-  throw unsupportedMediaType(['application/json', 'application/yaml']);
-}
-
-/** The continue token the real server issues (base64 JSON of version, rv and start key). */
-function encodeContinue(rv: number, startKey: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${startKey}\u0000` })).toString('base64');
-}
-
-function decodeContinue(token: string): { rv: number; start: string } {
-  try {
-    const t = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-    if (t.v !== 'meta.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string') throw new Error();
-    return { rv: t.rv, start: t.start };
-  } catch {
-    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-  }
-}
-
-const EXPIRED_CONTINUE = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 export class HttpHandler {
   constructor(private readonly ctx: ServerContext) {}
@@ -293,7 +194,7 @@ export class HttpHandler {
       }
       case 'deletecollection': {
         const options = deleteOptions(q, body);
-        const matches = this.predicate(r, q);
+        const matches = selectorFilter(r, q);
         const items: string[] = [];
         for (const e of this.ctx.store.list(r, rr.namespace)) {
           if (!matches(e.obj)) continue;
@@ -319,86 +220,19 @@ export class HttpHandler {
     }
   }
 
-  private predicate(r: ResourceType, q: URLSearchParams): (o: any) => boolean {
-    const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
-    const fields = parseFieldSelector(q.get('fieldSelector') ?? undefined, r);
-    return (o) => labels(o) && fields(o);
-  }
-
   private listJson(r: ResourceType, meta: object, items: string[]): string {
     return `{"kind":"${r.kind}List","apiVersion":"${groupVersion(r)}","metadata":${JSON.stringify(meta)},"items":[${items.join(',')}]}`;
   }
 
   private list({ rr, q, req, res, count }: Call): void {
-    const { store } = this.ctx;
-    const r = rr.type;
-    const matches = this.predicate(r, q);
-    const rv = q.get('resourceVersion') ?? '';
-    const rvMatch = q.get('resourceVersionMatch') ?? '';
-    const cont = q.get('continue') ?? '';
-    const limit = Number(q.get('limit') ?? '0') || 0;
-    if (rvMatch && !rv) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
-    if (rvMatch && !['Exact', 'NotOlderThan'].includes(rvMatch)) {
-      throw badRequest(`resourceVersionMatch: Unsupported value: "${rvMatch}": supported values: "Exact", "NotOlderThan"`);
-    }
-    if (cont && rv && rv !== '0') throw badRequest('specifying resource version is not allowed when using continue');
-    if (rvMatch === 'Exact' && rv === '0') throw badRequest('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
-    if (rv && !/^\d+$/.test(rv)) throw badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
-
-    let atRv = store.resourceVersion;
-    let start = '';
-    let entries: Entry[] | undefined;
-    if (cont) {
-      const t = decodeContinue(cont);
-      atRv = t.rv;
-      start = t.start;
-      entries = store.listAt(r, atRv, rr.namespace);
-      if (!entries) throw gone(EXPIRED_CONTINUE);
-    } else if (rvMatch === 'Exact') {
-      atRv = Number(rv);
-      entries = store.listAt(r, atRv, rr.namespace);
-      if (!entries) throw gone('The resourceVersion for the provided list is too old.');
-    } else {
-      if (rv && rv !== '0' && Number(rv) > store.resourceVersion) {
-        throw new ApiError(504, 'Timeout', `Too large resource version: ${rv}, current: ${store.resourceVersion}`,
-          { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
-      }
-      const pinned = pinnedName(q.get('fieldSelector') ?? undefined);
-      if (pinned !== undefined && (!r.namespaced || rr.namespace)) {
-        const one = store.get(r, rr.namespace, pinned);
-        entries = one ? [one] : [];
-      } else {
-        entries = store.list(r, rr.namespace);
-      }
-    }
-
-    let i = 0;
-    if (start) {
-      let lo = 0;
-      let hi = entries.length;
-      while (lo < hi) {
-        const mid = Math.floor((lo + hi) / 2);
-        if (entries[mid].key < start) lo = mid + 1;
-        else hi = mid;
-      }
-      i = lo;
-    }
-    const picked: Entry[] = [];
-    for (; i < entries.length && (!limit || picked.length < limit); i++) {
-      if (matches(entries[i].obj)) picked.push(entries[i]);
-    }
-    const meta: Record<string, unknown> = { resourceVersion: String(atRv) };
-    if (limit && i < entries.length) {
-      meta.continue = encodeContinue(atRv, picked[picked.length - 1]?.key ?? entries[i - 1].key);
-      if (!q.get('labelSelector') && !q.get('fieldSelector')) meta.remainingItemCount = entries.length - i;
-    }
-    if (wantsTable(req.headers.accept)) return this.send(res, 200, renderTable(r, picked, includeObject(q), meta), count);
-    this.send(res, 200, this.listJson(r, meta, picked.map((e) => e.itemJson)), count);
+    const { items, meta } = listPage(this.ctx.store, rr.type, rr.namespace, q);
+    if (wantsTable(req.headers.accept)) return this.send(res, 200, renderTable(rr.type, items, includeObject(q), meta), count);
+    this.send(res, 200, this.listJson(rr.type, meta, items.map((e) => e.itemJson)), count);
   }
 
   private watch({ rr, q, req, res, count }: Call): void {
     const r = rr.type;
-    const matches = this.predicate(r, q);
+    const matches = selectorFilter(r, q);
     const rv = q.get('resourceVersion') ?? undefined;
     if (rv && !/^\d+$/.test(rv)) throw badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
     const sendInitialEvents = q.get('sendInitialEvents') === 'true';
@@ -434,15 +268,3 @@ function includeObject(q: URLSearchParams): IncludeObject {
   return v === 'None' || v === 'Object' ? v : 'Metadata';
 }
 
-function deleteOptions(q: URLSearchParams, body: Buffer): DeleteOptions {
-  const fromBody = body.length ? parseJson(body) : {};
-  const policy = q.get('propagationPolicy') ?? fromBody.propagationPolicy;
-  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-    throw new ApiError(422, 'Invalid', `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`);
-  }
-  const orphan = fromBody.orphanDependents ?? (q.get('orphanDependents') === null ? undefined : q.get('orphanDependents') === 'true');
-  return {
-    propagationPolicy: policy ?? (orphan === true ? 'Orphan' : orphan === false ? 'Background' : undefined),
-    preconditions: fromBody.preconditions,
-  };
-}
