@@ -7,7 +7,7 @@
  * every problem is an Event and a metric, not only a log line.
  */
 import * as fs from 'node:fs';
-import type { V1ConfigMap, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
 import { ConcurrencyLimiter, decideRelease, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
 import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
@@ -54,19 +54,50 @@ export type DevicePassResult =
   | { readonly state: 'no-spec'; readonly message: string }
   | { readonly state: 'provisioned'; readonly spec: DeviceSpecConfig; readonly created: readonly string[] };
 
+/** How often a lasting condition's Warning is recorded again. */
+const REPEAT_WARNING_MS = 30 * 60_000;
+
 export class DeviceController {
   private lastSpecChange = '';
   /** The last pass's spec or problem, so the config reload metrics count changes, not passes. */
   private lastResolution?: string;
 
+  /** Warnings recorded, by object, reason and message, to when; kept while the pass after still has them. */
+  private readonly warned = new Map<string, number>();
+  private warnedThisPass = new Set<string>();
+
   constructor(private readonly deps: DeviceControllerDeps) {}
 
   async pass(node: V1Node): Promise<DevicePassResult> {
+    this.warnedThisPass = new Set();
+    try {
+      return await this.run(node);
+    } finally {
+      // A condition that went away is recorded again if it comes back.
+      for (const key of this.warned.keys()) if (!this.warnedThisPass.has(key)) this.warned.delete(key);
+    }
+  }
+
+  /**
+   * Records a Warning when its condition is new, and again every half hour while it lasts (Events
+   * expire after an hour), not on every pass: repeats would use up the per-object Event limit
+   * (25, then one per 5 minutes) and the Node's other Events would be dropped.
+   */
+  private warn(object: V1ObjectReference, reason: string, message: string): void {
+    const key = [object.kind, object.name, reason, message].join('\u0000');
+    this.warnedThisPass.add(key);
+    const last = this.warned.get(key);
+    if (last !== undefined && Date.now() - last < REPEAT_WARNING_MS) return;
+    this.warned.set(key, Date.now());
+    this.deps.events.warning(object, reason, message);
+  }
+
+  private async run(node: V1Node): Promise<DevicePassResult> {
     const info = nodeInfoOf(node);
     const resolved = this.resolveSpec(node);
     this.recordResolution(resolved);
     if ('message' in resolved) {
-      this.deps.events.warning(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
+      this.warn(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
       this.deps.logger.warn({ node: info.name }, resolved.message);
       this.deps.metrics.setDevices(info.name, { available: 0, error: 0 });
       return { state: 'no-spec', message: resolved.message };
@@ -86,7 +117,7 @@ export class DeviceController {
     const otherPathOfDiskWithPV = (d: DiscoveredDevice) => !withPV.has(d.path) && diskHasPV(d);
     const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && !diskHasPV(d) });
     for (const d of discovery.devices.filter(otherPathOfDiskWithPV)) {
-      this.deps.events.warning(nodeReference(node), EventReasons.DuplicatePath.reason,
+      this.warn(nodeReference(node), EventReasons.DuplicatePath.reason,
         `device ${d.path} is the same disk (${d.devicePath}) as PV ${disksWithPV.get(formatDeviceNumber(d.deviceNumber))}; it is neither wiped nor offered again`);
     }
     // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
@@ -97,11 +128,11 @@ export class DeviceController {
       ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${info.name}"`
       : undefined);
     if (problem) {
-      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, problem);
+      this.warn(nodeReference(node), EventReasons.DeviceError.reason, problem);
       this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
     }
     for (const e of errorDevices) {
-      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
+      this.warn(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
       volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
     }
     const naming = assignDevicePVNames(info.name, discovery.devices.filter((d) => !otherPathOfDiskWithPV(d)));
@@ -112,7 +143,7 @@ export class DeviceController {
       const message = owner
         ? `device(s) ${refused.join(', ')} would get PV name "${c.name}", which ${owner} already has; not provisioned`
         : `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
-      this.deps.events.warning(nodeReference(node), EventReasons.NameCollision.reason, message);
+      this.warn(nodeReference(node), EventReasons.NameCollision.reason, message);
       errors.push(...refused.map((path) => ({ path, storageClass: spec.storageClassName, state: 'error' as const })));
     }
     const plan = planProvisioning(deviceCandidates(naming.named, spec.volumeMode), pvs, {
@@ -120,7 +151,7 @@ export class DeviceController {
       paths: new Set(),
     });
     for (const s of plan.skip) {
-      if (s.warning) this.deps.events.warning(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
+      if (s.warning) this.warn(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
     }
     const created: string[] = [];
     const heldData: VolumeWithoutPV[] = [];
@@ -169,7 +200,7 @@ export class DeviceController {
       if (by !== me.provisionerName && !upstreams) continue;
       const decision = decideRelease(pv, me, { dialect: 'device', spec });
       if (decision.action === 'not-ours') {
-        this.deps.events.warning(persistentVolumeReference(pv), EventReasons.CleanupRefused.reason,
+        this.warn(persistentVolumeReference(pv), EventReasons.CleanupRefused.reason,
           `${decision.reason}; nothing is wiped and the PV stays Released (deviceDir is ${JSON.stringify(spec.deviceDir)})`);
       }
     }
@@ -199,7 +230,7 @@ export class DeviceController {
     const probe = device.signatures;
     if (probe?.state !== 'blank' && !spec.wipeDevicesHoldingData) {
       const message = `device ${device.path} ${probe ? describeProbe(probe) : 'was not probed'}; it is neither wiped nor provisioned (set wipeDevicesHoldingData: "true" in the PV spec ConfigMap to wipe it)`;
-      this.deps.events.warning(nodeReference(node), EventReasons.DeviceHoldsData.reason, message);
+      this.warn(nodeReference(node), EventReasons.DeviceHoldsData.reason, message);
       log.warn(message);
       return 'held-data';
     }
@@ -213,7 +244,7 @@ export class DeviceController {
     }
     if (existing) {
       if (existing.metadata?.labels?.[NODE_LABEL] !== info.name) {
-        this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason,
+        this.warn(nodeReference(node), EventReasons.DeviceError.reason,
           `PV ${pvName} already exists but is not labelled ${NODE_LABEL}=${info.name}; device ${device.path} is neither wiped nor provisioned`);
         return 'error';
       }
@@ -221,7 +252,7 @@ export class DeviceController {
     }
     const located = await resolveVolumePath(device.path, spec.deviceDir);
     if (!located.ok) {
-      this.deps.events.warning(nodeReference(node), EventReasons.CleanupRefused.reason, located.reason);
+      this.warn(nodeReference(node), EventReasons.CleanupRefused.reason, located.reason);
       return 'error';
     }
     const signal = this.deps.wipeTimeoutMs > 0 ? AbortSignal.timeout(this.deps.wipeTimeoutMs) : undefined;
@@ -231,7 +262,7 @@ export class DeviceController {
     }));
     if (!wiped.ok) {
       const message = `cannot wipe device ${device.path}: ${wiped.reason}`;
-      this.deps.events.warning(nodeReference(node), EventReasons.DeviceError.reason, message);
+      this.warn(nodeReference(node), EventReasons.DeviceError.reason, message);
       log.error(message);
       return 'error';
     }
@@ -245,7 +276,7 @@ export class DeviceController {
       return 'created';
     } catch (err) {
       const message = `cannot create PV ${pvName} for ${device.path}: ${(err as Error).message}`;
-      this.deps.events.warning(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
+      this.warn(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
       log.error(message);
       return 'error';
     }
