@@ -127,6 +127,19 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
   });
 
+  test('warnings about devices are recorded when they change, not on every pass, so they never crowd out other Node Events', async () => {
+    await start();
+    mkfsExt4(fx.addDevice('sda', SIZE).device);
+    fs.symlinkSync('/dev/lvp-test-no-such-device', path.join(fx.deviceDir, 'sdz'));
+    // Client-go's per-object limit lets 25 Events through at once, then one per 5 minutes.
+    for (let i = 0; i < 30; i++) await fx.pass();
+    expect((await fx.nodeEvents('DeviceHoldsData')).map((e) => e.count ?? 1)).toEqual([1]);
+    expect((await fx.nodeEvents('DeviceError')).map((e) => e.count ?? 1)).toEqual([1]);
+    fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'block' }));
+    await fx.pass();
+    expect(await fx.nodeEvents('NoPVSpecConfigMap')).toHaveLength(1);
+  });
+
   describe('the device gauges', () => {
     test('count each device once: offered devices as available, broken ones as errors, held data in neither', async () => {
       await start();
