@@ -12,12 +12,13 @@ import { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { ADMIN, Authenticator } from './auth';
+import { BOOTSTRAP_OBJECTS } from './bootstrap';
 import { ControllerSwitches, Controllers } from './controllers';
 import { Counters } from './counters';
 import { Faults } from './faults';
 import { HttpHandler } from './http';
 import { Denial, RbacAuthorizer } from './rbac';
-import { NAMESPACES, Registry } from './registry';
+import { Registry } from './registry';
 import { ResourceType, resourceForKind } from './resources';
 import { Store, cloneObject } from './store';
 import { servingCertificate } from './tls';
@@ -86,8 +87,6 @@ export interface TestApiServer {
   finishJob(namespace: string, name: string, outcome: 'Complete' | 'Failed', message?: string): void;
 }
 
-const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-
 class Instance implements TestApiServer {
   readonly faults: Faults;
   readonly counters = new Counters();
@@ -122,7 +121,7 @@ class Instance implements TestApiServer {
       rbac: this.rbac,
       serverAddress: () => `127.0.0.1:${this.port}`,
     });
-    for (const name of INITIAL_NAMESPACES) this.registry.create(NAMESPACES, undefined, { metadata: { name } });
+    for (const obj of BOOTSTRAP_OBJECTS) this.create(obj);
   }
 
   get url(): string {

@@ -3,8 +3,9 @@
  * grant their ClusterRole everywhere, RoleBindings grant a Role or ClusterRole in
  * their namespace; rules match verbs, API groups, resources (with
  * `resource/subresource`), resourceNames and nonResourceURLs, with `*`
- * wildcards. Discovery and health URLs are open to every authenticated user, as
- * the bootstrap `system:discovery` and `system:public-info-viewer` roles make them.
+ * wildcards. Discovery and health URLs are open through the bootstrap policy
+ * (bootstrap.ts); members of system:masters pass without rules, as the real
+ * server's privileged-group authorizer lets them.
  */
 import { UserInfo } from './auth';
 import { findResource } from './resources';
@@ -29,8 +30,6 @@ const ROLES = findResource('rbac.authorization.k8s.io/v1', 'roles')!;
 const ROLE_BINDINGS = findResource('rbac.authorization.k8s.io/v1', 'rolebindings')!;
 const CLUSTER_ROLES = findResource('rbac.authorization.k8s.io/v1', 'clusterroles')!;
 const CLUSTER_ROLE_BINDINGS = findResource('rbac.authorization.k8s.io/v1', 'clusterrolebindings')!;
-
-const OPEN_PATHS = [/^\/api\/?$/, /^\/apis(\/.*)?$/, /^\/api\/v1\/?$/, /^\/version\/?$/, /^\/openapi\/.*/, /^\/(healthz|livez|readyz)(\/.*)?$/];
 
 const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
@@ -72,7 +71,6 @@ export class RbacAuthorizer {
 
   allows(user: UserInfo, a: RequestAttributes): boolean {
     if (user.groups.includes('system:masters')) return true;
-    if (a.path !== undefined && user.groups.includes('system:authenticated') && OPEN_PATHS.some((p) => p.test(a.path!))) return true;
     const grants = (binding: any, namespace?: string) =>
       (binding.subjects ?? []).some((s: any) => subjectMatches(s, user, namespace))
       && this.rulesOf(binding.roleRef, namespace).some((r) => ruleAllows(r, a));
