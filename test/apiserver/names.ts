@@ -68,6 +68,11 @@ export function metadataProblems(r: ResourceType, meta: any): StatusCause[] {
     annotationBytes += k.length + String(v).length;
   }
   if (annotationBytes > 256 * 1024) out.push({ reason: 'FieldValueTooLong', field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' });
+  const controllers = (meta.ownerReferences ?? []).filter((o: any) => o?.controller === true);
+  if (controllers.length > 1) {
+    out.push(invalidValue('metadata.ownerReferences', meta.ownerReferences, 'Only one reference can have Controller set to true. '
+      + `Found "true" in references for ${controllers.map((o: any) => `${o.kind}/${o.name}`).join(' and ')}`));
+  }
   (meta.ownerReferences ?? []).forEach((o: any, i: number) => {
     for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
       if (!o?.[f]) out.push(required(`metadata.ownerReferences[${i}].${f}`));
