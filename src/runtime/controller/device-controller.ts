@@ -112,7 +112,11 @@ export class DeviceController {
     const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
     // A disk with a PV may show up under another path (a new udev link, a deviceDir moved from
     // by-path to by-id): it must be neither wiped nor offered twice, so disks are matched by number.
-    const disksWithPV = await diskPVs(pvs);
+    const { disks: disksWithPV, missing } = await inspectPVDevices(pvs);
+    for (const pv of pvs.filter((p) => missing.has(p.metadata?.name ?? ''))) {
+      this.warn(persistentVolumeReference(pv), EventReasons.VolumeMissing.reason,
+        `device ${pv.spec?.local?.path} of PV ${pv.metadata?.name} is gone from this node; the PV is kept and nothing is wiped`);
+    }
     const diskHasPV = (d: Pick<DiscoveredDevice, 'deviceNumber'>) => disksWithPV.has(formatDeviceNumber(d.deviceNumber));
     const otherPathOfDiskWithPV = (d: DiscoveredDevice) => !withPV.has(d.path) && diskHasPV(d);
     const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && !diskHasPV(d) });
@@ -161,7 +165,7 @@ export class DeviceController {
       else if (outcome === 'held-data') heldData.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'held-data' });
       else if (outcome === 'error') errors.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
     }));
-    this.updateMetrics(info.name, errors, heldData, created);
+    this.updateMetrics(info.name, errors, heldData, created, missing);
     return { state: 'provisioned', spec, created };
   }
 
@@ -287,30 +291,44 @@ export class DeviceController {
     errors: readonly VolumeWithoutPV[],
     heldData: readonly VolumeWithoutPV[],
     created: readonly string[],
+    missing: ReadonlySet<string>,
   ): void {
     const pvs = this.deps.cache.list();
     this.deps.metrics.setCapacity(capacityByMode(pvs));
-    // A device is counted once: offered (has a PV of this node) or in error. PVs created in this
-    // pass count although the cache's watch may not have delivered them yet.
-    const offered = new Set([...pvs.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name), ...created]);
-    this.deps.metrics.setDevices(nodeName, { available: offered.size, error: errors.length });
+    // A device is counted once: offered (has a PV of this node and is there) or in error (including
+    // a PV's device that is gone). PVs created in this pass count although the cache's watch may
+    // not have delivered them yet.
+    const names = [...pvs.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name ?? ''), ...created];
+    const offered = new Set(names.filter((n) => !missing.has(n)));
+    const gone = new Set(names.filter((n) => missing.has(n)));
+    this.deps.metrics.setDevices(nodeName, { available: offered.size, error: errors.length + gone.size });
     this.deps.metrics.setVolumeStates(volumeStateEntries(pvs, (pv) => ({
-      missing: false,
+      missing: missing.has(pv.metadata?.name ?? ''),
       cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
     }), [...errors, ...heldData]));
   }
 }
 
-/** The disks (`major:minor`) behind these PVs' paths that exist on this node, to the PV's name. */
-async function diskPVs(pvs: readonly V1PersistentVolume[]): Promise<Map<string, string>> {
+/**
+ * The disks (`major:minor`) behind these PVs' paths on this node, to the PV's name, and the PVs
+ * whose path is gone or is no block device any more (a pulled disk loses its udev link).
+ */
+async function inspectPVDevices(pvs: readonly V1PersistentVolume[]): Promise<{ disks: Map<string, string>; missing: Set<string> }> {
   const disks = new Map<string, string>();
+  const missing = new Set<string>();
   await Promise.all(pvs.map(async (pv) => {
     const devicePath = pv.spec?.local?.path;
+    const name = pv.metadata?.name ?? '';
     if (!devicePath) return;
-    const st = await fs.promises.stat(devicePath, { bigint: true }).catch(() => undefined);
-    if (st?.isBlockDevice()) disks.set(formatDeviceNumber(deviceNumberOf(st.rdev)), pv.metadata?.name ?? '');
+    const { st, err } = await fs.promises.stat(devicePath, { bigint: true }).then(
+      (stats) => ({ st: stats, err: undefined }),
+      (e: NodeJS.ErrnoException) => ({ st: undefined, err: e }),
+    );
+    if (st?.isBlockDevice()) disks.set(formatDeviceNumber(deviceNumberOf(st.rdev)), name);
+    // Other errors (EACCES, EIO) say nothing about whether the disk is there.
+    else if (st || err?.code === 'ENOENT' || err?.code === 'ENOTDIR') missing.add(name);
   }));
-  return disks;
+  return { disks, missing };
 }
 
 /** The provisioned-by name on device PVs we create; PVs without it were made by the upstream provisioner. */
