@@ -160,6 +160,29 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(fx.serverPv(pvName('sda'))?.metadata?.uid).toBe(uid);
   });
 
+  test('a device whose link disappears (disk pulled) keeps its PV, is counted as an error, not available, and a VolumeMissing Warning says so', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const sda = fx.addDevice('sda');
+    fx.addDevice('sdb');
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(await fx.deviceGauges()).toEqual({ available: 2, error: 0 });
+    fs.unlinkSync(sda.link);
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([pvName('sda'), pvName('sdb')]);
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
+    const missing = await fx.recordedEvents('VolumeMissing');
+    expect(missing.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
+    expect(missing[0].message).toContain(sda.link);
+    expect(await fx.metric('local_volume_provisioner_volume_state', {
+      state: 'missing', persistentvolume: pvName('sda'), path: sda.link, storageclass: 'local-storage',
+    })).toBe(1);
+    // The disk comes back: available again.
+    fs.symlinkSync(sda.device, sda.link);
+    await fx.pass();
+    expect(await fx.deviceGauges()).toEqual({ available: 2, error: 0 });
+  });
+
   test('upstream\'s name for pci-0000:3c:00.0-sas-0x5000-lun-0 style paths', async () => {
     const base = 'pci-0000:3c:00.0-sas-0x5000c500a1b2c3d4-lun-0';
     await start((dir) => blockSpec(dir), [base]);
