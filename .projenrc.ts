@@ -115,6 +115,13 @@ project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=Ex
 // app/ has no tsconfig of its own; lint it with the default project, like .projenrc.ts.
 project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.projectService.allowDefaultProject', ['.projenrc.ts', 'app/*.ts']);
 
+// The test Kubernetes API server in the foreground: --kubeconfig FILE [--port N] [--rbac].
+project.addTask('test-apiserver', {
+  description: 'Run the test Kubernetes API server in the foreground',
+  exec: 'ts-node --transpile-only -P test/tsconfig.json test/apiserver/main.ts',
+  receiveArgs: true,
+});
+
 // The README's main job: `npx cdk8s synth` writes dist/*.k8s.yaml from app/main.ts.
 project.addTask('synth', {
   description: 'Synthesize dist/*.k8s.yaml from the example app (app/main.ts)',
