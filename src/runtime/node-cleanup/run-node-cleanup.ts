@@ -18,7 +18,9 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
     storageClassNames: options.storageClassNames,
     pvcDeletionDelayMs: options.pvcDeletionDelayMs,
   });
+  let leading = false;
   const lead = async (signal: AbortSignal): Promise<void> => {
+    leading = true;
     const scheduler = new PassScheduler(async () => {
       const result = await controller.pass();
       health.markLoopAlive();
@@ -27,13 +29,17 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
     scheduler.start();
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await scheduler.stop();
+    leading = false;
   };
 
   const stop = new AbortController();
   void agent.stopped.then(() => stop.abort());
   // Ready as soon as it serves: a non-leader replica is healthy, only idle.
   health.markReady();
-  const heartbeat = setInterval(() => health.markLoopAlive(), 10_000);
+  // A waiting replica has no loop to get stuck; while leading, only the passes count as alive.
+  const heartbeat = setInterval(() => {
+    if (!leading) health.markLoopAlive();
+  }, 10_000);
   if (!options.leaderElect) {
     await lead(stop.signal);
   } else {
