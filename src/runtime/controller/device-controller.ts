@@ -20,7 +20,15 @@ import { deviceNumberOf, describeProbe, formatDeviceNumber } from '../volume';
 import { Deleter } from './deleter';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
 import {
-  assignDevicePVNames, buildDevicePV, DEVICE_DIALECT_NODE_LABELS, deviceSpecDifferences, NODE_LABEL, NodeInfo, nodeInfoOf, PROVISIONED_BY_ANNOTATION,
+  assignDevicePVNames,
+  buildDevicePV,
+  DEVICE_DIALECT_NODE_LABELS,
+  DeviceNaming,
+  deviceSpecDifferences,
+  NODE_LABEL,
+  NodeInfo,
+  nodeInfoOf,
+  PROVISIONED_BY_ANNOTATION,
 } from '../pv';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
@@ -109,47 +117,8 @@ export class DeviceController {
     this.reportRefusedReleases(pvs, me, spec);
     this.reportSpecChange(node, spec, pvs);
 
-    const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
-    // A disk with a PV may show up under another path (a new udev link, a deviceDir moved from
-    // by-path to by-id): it must be neither wiped nor offered twice, so disks are matched by number.
-    const { disks: disksWithPV, missing } = await inspectPVDevices(pvs);
-    for (const pv of pvs.filter((p) => missing.has(p.metadata?.name ?? ''))) {
-      this.warn(persistentVolumeReference(pv), EventReasons.VolumeMissing.reason,
-        `device ${pv.spec?.local?.path} of PV ${pv.metadata?.name} is gone from this node; the PV is kept and nothing is wiped`);
-    }
-    const diskHasPV = (d: Pick<DiscoveredDevice, 'deviceNumber'>) => disksWithPV.has(formatDeviceNumber(d.deviceNumber));
-    const otherPathOfDiskWithPV = (d: DiscoveredDevice) => !withPV.has(d.path) && diskHasPV(d);
-    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && !diskHasPV(d) });
-    for (const d of discovery.devices.filter(otherPathOfDiskWithPV)) {
-      this.warn(nodeReference(node), EventReasons.DuplicatePath.reason,
-        `device ${d.path} is the same disk (${d.devicePath}) as PV ${disksWithPV.get(formatDeviceNumber(d.deviceNumber))}; it is neither wiped nor offered again`);
-    }
-    // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
-    const errorDevices = discovery.errorDevices.filter((e) => !withPV.has(e.path));
-    const errors: VolumeWithoutPV[] = errorDevices.map((e) => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
-    // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
-    const problem = discovery.problem ?? (discovery.devices.length === 0 && discovery.errorDevices.length === 0
-      ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${info.name}"`
-      : undefined);
-    if (problem) {
-      this.warn(nodeReference(node), EventReasons.DeviceError.reason, problem);
-      this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
-    }
-    for (const e of errorDevices) {
-      this.warn(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
-      volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
-    }
-    const naming = assignDevicePVNames(info.name, discovery.devices.filter((d) => !otherPathOfDiskWithPV(d)));
-    for (const c of naming.collisions) {
-      // A device whose PV already has the name keeps it; only the newcomers are refused.
-      const owner = c.paths.find((p) => pvs.some((pv) => pv.metadata?.name === c.name && pv.spec?.local?.path === p));
-      const refused = c.paths.filter((p) => p !== owner);
-      const message = owner
-        ? `device(s) ${refused.join(', ')} would get PV name "${c.name}", which ${owner} already has; not provisioned`
-        : `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
-      this.warn(nodeReference(node), EventReasons.NameCollision.reason, message);
-      errors.push(...refused.map((path) => ({ path, storageClass: spec.storageClassName, state: 'error' as const })));
-    }
+    const { devices, errors, missing } = await this.discover(node, spec, pvs);
+    const naming = this.name(node, spec, pvs, devices, errors);
     const plan = planProvisioning(deviceCandidates(naming.named, spec.volumeMode), pvs, {
       pvNames: new Set(naming.named.map((n) => n.name).filter((n) => this.deps.deleter.isCleaning(n))),
       paths: new Set(),
@@ -167,6 +136,73 @@ export class DeviceController {
     }));
     this.updateMetrics(info.name, errors, heldData, created, missing);
     return { state: 'provisioned', spec, created };
+  }
+
+  /**
+   * The devices that may be offered this pass, and what cannot: error devices, and PVs whose
+   * device is gone. Each problem is a Warning.
+   */
+  private async discover(node: V1Node, spec: DeviceSpecConfig, pvs: readonly V1PersistentVolume[]): Promise<{
+    devices: DiscoveredDevice[];
+    errors: VolumeWithoutPV[];
+    missing: Set<string>;
+  }> {
+    const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
+    // A disk with a PV may show up under another path (a new udev link, a deviceDir moved from
+    // by-path to by-id): it must be neither wiped nor offered twice, so disks are matched by number.
+    const { disks: disksWithPV, missing } = await inspectPVDevices(pvs);
+    for (const pv of pvs.filter((p) => missing.has(p.metadata?.name ?? ''))) {
+      this.warn(persistentVolumeReference(pv), EventReasons.VolumeMissing.reason,
+        `device ${pv.spec?.local?.path} of PV ${pv.metadata?.name} is gone from this node; the PV is kept and nothing is wiped`);
+    }
+    const pvOfDisk = (d: Pick<DiscoveredDevice, 'deviceNumber'>) => disksWithPV.get(formatDeviceNumber(d.deviceNumber));
+    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && pvOfDisk(d) === undefined });
+    const devices: DiscoveredDevice[] = [];
+    for (const d of discovery.devices) {
+      const other = withPV.has(d.path) ? undefined : pvOfDisk(d);
+      if (other === undefined) {devices.push(d);} else {
+        this.warn(nodeReference(node), EventReasons.DuplicatePath.reason,
+          `device ${d.path} is the same disk (${d.devicePath}) as PV ${other}; it is neither wiped nor offered again`);
+      }
+    }
+    // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
+    const errorDevices = discovery.errorDevices.filter((e) => !withPV.has(e.path));
+    // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
+    const problem = discovery.problem ?? (discovery.devices.length === 0 && discovery.errorDevices.length === 0
+      ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${node.metadata?.name}"`
+      : undefined);
+    if (problem) {
+      this.warn(nodeReference(node), EventReasons.DeviceError.reason, problem);
+      this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
+    }
+    for (const e of errorDevices) {
+      this.warn(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
+      volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
+    }
+    const errors = errorDevices.map((e): VolumeWithoutPV => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
+    return { devices, errors, missing };
+  }
+
+  /** Names the devices; those whose names collide are reported and added to `errors`. */
+  private name(
+    node: V1Node,
+    spec: DeviceSpecConfig,
+    pvs: readonly V1PersistentVolume[],
+    devices: readonly DiscoveredDevice[],
+    errors: VolumeWithoutPV[],
+  ): DeviceNaming<DiscoveredDevice> {
+    const naming = assignDevicePVNames(node.metadata?.name ?? '', devices);
+    for (const c of naming.collisions) {
+      // A device whose PV already has the name keeps it; only the newcomers are refused.
+      const owner = c.paths.find((p) => pvs.some((pv) => pv.metadata?.name === c.name && pv.spec?.local?.path === p));
+      const refused = c.paths.filter((p) => p !== owner);
+      const message = owner
+        ? `device(s) ${refused.join(', ')} would get PV name "${c.name}", which ${owner} already has; not provisioned`
+        : `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
+      this.warn(nodeReference(node), EventReasons.NameCollision.reason, message);
+      errors.push(...refused.map((path): VolumeWithoutPV => ({ path, storageClass: spec.storageClassName, state: 'error' })));
+    }
+    return naming;
   }
 
   private resolveSpec(node: V1Node): { spec: DeviceSpecConfig } | { message: string } {
