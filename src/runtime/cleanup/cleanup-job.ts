@@ -15,11 +15,12 @@
 import { createHash } from 'node:crypto';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Toleration } from '../../config';
+import { HOSTNAME_LABEL } from '../well-known';
 
 export const CLEANUP_JOB_PREFIX = 'cleanup-';
 export const JOB_CONTAINER_NAME = 'cleaner';
 export const FS_CLEANER_COMMAND = ['/scripts/fsclean.sh'] as const;
-export const JOB_LABEL_HOSTNAME = 'kubernetes.io/hostname';
+export const JOB_LABEL_HOSTNAME = HOSTNAME_LABEL;
 export const JOB_LABEL_PV = 'pv';
 export const JOB_LABEL_PV_UID = 'pvuuid';
 export const JOB_ANNOTATION_DEVICE = 'device';

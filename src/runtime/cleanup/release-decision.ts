@@ -9,15 +9,8 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { containerPathFor } from './path-safety';
 import type { ClassConfig, DeviceSpecConfig, VolumeMode } from '../../config';
+import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
-export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';
-/** Our node label on every PV we create or adopt. */
-export const NODE_LABEL = 'local.storage.k8s.io/node';
-/** The device-selecting provisioner's node labels (current and legacy spelling). */
-export const DEVICE_DIALECT_NODE_LABELS = [
-  'local-pv-provisioner.cybozu.io/node',
-  'local-pv-provisioner.cybozu.com/node',
-] as const;
 
 /** Who this provisioner is on this node. */
 export interface NodeIdentity {

@@ -19,17 +19,8 @@ import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../obser
 import { deviceNumberOf, describeProbe, formatDeviceNumber } from '../volume';
 import { Deleter } from './deleter';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
-import {
-  assignDevicePVNames,
-  buildDevicePV,
-  DEVICE_DIALECT_NODE_LABELS,
-  DeviceNaming,
-  deviceSpecDifferences,
-  NODE_LABEL,
-  NodeInfo,
-  nodeInfoOf,
-  PROVISIONED_BY_ANNOTATION,
-} from '../pv';
+import { assignDevicePVNames, buildDevicePV, DeviceNaming, deviceSpecDifferences, NodeInfo, nodeInfoOf } from '../pv';
+import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
 export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';

@@ -10,9 +10,9 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from '../kube/api-client';
 import { isNotFound } from '../kube/errors';
 import { KubeLogger } from '../kube/logger';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../kube/well-known';
 import { nodeNamesOfPV } from '../node-cleanup/decisions';
 import { nodeHostname, NodeInfo } from '../pv';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -24,6 +24,7 @@ import { EventRecorder } from '../kube/event-recorder';
 import { NodePvCache } from '../kube/pv-cache';
 import { Reflector } from '../kube/reflector';
 import { fromWire } from '../kube/wire';
+import { DEVICE_DIALECT_NODE_LABELS } from '../well-known';
 
 export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<void> {
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.pollingIntervalMs, 60_000) });
@@ -31,12 +32,12 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
 
   // Waits for the Node to exist; the pass re-reads it for its annotation.
   await new NodeInfoSource(api, options.nodeName, logger).get();
-  const adoption = await adoptUnlabelledPersistentVolumes(api, {
-    nodeName: options.nodeName,
-    criterion: upstreamDeviceNode(options.nodeName),
-    logger,
-  });
-  logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+  // Upstream's PVs carry its node label in one spelling or the other (older releases: .com).
+  for (const label of DEVICE_DIALECT_NODE_LABELS) {
+    const criterion = upstreamDeviceNode(options.nodeName, label);
+    const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: options.nodeName, criterion, logger });
+    logger.info({ label, examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+  }
 
   const cache = new NodePvCache(api, { nodeName: options.nodeName, logger });
   const configMaps = new Reflector<V1ConfigMap>(api, {

@@ -2,7 +2,7 @@ import { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { isGone, isNotFound } from './errors';
 import { KubeLogger, silentLogger } from './logger';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION, UPSTREAM_DEVICE_NODE_LABEL } from './well-known';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION, DEVICE_DIALECT_NODE_LABELS } from '../well-known';
 
 /** Which unlabelled PVs are this node's to adopt. */
 export interface AdoptionCriterion {
@@ -17,10 +17,15 @@ export function provisionedBy(provisionerName: string): AdoptionCriterion {
   return { matches: (pv) => pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION] === provisionerName };
 }
 
-/** PVs that the device-selecting provisioner created on this node: its `local-pv-provisioner.cybozu.io/node` label. */
-export function upstreamDeviceNode(nodeName: string): AdoptionCriterion {
-  const selector = `${UPSTREAM_DEVICE_NODE_LABEL}=${nodeName}`;
-  return { labelSelector: selector, matches: (pv) => pv.metadata?.labels?.[UPSTREAM_DEVICE_NODE_LABEL] === nodeName };
+/**
+ * PVs that the device-selecting provisioner created on this node, by one of its node
+ * labels (`local-pv-provisioner.cybozu.io/node`, or the older `.com` spelling).
+ */
+export function upstreamDeviceNode(
+  nodeName: string,
+  label: (typeof DEVICE_DIALECT_NODE_LABELS)[number] = DEVICE_DIALECT_NODE_LABELS[0],
+): AdoptionCriterion {
+  return { labelSelector: `${label}=${nodeName}`, matches: (pv) => pv.metadata?.labels?.[label] === nodeName };
 }
 
 export interface AdoptionOptions {

@@ -4,7 +4,7 @@ import { Clock, systemClock } from './clock';
 import { isNotFound } from './errors';
 import { EventCorrelator, EventCorrelatorOptions, EventInput } from './event-correlator';
 import { KubeLogger, silentLogger } from './logger';
-import { EVENT_COMPONENT } from './well-known';
+import { EVENT_COMPONENT } from '../well-known';
 
 export interface EventRecorderOptions {
   /** `source.host` of every Event: this node. */

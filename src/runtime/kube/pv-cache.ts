@@ -3,7 +3,7 @@ import { KubeApi } from './api-client';
 import { BackoffOptions } from './backoff';
 import { KubeLogger } from './logger';
 import { ChangeListener, Reflector } from './reflector';
-import { NODE_LABEL } from './well-known';
+import { NODE_LABEL } from '../well-known';
 import { fromWire } from './wire';
 
 export interface NodePvCacheOptions {

@@ -1,7 +1,7 @@
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { isAlreadyExists, isConflict, isNotFound, ObjectConflictError } from './errors';
-import { PROVISIONED_BY_ANNOTATION } from './well-known';
+import { PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 /** Decides whether an existing PV is the very volume we were about to create. */
 export type SameVolumePredicate = (existing: V1PersistentVolume, wanted: V1PersistentVolume) => boolean;

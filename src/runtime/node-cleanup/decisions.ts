@@ -8,8 +8,8 @@
  * still gone, the binding is intact, the UIDs match and its class opted in.
  */
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { HOSTNAME_LABEL } from '../well-known';
 
-export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
 /**
  * The hostname a local PV is pinned to: within one selector term the hostname

@@ -10,7 +10,7 @@ import { deviceSpecAnnotations } from './device-spec-annotations';
 import { volumeNodeAffinity } from './node-affinity';
 import type { NodeInfo } from './node-info';
 import { nodeOwnerReference } from './node-owner-reference';
-import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from './well-known-keys';
+import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export interface DevicePVInput {
   /** From assignDevicePVNames. */

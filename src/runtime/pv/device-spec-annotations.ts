@@ -3,8 +3,8 @@
  * spec change can be told apart from the PVs made before it.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { DEVICE_SPEC_ANNOTATION_PREFIX } from './well-known-keys';
 import type { DeviceSpecConfig } from '../../config';
+import { DEVICE_SPEC_ANNOTATION_PREFIX } from '../well-known';
 
 const SPEC_KEYS = ['storageClassName', 'volumeMode', 'fsType', 'deviceDir', 'deviceNameFilter'] as const;
 

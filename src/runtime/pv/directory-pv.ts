@@ -11,7 +11,7 @@ import type { NodeInfo } from './node-info';
 import { nodeOwnerReference } from './node-owner-reference';
 import { provisionerName } from './provisioner-name';
 import type { StorageClassFields } from './storage-class-fields';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from './well-known-keys';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 /** A discovered volume as PV building needs it. */
 export interface DirectoryVolume {

@@ -11,4 +11,3 @@ export * from './node-info';
 export * from './node-owner-reference';
 export * from './provisioner-name';
 export * from './storage-class-fields';
-export * from './well-known-keys';

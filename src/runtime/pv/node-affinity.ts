@@ -1,8 +1,8 @@
 /** Where a local volume can be used: this node, plus any terms the class adds (shared disks). */
 import type { V1NodeSelectorTerm, V1VolumeNodeAffinity } from '@kubernetes/client-node';
 import { nodeHostname, type NodeInfo } from './node-info';
-import { HOSTNAME_LABEL } from './well-known-keys';
 import type { NodeSelectorTerm } from '../../config';
+import { HOSTNAME_LABEL } from '../well-known';
 
 /** `kubernetes.io/hostname In [<hostname>]`, then the extra terms, ORed as nodeSelectorTerms are. */
 export function volumeNodeAffinity(node: NodeInfo, extraTerms: readonly NodeSelectorTerm[] = []): V1VolumeNodeAffinity {

@@ -1,6 +1,6 @@
 /** The facts about this provisioner's Node that go onto its PVs. */
 import type { V1Node } from '@kubernetes/client-node';
-import { HOSTNAME_LABEL } from './well-known-keys';
+import { HOSTNAME_LABEL } from '../well-known';
 
 export interface NodeInfo {
   readonly name: string;

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from './fixture';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;

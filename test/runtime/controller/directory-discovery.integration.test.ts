@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, NODE_HOSTNAME, NODE_NAME } from './fixture';
-import { PROVISIONED_BY_ANNOTATION, NODE_LABEL } from '../../../src/runtime/kube/well-known';
 import { filesystemSize, formatBinaryQuantity, roundDownCapacity } from '../../../src/runtime/volume';
+import { PROVISIONED_BY_ANNOTATION, NODE_LABEL } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { referenceFnv1a32 } from '../pv/reference-fnv1a';
 

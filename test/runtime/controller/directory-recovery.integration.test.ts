@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, createStorageClass, eventually, NODE_HOSTNAME, NODE_NAME, seedCluster } from './fixture';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../../../src/runtime/kube/adoption';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { referenceFnv1a32 } from '../pv/reference-fnv1a';

@@ -1,7 +1,7 @@
 import { localPv, serverAndApi } from './fixtures';
 import { adoptUnlabelledPersistentVolumes, provisionedBy, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
-import { NODE_LABEL, UPSTREAM_DEVICE_NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL, DEVICE_DIALECT_NODE_LABELS } from '../../../src/runtime/well-known';
 import { TestApiServer } from '../../apiserver';
 
 let server: TestApiServer;
@@ -51,11 +51,17 @@ describe('adoptUnlabelledPersistentVolumes', () => {
   });
 
   test('device dialect: adopts by the upstream node label, selected on the server', async () => {
-    server.create(localPv('dev-a', { node: 'node-a', labelled: false, provisioner: 'x', labels: { [UPSTREAM_DEVICE_NODE_LABEL]: 'node-a' } }));
-    server.create(localPv('dev-b', { node: 'node-b', labelled: false, provisioner: 'x', labels: { [UPSTREAM_DEVICE_NODE_LABEL]: 'node-b' } }));
+    server.create(localPv('dev-a', { node: 'node-a', labelled: false, provisioner: 'x', labels: { [DEVICE_DIALECT_NODE_LABELS[0]]: 'node-a' } }));
+    server.create(localPv('dev-b', { node: 'node-b', labelled: false, provisioner: 'x', labels: { [DEVICE_DIALECT_NODE_LABELS[0]]: 'node-b' } }));
     const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: upstreamDeviceNode('node-a') });
     expect(result).toEqual({ examined: 1, adopted: ['dev-a'] });
     expect(labelOf('dev-b')).toBeUndefined();
+  });
+
+  test('device dialect: adopts by the older .com spelling of the upstream node label when asked', async () => {
+    server.create(localPv('legacy', { node: 'node-a', labelled: false, provisioner: 'x', labels: { [DEVICE_DIALECT_NODE_LABELS[1]]: 'node-a' } }));
+    const result = await adoptUnlabelledPersistentVolumes(api, { nodeName: 'node-a', criterion: upstreamDeviceNode('node-a', DEVICE_DIALECT_NODE_LABELS[1]) });
+    expect(result).toEqual({ examined: 1, adopted: ['legacy'] });
   });
 
   test('a second pass finds nothing more to do', async () => {

@@ -3,7 +3,7 @@ import { VirtualClock } from './virtual-clock';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeApiError } from '../../../src/runtime/kube/errors';
 import { ApiRequestRecord } from '../../../src/runtime/kube/request';
-import { NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL } from '../../../src/runtime/well-known';
 import { TestApiServer } from '../../apiserver';
 
 let server: TestApiServer;

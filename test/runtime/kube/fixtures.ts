@@ -1,7 +1,7 @@
 import { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeRequesterOptions } from '../../../src/runtime/kube/request';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 
 /** A test API server and a KubeApi on it with quick retries. */

@@ -3,7 +3,7 @@ import { eventually, localPv, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { Change } from '../../../src/runtime/kube/reflector';
-import { NODE_LABEL } from '../../../src/runtime/kube/well-known';
+import { NODE_LABEL } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 
 let server: TestApiServer;

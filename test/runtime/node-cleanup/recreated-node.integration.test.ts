@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { claimVolumesOfEarlierNode } from '../../../src/runtime/controller/recreated-node';
 import { silentLogger } from '../../../src/runtime/kube/logger';
-import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/kube/well-known';
+import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, describePrivileged, makeMountPoint } from '../../support/privileged';
 import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from '../controller/fixture';
 

@@ -1,16 +1,23 @@
-/** Labels and annotations on the PVs we create. Users' tooling and upstream's PVs rely on these exact keys. */
+/**
+ * The label, annotation and Event names the runtime reads and writes. Users'
+ * tooling and the PVs of the systems we replace depend on these exact strings,
+ * so every part imports them from here.
+ */
 
 /** Upstream annotation naming the provisioner that created a PV. */
 export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';
 
-/** Ours, on every PV we create: lets each node watch only its own PVs. */
+/** Ours, on every PV we create or adopt: lets each node list and watch only its own PVs. */
 export const NODE_LABEL = 'local.storage.k8s.io/node';
 
 /** The Node label that the hostname affinity term matches. */
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
-/** The device-selecting provisioner's node labels (current and legacy spelling). */
+/** The device-selecting provisioner's node labels on its PVs (current and legacy spelling). */
 export const DEVICE_DIALECT_NODE_LABELS = ['local-pv-provisioner.cybozu.io/node', 'local-pv-provisioner.cybozu.com/node'] as const;
 
 /** Prefix of the device dialect's spec annotations (`.../storageClassName` and friends). */
 export const DEVICE_SPEC_ANNOTATION_PREFIX = 'local-pv-provisioner.cybozu.io/';
+
+/** Event source component, as upstream's. */
+export const EVENT_COMPONENT = 'local-volume-provisioner';
