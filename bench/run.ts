@@ -282,24 +282,27 @@ async function wipeVersusDd(rounds: number): Promise<void> {
     `${ratio.toFixed(2)} (wipe ${speed(percentile(wipeTimes, 50))}, dd ${speed(percentile(ddTimes, 50))})`, '≥ 0.9 (issue 6)', ratio >= 0.9);
 }
 
+/** PV number `i` of one of 500 other nodes, labelled as their agents label theirs. */
+function otherNodePv(i: number): V1PersistentVolume {
+  const node = `other-${i % 500}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: `other-pv-${i}`, labels: { 'local.storage.k8s.io/node': node } },
+    spec: {
+      capacity: { storage: '100Gi' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: CLASS,
+      local: { path: `/mnt/disks/vol${i}` },
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+    },
+  };
+}
+
 /** The idle agent with 10 volumes, with no other PVs or with `others` PVs of other nodes in the cluster. */
 async function idle(others: number): Promise<{ rss: number; bytes: number; requests: number }> {
   const server = await cluster();
-  for (let i = 0; i < others; i++) {
-    const node = `other-${i % 500}`;
-    server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: { name: `other-pv-${i}`, labels: { 'local.storage.k8s.io/node': node } },
-      spec: {
-        capacity: { storage: '100Gi' },
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: CLASS,
-        local: { path: `/mnt/disks/vol${i}` },
-        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
-      },
-    });
-  }
+  for (let i = 0; i < others; i++) server.create(otherNodePv(i));
   const dir = makeTempDir('lvp-bench-idle-');
   for (let i = 0; i < 10; i++) makeMountPoint(path.join(dir, `vol${i}`));
   const before = server.counters.total();
@@ -332,15 +335,7 @@ async function testApiServer(): Promise<void> {
   const t0 = performance.now();
   const server = await startTestApiServer();
   const start = performance.now() - t0;
-  for (let i = 0; i < 10_000; i++) {
-    server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: { name: `pv-${i}` },
-      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], local: { path: `/mnt/v${i}` }, storageClassName: CLASS,
-        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] }] }] } } },
-    });
-  }
+  for (let i = 0; i < 10_000; i++) server.create(otherNodePv(i));
   const token = server.tokenFor('admin');
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
@@ -466,6 +461,14 @@ async function main(): Promise<void> {
   const md = markdown();
   fs.writeFileSync(path.join(REPO, 'docs/benchmarks.md'), md);
   console.log(`\n${md}`);
+}
+
+// Interrupted, it still detaches its loop devices (they outlive the mount namespace).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    cleanupPrivileged();
+    process.exit(130);
+  });
 }
 
 main().catch((e) => {
