@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { PROVISIONER_DEFAULTS } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
+import { reportAdoptedVolumes } from './adoption-events';
 import { startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { Deleter } from './deleter';
@@ -33,10 +34,12 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   // Waits for the Node to exist; the pass re-reads it for its annotation.
   await new NodeInfoSource(api, options.nodeName, logger).get();
   // Upstream's PVs carry its node label in one spelling or the other (older releases: .com).
+  const adopted: string[] = [];
   for (const label of DEVICE_DIALECT_NODE_LABELS) {
     const criterion = upstreamDeviceNode(options.nodeName, label);
     const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: options.nodeName, criterion, logger });
     logger.info({ label, examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+    adopted.push(...adoption.adopted);
   }
 
   const cache = new NodePvCache(api, { nodeName: options.nodeName, logger });
@@ -61,6 +64,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   await Promise.all([cache.start(), configMaps.start(), nodes.start()]);
 
   const events = new EventRecorder(agent.eventsApi, { nodeName: options.nodeName, logger });
+  reportAdoptedVolumes(events, cache, adopted, options.nodeName);
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
   const deleter = new Deleter({ api, table, events, metrics, logger });

@@ -10,6 +10,7 @@ import { formatIssue, parseProvisionerConfig, ProvisionerConfig, readConfigMapDi
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import type { DirectoryRunOptions } from '../cli/commands';
 import { readMountTable } from '../discovery';
+import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { removeNodeTaint } from '../kube/node-taint';
@@ -65,6 +66,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
+  reportAdoptedVolumes(events, cache, adoption.adopted, node.name);
   const table = new CleanupProcessTable({
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
     timeoutMs: first.config.cleanupTimeout,
