@@ -113,16 +113,16 @@ export class Cluster {
   }
 
   /**
-   * Starts the container of this DaemonSet as its pod on this node would run it:
-   * its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
+   * Starts the container of this DaemonSet (or Deployment) as its pod on this node
+   * would run it: its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
    */
-  startAgent(daemonSetName: string): Agent {
-    const ds = find(this.manifests, 'DaemonSet', daemonSetName);
-    const pod = ds.spec.template.spec;
+  startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): Agent {
+    const workload = find(this.manifests, kind, workloadName);
+    const pod = workload.spec.template.spec;
     const [container] = pod.containers;
-    const namespace: string = ds.metadata.namespace;
+    const namespace: string = workload.metadata.namespace;
     const user = `system:serviceaccount:${namespace}:${pod.serviceAccountName}`;
-    const kubeconfig = path.join(this.work, `${daemonSetName}.kubeconfig`);
+    const kubeconfig = path.join(this.work, `${workloadName}.kubeconfig`);
     this.server.writeKubeconfig(kubeconfig, user);
 
     const env: Record<string, string> = {};
