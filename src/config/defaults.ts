@@ -50,3 +50,12 @@ export const DEVICE_SPEC_DEFAULTS: Pick<DeviceSpecConfig, 'reclaimPolicy' | 'wip
   reclaimPolicy: 'Delete',
   wipeDevicesHoldingData: false,
 };
+
+/**
+ * The node agent's API rate limit (`--kube-api-qps`, `--kube-api-burst`), shared by
+ * the bin and the construct. Higher than client-go's 5/10: an agent is quiet
+ * (watch-based) except when volumes appear, and then 1 000 new volumes should be
+ * offered in seconds, not minutes.
+ */
+export const DEFAULT_KUBE_API_QPS = 100;
+export const DEFAULT_KUBE_API_BURST = 200;

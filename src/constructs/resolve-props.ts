@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
-  ConfigIssue, ConfigMapData, DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy,
+  ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS, DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
 import { DEFAULT_IMAGE } from './image';
@@ -195,9 +195,9 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
 
   const metricsPort = props.metricsPort ?? 8080;
   issues.check('metricsPort', integerProblem(metricsPort, 1, 65535));
-  const kubeApiQps = props.kubeApiQps ?? 20;
+  const kubeApiQps = props.kubeApiQps ?? DEFAULT_KUBE_API_QPS;
   if (!(kubeApiQps > 0)) issues.add('kubeApiQps', `${kubeApiQps} is not a positive number`);
-  const kubeApiBurst = props.kubeApiBurst ?? 40;
+  const kubeApiBurst = props.kubeApiBurst ?? DEFAULT_KUBE_API_BURST;
   issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
 
   const priorityClassName = props.priorityClassName ?? 'system-node-critical';
@@ -249,7 +249,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
       imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
       imagePullSecrets: props.imagePullSecrets ?? [],
       resources: props.resources ?? {
-        requests: { cpu: quantity('50m'), memory: quantity('128Mi') },
+        requests: { cpu: quantity('50m'), memory: quantity('192Mi') },
         limits: { memory: quantity('512Mi') },
       },
       privileged: props.privileged ?? true,

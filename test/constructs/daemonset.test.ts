@@ -70,7 +70,7 @@ describe('the directory agent DaemonSet', () => {
   test('runs the `run` subcommand with the Go provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'run', '--listen-address=:8080', '--metrics-path=/metrics', '--discovery-period=10s', '--config-sync-period=5s',
-      '--config-dir=/etc/provisioner/config', '--kube-api-qps=20', '--kube-api-burst=40', '--log-level=info',
+      '--config-dir=/etc/provisioner/config', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 
@@ -85,7 +85,7 @@ describe('the directory agent DaemonSet', () => {
     expect(c.imagePullPolicy).toBe('IfNotPresent');
     expect(podSpec(ds).automountServiceAccountToken).toBe(true);
     expect(c.startupProbe).toBeUndefined();
-    expect(c.resources).toEqual({ requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } });
+    expect(c.resources).toEqual({ requests: { cpu: '50m', memory: '192Mi' }, limits: { memory: '512Mi' } });
   });
 
   test('schedules on every Linux node, tolerating every taint, at system-node-critical priority', () => {
@@ -172,7 +172,7 @@ describe('the device agent DaemonSet', () => {
   test('runs the `devices` subcommand with the device provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'devices', '--node-name=$(MY_NODE_NAME)', '--namespace-name=$(MY_NAMESPACE)', '--metrics-addr=:8080', '--metrics-path=/metrics',
-      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--kube-api-qps=20', '--kube-api-burst=40', '--log-level=info',
+      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 
@@ -207,7 +207,7 @@ describe('the node-cleanup Deployment', () => {
     expect(c.args).toEqual([
       'node-cleanup', '--listen-address=:8080', '--metrics-path=/metrics', '--storageclass-names=fast-disks',
       '--pvc-deletion-delay=2m0s', '--stale-pv-discovery-interval=10s', '--leader-elect=true',
-      '--kube-api-qps=20', '--kube-api-burst=40', '--log-level=info',
+      '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 

@@ -6,13 +6,12 @@
  * node-cleanup controller's.
  */
 import { FlagSpec, formatFlagHelp, parseFlags } from './flags';
+import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS } from '../../config';
 
 const COMMON: FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; in-cluster configuration when unset.' },
-  // Higher than client-go's 5/10: an agent is quiet (watch-based) except when volumes appear,
-  // and then 1 000 new volumes should be offered in seconds, not minutes.
-  { name: 'kube-api-qps', type: 'number', default: 100, help: 'Steady requests per second to the API server.' },
-  { name: 'kube-api-burst', type: 'number', default: 200, help: 'Requests allowed in a burst above the QPS.' },
+  { name: 'kube-api-qps', type: 'number', default: DEFAULT_KUBE_API_QPS, help: 'Steady requests per second to the API server.' },
+  { name: 'kube-api-burst', type: 'number', default: DEFAULT_KUBE_API_BURST, help: 'Requests allowed in a burst above the QPS.' },
   { name: 'log-level', type: 'string', env: 'LOG_LEVEL', default: 'info', help: 'trace, debug, info, warn or error.' },
   { name: 'log-format', type: 'string', env: 'LOG_FORMAT', default: 'json', help: 'json, or text for reading by a person.' },
 ];

@@ -81,13 +81,24 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
       options[name] = { type: spec.type === 'boolean' ? 'boolean' : 'string', multiple: false };
     }
   }
-  const errors: string[] = [];
+  // Go's flag package takes `--name=false` for a boolean; Node's parser takes no value there,
+  // so such flags are taken out here and their values set after parsing.
+  const booleanNames = new Set(specs.filter((spec) => spec.type === 'boolean').flatMap((spec) => [spec.name, ...(spec.aliases ?? [])]));
+  const explicitBooleans = new Map<string, string>();
+  const args = normalizeDashes(argv).filter((arg) => {
+    const m = /^--([^=]+)=(.*)$/.exec(arg);
+    if (!m || !booleanNames.has(m[1])) return true;
+    explicitBooleans.set(m[1], m[2]);
+    return false;
+  });
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: normalizeDashes(argv), options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
     return { values: {}, positionals: [], errors: [], syntaxError: (e as Error).message, help: false };
   }
+  for (const [name, value] of explicitBooleans) parsed.values[name] = value;
+  const errors: string[] = [];
   const values: Record<string, FlagValue> = {};
   for (const spec of specs) {
     const given = [spec.name, ...(spec.aliases ?? [])].find((n) => parsed.values[n] !== undefined);

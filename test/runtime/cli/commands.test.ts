@@ -85,6 +85,12 @@ describe('command line', () => {
     );
   });
 
+  test('a boolean flag takes =true and =false as Go\'s flag package does', () => {
+    expect(options(['node-cleanup', '--leader-elect=true'])).toEqual(expect.objectContaining({ leaderElect: true }));
+    expect(options(['node-cleanup', '--leader-elect=false'])).toEqual(expect.objectContaining({ leaderElect: false }));
+    expect(error(['node-cleanup', '--leader-elect=maybe'])).toContain('--leader-elect: "maybe" is not a boolean');
+  });
+
   test('each command has --help naming its flags and variables', () => {
     const out = parseCommandLine(['devices', '--help'], {});
     expect(out.kind).toBe('help');
