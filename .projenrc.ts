@@ -74,9 +74,9 @@ const project = new typescript.TypeScriptProject({
   },
   tsconfig: { compilerOptions },
   // app/ is the example cdk8s app behind `npx cdk8s synth`.
-  eslintOptions: { dirs: ['src'], devdirs: ['test', 'app', 'build-tools', 'projenrc'] },
+  eslintOptions: { dirs: ['src'], devdirs: ['test', 'app', 'bench', 'build-tools', 'projenrc'] },
   tsconfigDev: {
-    include: ['../app/**/*.ts'],
+    include: ['../app/**/*.ts', '../bench/**/*.ts'],
     compilerOptions,
   },
 
@@ -112,14 +112,20 @@ project.testTask.exec('scripts/in-private-mount-namespace.sh jest --passWithNoTe
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
 
-// app/ has no tsconfig of its own; lint it with the default project, like .projenrc.ts.
-project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.projectService.allowDefaultProject', ['.projenrc.ts', 'app/*.ts']);
+// app/ and bench/ have no tsconfig of their own; lint them with the default project, like .projenrc.ts.
+project.tryFindObjectFile('.eslintrc.json')?.addOverride('parserOptions.projectService.allowDefaultProject', ['.projenrc.ts', 'app/*.ts', 'bench/*.ts']);
 
 // The test Kubernetes API server in the foreground: --kubeconfig FILE [--port N] [--rbac].
 project.addTask('test-apiserver', {
   description: 'Run the test Kubernetes API server in the foreground',
   exec: 'ts-node --transpile-only -P test/tsconfig.json test/apiserver/main.ts',
   receiveArgs: true,
+});
+
+// Benchmarks (as root): prints a table and writes docs/benchmarks.md.
+project.addTask('bench', {
+  description: 'Benchmarks (as root): prints a table and writes docs/benchmarks.md',
+  exec: 'scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts',
 });
 
 // The README's main job: `npx cdk8s synth` writes dist/*.k8s.yaml from app/main.ts.
