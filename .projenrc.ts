@@ -93,6 +93,10 @@ const project = new typescript.TypeScriptProject({
 
 project.addFields({
   engines: { node: '>=20.19.0' },
+  // npm 11 warns about install scripts it was not told to allow (and will block them):
+  // `node` must run its preinstall to put Node 24 at node_modules/.bin/node for the tests;
+  // @parcel/watcher (cdk8s-cli's file watcher) builds its native module.
+  allowScripts: { 'node': true, '@parcel/watcher': true },
   // `local-pv-provisioner` is the device-selecting provisioner's name: the same binary
   // started under it speaks that dialect, so its users change only the image.
   bin: {
