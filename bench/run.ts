@@ -22,7 +22,7 @@ import { LocalVolumeProvisioner } from '../src/constructs';
 import { wipeDevice, wipeRanges } from '../src/runtime/cleanup/wipe';
 import { directoryPVName, upstreamDevicePVName } from '../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../test/apiserver';
-import { Agent, REPO } from '../test/e2e/cluster';
+import { AgentProcess, REPO } from '../test/support/agent-process';
 import { cleanupPrivileged, createLoopDevice, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../test/support/privileged';
 
 const NODE = 'bench-node';
@@ -81,7 +81,7 @@ async function cluster(): Promise<TestApiServer> {
 }
 
 /** The compiled bin's `run` with one Filesystem class over `dir`, with the bin's default flags. */
-function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = []): Agent {
+function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = []): AgentProcess {
   const work = makeTempDir('lvp-bench-');
   const configDir = path.join(work, 'config');
   fs.mkdirSync(configDir);
@@ -91,10 +91,10 @@ function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = []
   for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
   const kubeconfig = path.join(work, 'kubeconfig');
   server.writeKubeconfig(kubeconfig);
-  return Agent.start(
+  return AgentProcess.start(
     ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', ...extraArgs],
     { KUBECONFIG: kubeconfig, MY_NODE_NAME: NODE, MY_NAMESPACE: NAMESPACE },
-    [path.join(COMPILED, 'runtime/cli/main.js')],
+    { entry: [path.join(COMPILED, 'runtime/cli/main.js')], containerEnv: true },
   );
 }
 
@@ -180,10 +180,10 @@ async function newDeviceToAvailable(trials: number): Promise<void> {
   });
   const kubeconfig = path.join(makeTempDir('lvp-bench-'), 'kubeconfig');
   server.writeKubeconfig(kubeconfig);
-  const agent = Agent.start(
+  const agent = AgentProcess.start(
     ['devices', '--node-name', NODE, '--namespace-name', NAMESPACE, '--default-pv-spec-configmap', 'bench-spec', '--metrics-addr', '127.0.0.1:0'],
     { KUBECONFIG: kubeconfig },
-    [path.join(COMPILED, 'runtime/cli/main.js')],
+    { entry: [path.join(COMPILED, 'runtime/cli/main.js')], containerEnv: true },
   );
   try {
     await agent.waitReady();

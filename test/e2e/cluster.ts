@@ -13,7 +13,7 @@
  * test's private mount namespace), and a loopback port of the container's own
  * (`:8080` becomes `127.0.0.1:0`, since every test shares the host's network).
  */
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,10 +22,9 @@ import { Chart, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
 import { startTestApiServer, TestApiServer } from '../apiserver';
+import { AgentProcess, REPO } from '../support/agent-process';
 import { makeTempDir, mount } from '../support/privileged';
 
-export const REPO = path.resolve(__dirname, '../..');
-const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
 /** Where the image keeps the cleaner scripts (image/Dockerfile). */
 const IMAGE_SCRIPTS = '/scripts';
 export const NODE_NAME = 'worker-1';
@@ -95,7 +94,7 @@ export class Cluster {
   }
 
   readonly adminKubeconfig: string;
-  private readonly agents: Agent[] = [];
+  private readonly agents: AgentProcess[] = [];
   private readonly volumes = new Map<string, ConfigMapVolume>();
 
   private constructor(readonly server: TestApiServer, readonly manifests: Manifest[], readonly work: string) {
@@ -116,7 +115,7 @@ export class Cluster {
    * Starts the container of this DaemonSet (or Deployment) as its pod on this node
    * would run it: its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
    */
-  startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): Agent {
+  startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): AgentProcess {
     const workload = find(this.manifests, kind, workloadName);
     const pod = workload.spec.template.spec;
     const [container] = pod.containers;
@@ -133,7 +132,7 @@ export class Cluster {
       if (volume?.configMap) mounted.set(m.mountPath, this.configMapVolume(volume.configMap.name, namespace).dir);
     }
     const args = (container.args as string[]).map((a) => hostArg(expandVars(a, env), mounted));
-    const agent = Agent.start(args, { ...env, KUBECONFIG: kubeconfig });
+    const agent = AgentProcess.start(args, { ...env, KUBECONFIG: kubeconfig }, { containerEnv: true });
     this.agents.push(agent);
     return agent;
   }
@@ -276,79 +275,5 @@ export class ConfigMapVolume {
       if (!entry.startsWith('..') && !(entry in data)) fs.rmSync(path.join(this.dir, entry));
     }
     if (previous) fs.rmSync(path.join(this.dir, previous), { recursive: true });
-  }
-}
-
-/** The bin run from the TypeScript sources through ts-node (transpile only). */
-export const FROM_SOURCES = ['-r', 'ts-node/register/transpile-only', MAIN];
-
-/** The agent's container: the real bin (by default from the sources), in this process's mount namespace. */
-export class Agent {
-  /** `entry`: node's arguments that run the bin (e.g. a compiled main.js). */
-  static start(args: string[], env: Record<string, string>, entry: string[] = FROM_SOURCES): Agent {
-    const child = spawn(process.execPath, [...entry, ...args], {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return new Agent(args, child);
-  }
-
-  readonly lines: string[] = [];
-  private readonly exited: Promise<number | null>;
-
-  private constructor(readonly args: string[], readonly child: ChildProcess) {
-    let partial = '';
-    const collect = (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  /** The HTTP address the agent logged. */
-  async address(): Promise<string> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      for (const line of this.lines) {
-        const listen = parseJson(line)?.listen;
-        if (typeof listen === 'string') return `http://${listen}`;
-      }
-      if (Date.now() > deadline || this.child.exitCode !== null) throw new Error(`the agent logged no listen address:\n${this.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  async waitReady(): Promise<void> {
-    const base = await this.address();
-    const deadline = Date.now() + 30_000;
-    while ((await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) !== 200) {
-      if (Date.now() > deadline) throw new Error(`the agent never became ready:\n${this.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  /** Log lines that are errors (level 50 and up in pino's numbering). */
-  errors(): string[] {
-    return this.lines.filter((l) => Number(parseJson(l)?.level ?? 0) >= 50);
-  }
-
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    const code = await this.exited;
-    clearTimeout(timer);
-    return code;
-  }
-}
-
-function parseJson(line: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }

@@ -8,8 +8,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration } from 'cdk8s';
-import { Agent, Cluster, NODE_NAME, synthesize } from './cluster';
+import { Cluster, NODE_NAME, synthesize } from './cluster';
 import { upstreamDevicePVName } from '../../src/runtime/pv';
+import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -18,7 +19,7 @@ jest.setTimeout(60_000);
 
 describePrivileged('end to end: device dialect', () => {
   let cluster: Cluster;
-  let agent: Agent;
+  let agent: AgentProcess;
   let deviceDir: string;
 
   beforeAll(async () => {

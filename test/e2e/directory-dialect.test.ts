@@ -9,8 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration } from 'cdk8s';
 import { parse, stringify } from 'yaml';
-import { Agent, Cluster, find, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
+import { Cluster, find, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
 import { directoryPVName } from '../../src/runtime/pv';
+import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -21,7 +22,7 @@ jest.setTimeout(60_000);
 
 describePrivileged('end to end: directory dialect, in-process cleaning', () => {
   let cluster: Cluster;
-  let agent: Agent;
+  let agent: AgentProcess;
   let manifests: Manifest[];
   let removeScripts = () => {};
   const dirs = { fs: '', block: '', later: '' };

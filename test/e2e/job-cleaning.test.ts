@@ -9,8 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { V1Job } from '@kubernetes/client-node';
-import { Agent, Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
 import { directoryPVName } from '../../src/runtime/pv';
+import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -21,7 +22,7 @@ jest.setTimeout(60_000);
 
 describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
   let cluster: Cluster;
-  let agent: Agent;
+  let agent: AgentProcess;
   let removeScripts = () => {};
   const dirs = { fs: '', block: '' };
 

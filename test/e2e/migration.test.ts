@@ -9,8 +9,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
-import { Agent, Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
+import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -27,7 +28,7 @@ function hostnameAffinity() {
 
 describePrivileged('end to end: migration from the replaced provisioners', () => {
   let cluster: Cluster | undefined;
-  let agent: Agent | undefined;
+  let agent: AgentProcess | undefined;
   let removeScripts = () => {};
   beforeAll(() => {
     removeScripts = installImageScripts();

@@ -5,15 +5,16 @@
  */
 import * as path from 'node:path';
 import { Duration } from 'cdk8s';
-import { Agent, Cluster, NODE_NAME, synthesize } from './cluster';
+import { Cluster, NODE_NAME, synthesize } from './cluster';
 import { directoryPVName } from '../../src/runtime/pv';
+import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../support/privileged';
 
 jest.setTimeout(60_000);
 
 describePrivileged('end to end: node cleanup', () => {
   let cluster: Cluster;
-  let agent: Agent;
+  let agent: AgentProcess;
   let dir: string;
 
   beforeAll(async () => {

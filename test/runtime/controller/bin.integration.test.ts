@@ -7,7 +7,6 @@
  * this test's private mount namespace, so it sees the bind mounts and loop
  * devices the test makes.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
@@ -15,101 +14,32 @@ import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fix
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
 import { directoryPVName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { AgentProcess, parseJson } from '../../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
 
-const REPO = path.resolve(__dirname, '../../..');
-const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
 const MiB = 1024 * 1024;
 
 jest.setTimeout(60_000);
 
 /** A running `local-volume-provisioner run`. */
-class Bin {
-  static start(options: { kubeconfig: string; configDir: string; discoveryPeriod?: string }): Bin {
-    const child = spawn(process.execPath, [
-      '-r', 'ts-node/register/transpile-only', MAIN, 'run',
-      '--config-dir', options.configDir,
-      '--listen-address', '127.0.0.1:0',
-      '--discovery-period', options.discoveryPeriod ?? '1m',
-      '--config-sync-period', '1s',
-    ], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'),
-        KUBECONFIG: options.kubeconfig,
-        MY_NODE_NAME: NODE_NAME,
-        MY_NAMESPACE: JOB_NAMESPACE,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return new Bin(child);
-  }
-
-  readonly lines: string[] = [];
-  private readonly exited: Promise<number | null>;
-
-  private constructor(readonly child: ChildProcess) {
-    let partial = '';
-    const collect = (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  /** The HTTP address from the log line that announces it. */
-  async address(): Promise<string> {
-    let found: string | undefined;
-    await eventually(() => {
-      for (const line of this.lines) {
-        const listen = parseJson(line)?.listen;
-        if (typeof listen === 'string') found = listen;
-      }
-      return found !== undefined;
-    }, `the bin logs its listen address (log so far:\n${this.lines.join('\n')})`, 30_000);
-    return `http://${found}`;
-  }
-
-  async get(urlPath: string): Promise<{ status: number; body: string }> {
-    const res = await fetch(`${await this.address()}${urlPath}`);
-    return { status: res.status, body: await res.text() };
-  }
-
-  async waitReady(): Promise<void> {
-    await eventually(async () => (await this.get('/readyz').catch(() => ({ status: 0 }))).status === 200,
-      `/readyz answers 200 (log so far:\n${this.lines.join('\n')})`, 30_000);
-  }
-
-  kill(signal: NodeJS.Signals): Promise<number | null> {
-    this.child.kill(signal);
-    return this.exited;
-  }
-
-  stopped(): Promise<number | null> {
-    return this.exited;
-  }
-}
-
-function parseJson(line: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
+function startRun(options: { kubeconfig: string; configDir: string; discoveryPeriod?: string }): AgentProcess {
+  return AgentProcess.start([
+    'run',
+    '--config-dir', options.configDir,
+    '--listen-address', '127.0.0.1:0',
+    '--discovery-period', options.discoveryPeriod ?? '1m',
+    '--config-sync-period', '1s',
+  ], { KUBECONFIG: options.kubeconfig, MY_NODE_NAME: NODE_NAME, MY_NAMESPACE: JOB_NAMESPACE });
 }
 
 describePrivileged('the local-volume-provisioner bin', () => {
   let server: TestApiServer | undefined;
-  const bins: Bin[] = [];
+  const bins: AgentProcess[] = [];
   const orphans: number[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
-      if (bin.child.exitCode === null && bin.child.signalCode === null) await bin.kill('SIGKILL');
+      if (bin.running) await bin.kill('SIGKILL');
     }
     for (const pid of orphans.splice(0)) killGroup(pid);
     await server?.stop();
@@ -129,7 +59,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     fs.mkdirSync(configDir);
     writeConfig(configDir, config);
     const start = () => {
-      const bin = Bin.start({ kubeconfig, configDir });
+      const bin = startRun({ kubeconfig, configDir });
       bins.push(bin);
       return bin;
     };

@@ -9,7 +9,6 @@
  * The bin runs from the TypeScript sources through ts-node (transpile only), in
  * this test's private mount namespace, so it sees the loop devices.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
@@ -17,85 +16,27 @@ import { blockSpec, fillPattern, isZero, NAMESPACE, NODE_NAME, SMALL } from './f
 import { PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { AgentProcess } from '../../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 import { seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
 
-const REPO = path.resolve(__dirname, '../../..');
-const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
 
 jest.setTimeout(60_000);
 
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
 
 /** A running `local-volume-provisioner devices`. */
-class Bin {
-  static start(env: Record<string, string>, args: string[] = []): Bin {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, 'devices', '--metrics-addr', '127.0.0.1:0', ...args], {
-      cwd: REPO,
-      env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), LP_NODE_NAME: NODE_NAME, LP_NAMESPACE_NAME: NAMESPACE, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return new Bin(child);
-  }
-
-  readonly lines: string[] = [];
-  private readonly exited: Promise<number | null>;
-
-  private constructor(readonly child: ChildProcess) {
-    let partial = '';
-    const collect = (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  async address(): Promise<string> {
-    let found: string | undefined;
-    await eventually(() => {
-      for (const line of this.lines) {
-        const listen = parseJson(line)?.listen;
-        if (typeof listen === 'string') found = listen;
-      }
-      return found !== undefined;
-    }, `the bin logs its listen address (log so far:\n${this.lines.join('\n')})`, 30_000);
-    return `http://${found}`;
-  }
-
-  async get(urlPath: string): Promise<{ status: number; body: string }> {
-    const res = await fetch(`${await this.address()}${urlPath}`);
-    return { status: res.status, body: await res.text() };
-  }
-
-  async waitReady(): Promise<void> {
-    await eventually(async () => (await this.get('/readyz').catch(() => ({ status: 0 }))).status === 200,
-      `/readyz answers 200 (log so far:\n${this.lines.join('\n')})`, 30_000);
-  }
-
-  kill(signal: NodeJS.Signals): Promise<number | null> {
-    this.child.kill(signal);
-    return this.exited;
-  }
-}
-
-function parseJson(line: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
+function startDevices(env: Record<string, string>): AgentProcess {
+  return AgentProcess.start(['devices', '--metrics-addr', '127.0.0.1:0'], { LP_NODE_NAME: NODE_NAME, LP_NAMESPACE_NAME: NAMESPACE, ...env });
 }
 
 describePrivileged('the devices subcommand of the bin', () => {
   let server: TestApiServer | undefined;
-  const bins: Bin[] = [];
+  const bins: AgentProcess[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
-      if (bin.child.exitCode === null && bin.child.signalCode === null) await bin.kill('SIGKILL');
+      if (bin.running) await bin.kill('SIGKILL');
     }
     await server?.stop();
     server = undefined;
@@ -119,7 +60,7 @@ describePrivileged('the devices subcommand of the bin', () => {
       s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
     };
     const start = (env: Record<string, string>) => {
-      const bin = Bin.start({ KUBECONFIG: kubeconfig, ...env });
+      const bin = startDevices({ KUBECONFIG: kubeconfig, ...env });
       bins.push(bin);
       return bin;
     };
@@ -297,12 +238,7 @@ describePrivileged('the devices subcommand of the bin', () => {
 
 /** Runs the bin to its end; its exit code and everything it printed. */
 async function runToEnd(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, ...args], {
-    cwd: REPO, env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, out };
+  const bin = AgentProcess.start(args, env);
+  const code = await bin.exited();
+  return { code, out: bin.log() };
 }

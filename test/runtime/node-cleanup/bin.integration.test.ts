@@ -6,9 +6,9 @@
  */
 import * as path from 'node:path';
 import type { V1Lease } from '@kubernetes/client-node';
-import { Bin } from './bin';
 import { NODE_CLEANUP_LEASE } from '../../../src/runtime/node-cleanup/run-node-cleanup';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { AgentProcess } from '../../support/agent-process';
 import { cleanupPrivileged, makeTempDir } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 
@@ -16,15 +16,15 @@ import { eventually } from '../kube/fixtures';
 jest.setTimeout(60_000);
 
 let server: TestApiServer;
-const bins: Bin[] = [];
+const bins: AgentProcess[] = [];
 afterEach(async () => {
   for (const bin of bins.splice(0)) if (bin.running) await bin.kill('SIGKILL');
   await server.stop();
 });
 afterAll(cleanupPrivileged);
 
-function startReplica(kubeconfig: string, identity: string): Bin {
-  const bin = Bin.start(['node-cleanup', '--listen-address', '127.0.0.1:0', '--stale-pv-discovery-interval', '200ms'], {
+function startReplica(kubeconfig: string, identity: string): AgentProcess {
+  const bin = AgentProcess.start(['node-cleanup', '--listen-address', '127.0.0.1:0', '--stale-pv-discovery-interval', '200ms'], {
     KUBECONFIG: kubeconfig,
     MY_NAMESPACE: 'default',
     POD_NAME: identity,
@@ -51,7 +51,7 @@ function createPVOfGoneNode(name: string): void {
 
 const holder = () => server.get<V1Lease>('coordination.k8s.io/v1', 'Lease', NODE_CLEANUP_LEASE, 'default')?.spec?.holderIdentity;
 const pvExists = (name: string) => server.get('v1', 'PersistentVolume', name) !== undefined;
-const deletedBy = (bin: Bin, pv: string) => bin.logged('deleted PV of a gone node').some((r) => r.pv === pv && r.outcome === 'deleted');
+const deletedBy = (bin: AgentProcess, pv: string) => bin.logged('deleted PV of a gone node').some((r) => r.pv === pv && r.outcome === 'deleted');
 
 test('of two replicas one leader deletes PVs of gone nodes, and the other takes over when the leader is killed', async () => {
   server = await startTestApiServer();

@@ -6,11 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { Bin } from './bin';
 import { resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
 import { directoryPVName, provisionerName } from '../../../src/runtime/pv';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { AgentProcess } from '../../support/agent-process';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { createStorageClass, JOB_NAMESPACE, NODE_HOSTNAME, NODE_NAME, seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
@@ -21,7 +21,7 @@ const CLASS = 'local-fs';
 
 describePrivileged('a Node recreated under the same name, through the bin', () => {
   let server: TestApiServer | undefined;
-  const bins: Bin[] = [];
+  const bins: AgentProcess[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) if (bin.running) await bin.kill('SIGKILL');
     await server?.stop();
@@ -44,7 +44,7 @@ describePrivileged('a Node recreated under the same name, through the bin', () =
     if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
     for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
     const start = () => {
-      const bin = Bin.start(['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--discovery-period', '1m'], {
+      const bin = AgentProcess.start(['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--discovery-period', '1m'], {
         KUBECONFIG: kubeconfig, MY_NODE_NAME: NODE_NAME, MY_NAMESPACE: JOB_NAMESPACE,
       });
       bins.push(bin);

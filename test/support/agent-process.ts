@@ -1,0 +1,142 @@
+/**
+ * The real bin as a child process, for the tests (and the benchmark) that run it
+ * whole: by default from the TypeScript sources through ts-node (transpile only),
+ * in this process's mount namespace, so it sees the mounts and loop devices the
+ * test made. Its log lines (pino JSON) are collected as they come.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+export const REPO = path.resolve(__dirname, '../..');
+const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
+
+/** The bin run from the TypeScript sources through ts-node (transpile only). */
+export const FROM_SOURCES = ['-r', 'ts-node/register/transpile-only', MAIN];
+
+/** How long to wait for the listen address and for readiness. */
+const STARTUP_TIMEOUT_MS = 30_000;
+/** How long stop() waits after SIGTERM before it sends SIGKILL. */
+const STOP_GRACE_MS = 10_000;
+
+export interface AgentProcessOptions {
+  /**
+   * node's arguments that run the bin (e.g. a compiled main.js).
+   * @default FROM_SOURCES
+   */
+  readonly entry?: string[];
+  /**
+   * Start from an environment with only PATH (plus TS_NODE_PROJECT and `env`),
+   * as a container does, instead of this process's whole environment.
+   * @default false
+   */
+  readonly containerEnv?: boolean;
+}
+
+export class AgentProcess {
+  /** `local-volume-provisioner <args...>` with `env` added to its environment. */
+  static start(args: string[], env: Record<string, string>, options: AgentProcessOptions = {}): AgentProcess {
+    const base = options.containerEnv ? { PATH: process.env.PATH } : process.env;
+    const child = spawn(process.execPath, [...(options.entry ?? FROM_SOURCES), ...args], {
+      cwd: REPO,
+      env: { ...base, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new AgentProcess(args, child);
+  }
+
+  /** Complete lines of stdout and stderr, in arrival order. */
+  readonly lines: string[] = [];
+  private partial = '';
+  private readonly exit: Promise<number | null>;
+
+  private constructor(readonly args: string[], readonly child: ChildProcess) {
+    const collect = (chunk: Buffer) => {
+      const parts = (this.partial + chunk.toString('utf8')).split('\n');
+      this.partial = parts.pop()!;
+      this.lines.push(...parts);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Everything printed so far (with an unfinished last line), for failure messages and output checks. */
+  log(): string {
+    return [...this.lines, ...(this.partial ? [this.partial] : [])].join('\n');
+  }
+
+  /** Log records (JSON lines) whose `msg` is `message`. */
+  logged(message: string): Record<string, unknown>[] {
+    return this.lines.map(parseJson).filter((r): r is Record<string, unknown> => r?.msg === message);
+  }
+
+  /** Log lines that are errors (level 50 and up in pino's numbering). */
+  errors(): string[] {
+    return this.lines.filter((l) => Number(parseJson(l)?.level ?? 0) >= 50);
+  }
+
+  /** The HTTP address from the log line that announces it. */
+  async address(): Promise<string> {
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    for (;;) {
+      for (const line of this.lines) {
+        const listen = parseJson(line)?.listen;
+        if (typeof listen === 'string') return `http://${listen}`;
+      }
+      if (Date.now() > deadline || !this.running) throw new Error(`the bin logged no listen address (log so far:\n${this.log()})`);
+      await sleep(20);
+    }
+  }
+
+  /** GETs a path of its HTTP server. */
+  async get(urlPath: string): Promise<{ status: number; body: string }> {
+    const res = await fetch(`${await this.address()}${urlPath}`);
+    return { status: res.status, body: await res.text() };
+  }
+
+  /** Waits until /readyz answers 200. */
+  async waitReady(): Promise<void> {
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    while ((await this.get('/readyz').catch(() => ({ status: 0 }))).status !== 200) {
+      if (Date.now() > deadline) throw new Error(`/readyz never answered 200 (log so far:\n${this.log()})`);
+      await sleep(20);
+    }
+  }
+
+  /** Its exit code once it has exited (null when a signal ended it). */
+  exited(): Promise<number | null> {
+    return this.exit;
+  }
+
+  /** Sends `signal`; resolves to the exit code. */
+  kill(signal: NodeJS.Signals): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exit;
+  }
+
+  /** SIGTERM, then SIGKILL if it is still running after a grace period; resolves to the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.running) this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_GRACE_MS);
+    const code = await this.exit;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+/** A log line as a record, or undefined when it is not JSON. */
+export function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
