@@ -3,7 +3,7 @@ export * from './defaults';
 export { formatIssue } from './issues';
 export { parseGoDuration, formatGoDuration } from './duration';
 export { matchesNamePattern, matchesGlob, validateNamePattern } from './glob';
-export { dnsSubdomainProblem, qualifiedNameProblem, labelValueProblem } from './kube-names';
+export { DNS_SUBDOMAIN_MAX_LENGTH, dnsSubdomainProblem, qualifiedNameProblem, labelValueProblem } from './kube-names';
 export { compileDeviceNameFilter } from './device-name-filter';
 export { resolveProvisionerConfig, TOP_LEVEL_KEYS, CLASS_KEYS } from './resolve-provisioner';
 export { resolveDeviceSpec, DEVICE_SPEC_KEYS } from './resolve-device';

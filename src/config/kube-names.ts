@@ -9,9 +9,12 @@ const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS_SUBDOMAIN = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
-/** RFC 1123 subdomain (StorageClass names, label key prefixes). */
+/** The longest name of most Kubernetes objects (PVs, StorageClasses). */
+export const DNS_SUBDOMAIN_MAX_LENGTH = 253;
+
+/** RFC 1123 subdomain (object names such as PVs and StorageClasses, label key prefixes). */
 export function dnsSubdomainProblem(value: string): string | undefined {
-  if (value.length > 253) return 'must be at most 253 characters';
+  if (value.length > DNS_SUBDOMAIN_MAX_LENGTH) return `must be at most ${DNS_SUBDOMAIN_MAX_LENGTH} characters`;
   if (!DNS_SUBDOMAIN.test(value)) {
     return "must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit";
   }

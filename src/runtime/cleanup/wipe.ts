@@ -11,8 +11,8 @@
  * verify that the ranges really hold zeros on the device.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { openDeviceExclusively } from './exclusive-open';
+import { blockDeviceSize } from '../volume/block-device-size';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -32,14 +32,6 @@ export function wipeRanges(sizeBytes: number): WipeRange[] {
     ranges.push({ offset, length: Math.min(100 * MiB, sizeBytes - offset) });
   }
   return ranges;
-}
-
-/** A block device's size in bytes, from sysfs (fstat says 0 for devices). */
-export function blockDeviceSizeBytes(device: string): number {
-  const name = path.basename(fs.realpathSync(device));
-  const sectors = fs.readFileSync(`/sys/class/block/${name}/size`, 'utf8').trim();
-  // sysfs counts 512-byte sectors whatever the device's logical block size.
-  return Number(sectors) * 512;
 }
 
 export interface WipeOptions {
@@ -160,7 +152,7 @@ export async function wipeDevice(device: string, options: WipeOptions = {}): Pro
   if (!opened.ok) return result(false, opened.reason);
   const fd = opened.fd;
   try {
-    sizeBytes = blockDeviceSizeBytes(device);
+    sizeBytes = await blockDeviceSize(device);
     ranges = wipeRanges(sizeBytes);
     const chunks = chunksOf(ranges, chunkBytes);
     if (chunks.length === 0) return result(false, `device "${device}" has size 0`);

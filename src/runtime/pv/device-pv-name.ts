@@ -6,8 +6,8 @@
  * not. Distinct devices can still map to one name (`sd_a`, `sd-a`); that is found
  * and reported, never merged.
  */
-import { DNS_SUBDOMAIN_MAX_LENGTH, isDnsSubdomain } from './dns-subdomain';
 import { fnv1a32 } from './fnv1a';
+import { DNS_SUBDOMAIN_MAX_LENGTH, dnsSubdomainProblem } from '../../config';
 
 /** Upstream's rule, exactly, whether or not the result is a valid name. */
 export function upstreamDevicePVName(nodeName: string, deviceBaseName: string): string {
@@ -32,7 +32,7 @@ const HASH_LENGTH = 8;
  */
 export function devicePVName(nodeName: string, deviceBaseName: string): DevicePVName {
   const upstream = upstreamDevicePVName(nodeName, deviceBaseName);
-  if (isDnsSubdomain(upstream)) {
+  if (dnsSubdomainProblem(upstream) === undefined) {
     return { name: upstream, fixed: false };
   }
   const hash = fnv1a32(`${nodeName}/${deviceBaseName}`).toString(16).padStart(HASH_LENGTH, '0');

@@ -4,7 +4,6 @@ export * from './device-pv-name';
 export * from './device-spec-annotations';
 export * from './directory-pv';
 export * from './directory-pv-name';
-export * from './dns-subdomain';
 export * from './fnv1a';
 export * from './node-affinity';
 export * from './node-info';

@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { cleanFilesystemVolume } from '../../../src/runtime/cleanup/filesystem-cleaner';
 import { mountPointsInside } from '../../../src/runtime/cleanup/nested-mounts';
+import { parseMountInfo } from '../../../src/runtime/discovery/mount-table';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -188,13 +189,13 @@ describePrivileged('the filesystem cleaner', () => {
 });
 
 describe('nested mount points from the mount table', () => {
-  const mountinfo = [
+  const mountinfo = parseMountInfo([
     '22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw',
     '40 22 8:17 / /mnt/disks/vol1 rw - ext4 /dev/sdb1 rw',
     '41 40 0:50 / /mnt/disks/vol1/inner rw - tmpfs tmpfs rw',
     '42 40 0:51 / /mnt/disks/vol1/with\\040space rw - tmpfs tmpfs rw',
     '43 22 0:52 / /mnt/disks/vol10 rw - tmpfs tmpfs rw',
-  ].join('\n');
+  ].join('\n'));
 
   test('lists mount points strictly inside a directory, escapes decoded', () => {
     expect(mountPointsInside(mountinfo, '/mnt/disks/vol1')).toEqual(['/mnt/disks/vol1/inner', '/mnt/disks/vol1/with space']);

@@ -1,7 +1,8 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blockDeviceSizeBytes, wipeDevice, wipeRanges, type WipeRange } from '../../../src/runtime/cleanup/wipe';
+import { wipeDevice, wipeRanges, type WipeRange } from '../../../src/runtime/cleanup/wipe';
+import { blockDeviceSize } from '../../../src/runtime/volume';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -122,7 +123,7 @@ describePrivileged('wiping a device', () => {
   ])('zeroes exactly the ranges of a %s device and verifies them', async (_, backingSize) => {
     const loop = createLoopDevice(backingSize);
     // A loop device ends at the last whole 512-byte sector of its file.
-    const size = blockDeviceSizeBytes(loop.device);
+    const size = await blockDeviceSize(loop.device);
     expect(size).toBe(Math.floor(backingSize / 512) * 512);
     const ranges = wipeRanges(size);
     const survivors = markData(loop.backingFile, ranges, size);

@@ -4,9 +4,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { dnsSubdomainProblem } from '../../../src/config';
 import type { DeviceSpecConfig } from '../../../src/config';
 import { deviceCandidates, discoverDevices, planProvisioning } from '../../../src/runtime/discovery';
-import { assignDevicePVNames, buildDevicePV, isDnsSubdomain, type NodeInfo } from '../../../src/runtime/pv';
+import { assignDevicePVNames, buildDevicePV, type NodeInfo } from '../../../src/runtime/pv';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 
 const node: NodeInfo = { name: 'node1', uid: 'uid-1', labels: {} };
@@ -50,7 +51,7 @@ describePrivileged('device dialect: devices to PV objects', () => {
     const { pvs, naming } = await pvsFor(dir);
     expect(naming.named[0].fixed).toBe(true);
     expect(pvs[0].metadata?.name).toMatch(/^local-node1-[0-9a-f]{8}$/);
-    expect(isDnsSubdomain(pvs[0].metadata!.name!)).toBe(true);
+    expect(dnsSubdomainProblem(pvs[0].metadata!.name!)).toBeUndefined();
     expect(pvs[0].spec?.local?.path).toBe(path.join(dir, baseName));
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { assignDevicePVNames, devicePVName, isDnsSubdomain, upstreamDevicePVName } from '../../../src/runtime/pv';
+import { dnsSubdomainProblem } from '../../../src/config';
+import { assignDevicePVNames, devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
 
 const PUNCTUATION = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
 
@@ -29,7 +30,7 @@ describe('devicePVName', () => {
     const result = devicePVName('node1', PUNCTUATION.replace('/', ''));
     expect(result.fixed).toBe(true);
     expect(result.name).toMatch(/^local-node1-[0-9a-f]{8}$/);
-    expect(isDnsSubdomain(result.name)).toBe(true);
+    expect(dnsSubdomainProblem(result.name)).toBeUndefined();
   });
 
   test('fixes dots next to dashes and repeated dots', () => {
@@ -47,7 +48,7 @@ describe('devicePVName', () => {
     const b = devicePVName('node1', `${'x'.repeat(300)}b`);
     expect(a.fixed).toBe(true);
     expect(a.name.length).toBe(253);
-    expect(isDnsSubdomain(a.name)).toBe(true);
+    expect(dnsSubdomainProblem(a.name)).toBeUndefined();
     expect(a.name).not.toBe(b.name);
   });
 
@@ -59,7 +60,7 @@ describe('devicePVName', () => {
   test('always gives a valid PV name, whatever the base name', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), (baseName) => {
-        expect(isDnsSubdomain(devicePVName('worker-1.example.com', baseName).name)).toBe(true);
+        expect(dnsSubdomainProblem(devicePVName('worker-1.example.com', baseName).name)).toBeUndefined();
       }),
       { numRuns: 2000 },
     );
