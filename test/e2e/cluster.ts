@@ -23,6 +23,7 @@ import { stringify } from 'yaml';
 import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
 import { startTestApiServer, TestApiServer } from '../apiserver';
 import { AgentProcess, REPO } from '../support/agent-process';
+import { bindNewClaim, pvIs } from '../support/persistent-volumes';
 import { makeTempDir, mount } from '../support/privileged';
 
 /** Where the image keeps the cleaner scripts (image/Dockerfile). */
@@ -172,20 +173,7 @@ export class Cluster {
 
   /** A claim bound to the PV, as a user's PVC and the PV binder make it. */
   bindClaim(pvName: string, claimName = `claim-${pvName}`): string {
-    const pv = this.pv(pvName)!;
-    this.server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claimName, namespace: 'default' },
-      spec: {
-        accessModes: pv.spec!.accessModes,
-        resources: { requests: { storage: pv.spec!.capacity!.storage } },
-        storageClassName: pv.spec!.storageClassName,
-        volumeMode: pv.spec!.volumeMode,
-      },
-    });
-    this.server.bindClaim(pvName, { namespace: 'default', name: claimName });
-    return claimName;
+    return bindNewClaim(this.server, pvName, claimName);
   }
 
   deleteClaim(claimName: string): void {
@@ -194,10 +182,7 @@ export class Cluster {
 
   /** Waits until the PV exists (with a UID other than `notUid`) in `phase`. */
   async waitForPv(name: string, options: { phase?: string; notUid?: string; timeoutMs?: number } = {}): Promise<V1PersistentVolume> {
-    await this.until(() => {
-      const pv = this.pv(name);
-      return pv !== undefined && pv.metadata!.uid !== options.notUid && (options.phase === undefined || pv.status?.phase === options.phase);
-    }, `PV ${name}${options.notUid ? ' with a new UID' : ''} is ${options.phase ?? 'there'}`, options.timeoutMs);
+    await this.until(() => pvIs(this.pv(name), options), `PV ${name}${options.notUid ? ' with a new UID' : ''} is ${options.phase ?? 'there'}`, options.timeoutMs);
     return this.pv(name)!;
   }
 

@@ -21,6 +21,7 @@ import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { makeTempDir } from '../../support/privileged';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
 
@@ -185,38 +186,18 @@ export class ControllerFixture {
   }
 
   /** Waits until the cache holds this PV (any UID, or not `notUid`). */
-  async waitForPv(name: string, options: { phase?: string; notUid?: string } = {}): Promise<V1PersistentVolume> {
-    await this.waitForCache(() => {
-      const pv = this.cache.get(name);
-      return pv !== undefined && (options.notUid === undefined || pv.metadata?.uid !== options.notUid)
-        && (options.phase === undefined || pv.status?.phase === options.phase);
-    }, `PV ${name} is cached${options.phase ? ` as ${options.phase}` : ''}${options.notUid ? ` with a UID other than ${options.notUid}` : ''}`);
+  async waitForPv(name: string, options: PvState = {}): Promise<V1PersistentVolume> {
+    await this.waitForCache(() => pvIs(this.cache.get(name), options), cachedPvText(name, options));
     return this.cache.get(name)!;
   }
 
   async waitForPvGone(name: string, uid?: string): Promise<void> {
-    await this.waitForCache(() => {
-      const pv = this.cache.get(name);
-      return pv === undefined || (uid !== undefined && pv.metadata?.uid !== uid);
-    }, `PV ${name}${uid ? ` (UID ${uid})` : ''} is gone from the cache`);
+    await this.waitForCache(() => pvGone(this.cache.get(name), uid), `PV ${name}${uid ? ` (UID ${uid})` : ''} is gone from the cache`);
   }
 
   /** Binds a new claim to the PV, as the PV binder would. Returns the claim's name. */
   bind(pvName: string, claimName = `claim-${pvName}`): string {
-    const pv = this.serverPv(pvName)!;
-    this.server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claimName, namespace: 'default' },
-      spec: {
-        accessModes: pv.spec!.accessModes,
-        resources: { requests: { storage: pv.spec!.capacity!.storage } },
-        storageClassName: pv.spec!.storageClassName,
-        volumeMode: pv.spec!.volumeMode,
-      },
-    });
-    this.server.bindClaim(pvName, { namespace: 'default', name: claimName });
-    return claimName;
+    return bindNewClaim(this.server, pvName, claimName);
   }
 
   /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */

@@ -20,6 +20,7 @@ import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
 import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
 
@@ -184,38 +185,18 @@ export class DeviceFixture {
     };
   }
 
-  async waitForPv(name: string, options: { phase?: string; notUid?: string } = {}): Promise<V1PersistentVolume> {
-    await eventually(() => {
-      const pv = this.cache.get(name);
-      return pv !== undefined && (options.notUid === undefined || pv.metadata?.uid !== options.notUid)
-        && (options.phase === undefined || pv.status?.phase === options.phase);
-    }, `PV ${name} is cached${options.phase ? ` as ${options.phase}` : ''}${options.notUid ? ` with a UID other than ${options.notUid}` : ''}`);
+  async waitForPv(name: string, options: PvState = {}): Promise<V1PersistentVolume> {
+    await eventually(() => pvIs(this.cache.get(name), options), cachedPvText(name, options));
     return this.cache.get(name)!;
   }
 
   async waitForPvGone(name: string, uid?: string): Promise<void> {
-    await eventually(() => {
-      const pv = this.cache.get(name);
-      return pv === undefined || (uid !== undefined && pv.metadata?.uid !== uid);
-    }, `PV ${name} is gone from the cache`, 20_000);
+    await eventually(() => pvGone(this.cache.get(name), uid), `PV ${name} is gone from the cache`, 20_000);
   }
 
   /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
   async release(pvName: string): Promise<V1PersistentVolume> {
-    const pv = this.serverPv(pvName)!;
-    const claim = `claim-${pvName}`.slice(0, 253);
-    this.server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claim, namespace: 'default' },
-      spec: {
-        accessModes: pv.spec!.accessModes,
-        resources: { requests: { storage: pv.spec!.capacity!.storage } },
-        storageClassName: pv.spec!.storageClassName,
-        volumeMode: pv.spec!.volumeMode,
-      },
-    });
-    this.server.bindClaim(pvName, { namespace: 'default', name: claim });
+    const claim = bindNewClaim(this.server, pvName, `claim-${pvName}`.slice(0, 253));
     await this.waitForPv(pvName, { phase: 'Bound' });
     await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
     return this.waitForPv(pvName, { phase: 'Released' });
