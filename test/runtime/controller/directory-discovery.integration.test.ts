@@ -5,8 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { V1PersistentVolume } from '@kubernetes/client-node';
-import { ControllerFixture, NODE_HOSTNAME, NODE_NAME } from './fixture';
+import { ControllerFixture, localFsPv, NODE_HOSTNAME, NODE_NAME } from './fixture';
 import { filesystemSize, formatBinaryQuantity, roundDownCapacity } from '../../../src/runtime/volume';
 import { PROVISIONED_BY_ANNOTATION, NODE_LABEL } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
@@ -143,7 +142,7 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     const name = fx.pvName('local-fs', 'vol1');
     // The same PV, but without our node label, so the cache does not see it: the create meets AlreadyExists.
-    fx.server.create(ourPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), { labelled: false }));
+    fx.server.create(localFsPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), {}));
 
     const result = await fx.pass();
 
@@ -156,7 +155,7 @@ describePrivileged('directory discovery through the controller', () => {
     fx = await ControllerFixture.start();
     makeMountPoint(path.join(dir(), 'vol1'));
     const name = fx.pvName('local-fs', 'vol1');
-    const squatter = fx.server.create(ourPv(name, '/somewhere/else', 'someone-else', { labelled: false }));
+    const squatter = fx.server.create(localFsPv(name, '/somewhere/else', 'someone-else', {}));
 
     expect((await fx.pass()).created).toEqual([]);
 
@@ -171,7 +170,7 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     makeMountPoint(path.join(dir(), 'vol2'));
     // e.g. made under the class's old name before it was renamed.
-    fx.server.create(ourPv('local-pv-renamed', '/mnt/host/local-fs/vol1', await fx.provisionerName(), { labelled: true }));
+    fx.server.create(localFsPv('local-pv-renamed', '/mnt/host/local-fs/vol1', await fx.provisionerName(), { [NODE_LABEL]: NODE_NAME }));
     await fx.waitForPv('local-pv-renamed');
 
     const result = await fx.pass();
@@ -322,26 +321,3 @@ describePrivileged('directory discovery through the controller', () => {
     expect(event.message).toContain('StorageClass "local-fs" does not exist');
   });
 });
-
-function ourPv(name: string, localPath: string, provisioner: string, options: { labelled: boolean }): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: {
-      name,
-      labels: options.labelled ? { [NODE_LABEL]: NODE_NAME } : {},
-      annotations: { [PROVISIONED_BY_ANNOTATION]: provisioner },
-    },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Delete',
-      storageClassName: 'local-fs',
-      volumeMode: 'Filesystem',
-      local: { path: localPath },
-      nodeAffinity: {
-        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_HOSTNAME] }] }] },
-      },
-    },
-  };
-}

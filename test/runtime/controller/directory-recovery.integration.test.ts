@@ -5,9 +5,9 @@
  */
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
-import { ControllerFixture, createStorageClass, eventually, NODE_HOSTNAME, NODE_NAME, seedCluster } from './fixture';
+import { ControllerFixture, createStorageClass, eventually, localFsPv, NODE_NAME, seedCluster } from './fixture';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../../../src/runtime/kube/adoption';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
+import { NODE_LABEL } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { referenceFnv1a32 } from '../pv/reference-fnv1a';
@@ -41,9 +41,9 @@ describePrivileged('no duplicates, no lost volumes', () => {
     makeMountPoint(path.join(dir, 'vol1'));
     makeMountPoint(path.join(dir, 'vol2'));
     const upstreamName = upstreamPvName('vol1');
-    const upstream = server.create(goProvisionerPv(upstreamName, '/mnt/host/local-fs/vol1', `local-volume-provisioner-${NODE_NAME}-${nodeUid}`));
+    const upstream = server.create(localFsPv(upstreamName, '/mnt/host/local-fs/vol1', `local-volume-provisioner-${NODE_NAME}-${nodeUid}`));
     const othersName = 'local-pv-0ther';
-    server.create(goProvisionerPv(othersName, '/mnt/host/local-fs/vol9', 'local-volume-provisioner-worker-2-some-uid'));
+    server.create(localFsPv(othersName, '/mnt/host/local-fs/vol9', 'local-volume-provisioner-worker-2-some-uid'));
 
     fx = await ControllerFixture.start({
       server,
@@ -151,24 +151,4 @@ describePrivileged('no duplicates, no lost volumes', () => {
 /** Upstream's name: FNV-1a (32 bit) of entry + node + class, in hex. */
 function upstreamPvName(entry: string): string {
   return `local-pv-${referenceFnv1a32(`${entry}${NODE_NAME}local-fs`).toString(16)}`;
-}
-
-/** A PV as the Go static provisioner writes it: no node label of ours. */
-function goProvisionerPv(name: string, localPath: string, provisioner: string): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, annotations: { [PROVISIONED_BY_ANNOTATION]: provisioner } },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Delete',
-      storageClassName: 'local-fs',
-      volumeMode: 'Filesystem',
-      local: { path: localPath },
-      nodeAffinity: {
-        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_HOSTNAME] }] }] },
-      },
-    },
-  };
 }

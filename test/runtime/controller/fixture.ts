@@ -20,6 +20,7 @@ import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
+import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { makeTempDir } from '../../support/privileged';
@@ -240,6 +241,29 @@ export function createStorageClass(server: TestApiServer, name: string, spec: St
     ...(spec.reclaimPolicy ? { reclaimPolicy: spec.reclaimPolicy } : {}),
     ...(spec.mountOptions ? { mountOptions: spec.mountOptions } : {}),
   });
+}
+
+/**
+ * A PV of the `local-fs` class on this node, as a provisioner wrote it: with
+ * `labels` when given (the Go static provisioner writes none), 1Gi, Filesystem.
+ */
+export function localFsPv(name: string, localPath: string, provisioner: string, labels?: Record<string, string>): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name, ...(labels ? { labels } : {}), annotations: { [PROVISIONED_BY_ANNOTATION]: provisioner } },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Delete',
+      storageClassName: 'local-fs',
+      volumeMode: 'Filesystem',
+      local: { path: localPath },
+      nodeAffinity: {
+        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_HOSTNAME] }] }] },
+      },
+    },
+  };
 }
 
 /** `dir/entry`. */

@@ -23,6 +23,15 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     for (const n of names) fx.addDevice(n);
   }
 
+  /** One pass that creates no PV and records exactly one Warning DeviceError on the Node; its message. */
+  async function passWithOneDeviceError(): Promise<string> {
+    await fx.pass();
+    expect(fx.serverPvNames()).toEqual([]);
+    const events = await fx.nodeEvents('DeviceError');
+    expect(events.map((e) => e.type)).toEqual(['Warning']);
+    return events[0].message!;
+  }
+
   describe('filters', () => {
     test('".*" gives every device a Block PV', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
@@ -143,11 +152,8 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
     const missing = path.join(fx.deviceDir, 'no-such-dir');
     fx.setSpec('spec', blockSpec(missing));
-    await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
-    const events = await fx.nodeEvents('DeviceError');
-    expect(events.map((e) => e.type)).toEqual(['Warning']);
-    expect(events[0].message).toContain(missing);
+    const message = await passWithOneDeviceError();
+    expect(message).toContain(missing);
   });
 
   test('a deviceDir that is not a directory: nothing is created and a Warning on the Node names it', async () => {
@@ -155,22 +161,16 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     const file = path.join(makeTempDir(), 'a-file');
     fs.writeFileSync(file, 'not a directory');
     fx.setSpec('spec', blockSpec(file));
-    await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
-    const events = await fx.nodeEvents('DeviceError');
-    expect(events.map((e) => e.type)).toEqual(['Warning']);
-    expect(events[0].message).toContain(file);
+    const message = await passWithOneDeviceError();
+    expect(message).toContain(file);
   });
 
   test('a filter matching nothing: nothing is created and a Warning on the Node says the filter matched no device', async () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
     fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^nvme' }));
-    await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
-    const events = await fx.nodeEvents('DeviceError');
-    expect(events.map((e) => e.type)).toEqual(['Warning']);
-    expect(events[0].message).toContain('"^nvme"');
-    expect(events[0].message).toContain(fx.deviceDir);
+    const message = await passWithOneDeviceError();
+    expect(message).toContain('"^nvme"');
+    expect(message).toContain(fx.deviceDir);
   });
 
   test('no annotation and no default: nothing is created and a Warning on the Node says so', async () => {
