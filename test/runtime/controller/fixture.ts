@@ -18,10 +18,11 @@ import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
-import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
+import { ProvisionerMetrics } from '../../../src/runtime/observability';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { agentParts } from '../../support/agent-parts';
 import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { makeTempDir } from '../../support/privileged';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
@@ -109,15 +110,13 @@ export class ControllerFixture {
     backoff: BackoffPolicy,
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
-    this.api = new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } });
-    this.core = this.api.kubeConfig.makeApiClient(CoreV1Api);
-    const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
-    this.cache = new NodePvCache(this.api, { nodeName: NODE_NAME, backoff: { initialMs: 10, maxMs: 50 }, logger });
-    this.events = new EventRecorder(this.api, { nodeName: NODE_NAME, logger });
-    this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
-    this.limiter = new ConcurrencyLimiter(config.maxConcurrentCleanups);
-    this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: config.cleanupTimeout, backoff });
-    this.deleter = new Deleter({ api: this.api, table: this.table, events: this.events, metrics: this.metrics, logger });
+    const api = new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } });
+    const parts = agentParts(api, NODE_NAME, { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, backoff });
+    const { logger } = parts;
+    ({
+      api: this.api, core: this.core, cache: this.cache, events: this.events,
+      metrics: this.metrics, limiter: this.limiter, table: this.table, deleter: this.deleter,
+    } = parts);
     this.nodes = new NodeInfoSource(this.api, NODE_NAME, logger, 0);
     this.controller = new DirectoryController({
       api: this.api,

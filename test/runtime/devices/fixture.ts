@@ -20,6 +20,7 @@ import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { agentParts } from '../../support/agent-parts';
 import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
 import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
@@ -68,15 +69,13 @@ export class DeviceFixture {
     readonly deviceDir: string,
     defaultPvSpecConfigMap: string,
   ) {
-    this.api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
-    this.core = this.api.kubeConfig.makeApiClient(CoreV1Api);
-    const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
-    this.cache = new NodePvCache(this.api, { nodeName: NODE_NAME, backoff: { initialMs: 10, maxMs: 50 }, logger });
-    this.events = new EventRecorder(this.api, { nodeName: NODE_NAME, logger });
-    this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
-    this.limiter = new ConcurrencyLimiter(2);
-    this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
-    this.deleter = new Deleter({ api: this.api, table: this.table, events: this.events, metrics: this.metrics, logger });
+    const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
+    const parts = agentParts(api, NODE_NAME, { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
+    const { logger } = parts;
+    ({
+      api: this.api, core: this.core, cache: this.cache, events: this.events,
+      metrics: this.metrics, limiter: this.limiter, table: this.table, deleter: this.deleter,
+    } = parts);
     this.controller = new DeviceController({
       api: this.api,
       cache: this.cache,
