@@ -1,7 +1,7 @@
 /**
  * The runtime parts both dialects' agents share, wired as run-directory.ts and
  * run-devices.ts wire them, with the quick cache retries and quiet logger the
- * controller and device fixtures want.
+ * controller and device fixtures want. Both fixtures extend it.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter } from '../../src/runtime/cleanup';
@@ -11,18 +11,6 @@ import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/observability';
 
-export interface AgentParts {
-  readonly api: KubeApi;
-  readonly core: CoreV1Api;
-  readonly logger: Logger;
-  readonly cache: NodePvCache;
-  readonly events: EventRecorder;
-  readonly metrics: ProvisionerMetrics;
-  readonly limiter: ConcurrencyLimiter;
-  readonly table: CleanupProcessTable;
-  readonly deleter: Deleter;
-}
-
 export interface CleanupLimits {
   readonly maxConcurrent: number;
   readonly timeoutMs: number;
@@ -30,14 +18,39 @@ export interface CleanupLimits {
   readonly backoff: BackoffPolicy;
 }
 
-/** The parts of the agent of `nodeName` over `api`; set LVP_TEST_LOG=1 to see its log. */
-export function agentParts(api: KubeApi, nodeName: string, cleanups: CleanupLimits): AgentParts {
-  const logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
-  const cache = new NodePvCache(api, { nodeName, backoff: { initialMs: 10, maxMs: 50 }, logger });
-  const events = new EventRecorder(api, { nodeName, logger });
-  const metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
-  const limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
-  const table = new CleanupProcessTable({ limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
-  const deleter = new Deleter({ api, table, events, metrics, logger });
-  return { api, core: api.kubeConfig.makeApiClient(CoreV1Api), logger, cache, events, metrics, limiter, table, deleter };
+export class AgentParts {
+  readonly core: CoreV1Api;
+  readonly cache: NodePvCache;
+  readonly events: EventRecorder;
+  readonly metrics: ProvisionerMetrics;
+  readonly limiter: ConcurrencyLimiter;
+  readonly table: CleanupProcessTable;
+  readonly deleter: Deleter;
+  /** Quiet unless LVP_TEST_LOG=1. */
+  protected readonly logger: Logger;
+
+  /** The parts of the agent of `nodeName` over `api`. */
+  constructor(readonly api: KubeApi, nodeName: string, cleanups: CleanupLimits) {
+    this.core = api.kubeConfig.makeApiClient(CoreV1Api);
+    this.logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
+    this.cache = new NodePvCache(api, { nodeName, backoff: { initialMs: 10, maxMs: 50 }, logger: this.logger });
+    this.events = new EventRecorder(api, { nodeName, logger: this.logger });
+    this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
+    this.limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
+    this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
+    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger });
+  }
+
+  /** Waits for every cleanup started so far and every Event recorded so far. */
+  async settle(): Promise<void> {
+    await this.table.idle();
+    await this.events.flush();
+  }
+
+  /** Aborts the cleanups, waits for them and the Events, and stops the cache. */
+  protected async stopParts(): Promise<void> {
+    this.table.abortAll();
+    await this.settle();
+    await this.cache.stop();
+  }
 }

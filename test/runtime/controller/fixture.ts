@@ -7,22 +7,18 @@
  * table, Deleter, DirectoryController).
  */
 import * as path from 'node:path';
-import { CoreV1Api, CoreV1Event, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
+import { CoreV1Event, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
 import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig } from '../../../src/config';
-import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
-import { Deleter } from '../../../src/runtime/controller/deleter';
+import { BackoffPolicy } from '../../../src/runtime/cleanup';
 import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
 import { readMountTable } from '../../../src/runtime/discovery';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
-import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
-import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
-import { ProvisionerMetrics } from '../../../src/runtime/observability';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
-import { agentParts } from '../../support/agent-parts';
+import { AgentParts } from '../../support/agent-parts';
 import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { makeTempDir } from '../../support/privileged';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
@@ -66,7 +62,7 @@ export interface FixtureOptions {
   readonly beforeCacheStart?: (fx: ControllerFixture) => Promise<void>;
 }
 
-export class ControllerFixture {
+export class ControllerFixture extends AgentParts {
   /** Starts a server (unless given), writes the Node and StorageClasses, starts the cache. */
   static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
     const server = options.server ?? await startTestApiServer();
@@ -90,14 +86,6 @@ export class ControllerFixture {
     return fx;
   }
 
-  readonly api: KubeApi;
-  readonly core: CoreV1Api;
-  readonly cache: NodePvCache;
-  readonly events: EventRecorder;
-  readonly metrics: ProvisionerMetrics;
-  readonly limiter: ConcurrencyLimiter;
-  readonly table: CleanupProcessTable;
-  readonly deleter: Deleter;
   readonly controller: DirectoryController;
   readonly nodes: NodeInfoSource;
 
@@ -110,21 +98,16 @@ export class ControllerFixture {
     backoff: BackoffPolicy,
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
-    const api = new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } });
-    const parts = agentParts(api, NODE_NAME, { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, backoff });
-    const { logger } = parts;
-    ({
-      api: this.api, core: this.core, cache: this.cache, events: this.events,
-      metrics: this.metrics, limiter: this.limiter, table: this.table, deleter: this.deleter,
-    } = parts);
-    this.nodes = new NodeInfoSource(this.api, NODE_NAME, logger, 0);
+    super(new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
+      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, backoff });
+    this.nodes = new NodeInfoSource(this.api, NODE_NAME, this.logger, 0);
     this.controller = new DirectoryController({
       api: this.api,
       cache: this.cache,
       storageClasses: new StorageClassCache(this.api, { ttlMs: 0 }),
       events: this.events,
       metrics: this.metrics,
-      logger,
+      logger: this.logger,
       deleter: this.deleter,
       readMountTable: () => readMountTable(),
       namespace: JOB_NAMESPACE,
@@ -152,12 +135,6 @@ export class ControllerFixture {
     const retryAt = this.table.get(pvUid)?.retryAt;
     if (retryAt === undefined) throw new Error(`no failed cleanup of PV UID ${pvUid} is backing off`);
     await new Promise((r) => setTimeout(r, Math.max(0, retryAt - Date.now()) + 10));
-  }
-
-  /** Waits for every cleanup started so far and every Event recorded so far. */
-  async settle(): Promise<void> {
-    await this.table.idle();
-    await this.events.flush();
   }
 
   pvName(className: string, entry: string): string {
@@ -211,10 +188,7 @@ export class ControllerFixture {
 
   /** Stops cleanups and the cache, and the server when the fixture started it. */
   async stop(): Promise<void> {
-    this.table.abortAll();
-    await this.table.idle();
-    await this.events.flush();
-    await this.cache.stop();
+    await this.stopParts();
     if (this.ownsServer) await this.server.stop();
   }
 }

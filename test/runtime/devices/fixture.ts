@@ -9,18 +9,14 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CoreV1Api, CoreV1Event, V1ConfigMap, V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Event, V1ConfigMap, V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData } from '../../../src/config';
-import { CleanupProcessTable, ConcurrencyLimiter } from '../../../src/runtime/cleanup';
-import { Deleter } from '../../../src/runtime/controller/deleter';
 import { DevicePassResult, DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
 import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
-import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
-import { NodePvCache } from '../../../src/runtime/kube/pv-cache';
-import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
+import { createLogger } from '../../../src/runtime/observability';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
-import { agentParts } from '../../support/agent-parts';
+import { AgentParts } from '../../support/agent-parts';
 import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
 import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
@@ -44,7 +40,7 @@ export function blockSpec(deviceDir: string, extra: ConfigMapData = {}): ConfigM
   return { storageClassName: 'local-storage', volumeMode: 'Block', deviceDir, deviceNameFilter: '.*', ...extra };
 }
 
-export class DeviceFixture {
+export class DeviceFixture extends AgentParts {
   static async start(options: DeviceFixtureOptions = {}): Promise<DeviceFixture> {
     const server = await startTestApiServer();
     seedCluster(server);
@@ -53,14 +49,6 @@ export class DeviceFixture {
     return fx;
   }
 
-  readonly api: KubeApi;
-  readonly core: CoreV1Api;
-  readonly cache: NodePvCache;
-  readonly events: EventRecorder;
-  readonly metrics: ProvisionerMetrics;
-  readonly limiter: ConcurrencyLimiter;
-  readonly table: CleanupProcessTable;
-  readonly deleter: Deleter;
   readonly controller: DeviceController;
 
   private constructor(
@@ -69,19 +57,14 @@ export class DeviceFixture {
     readonly deviceDir: string,
     defaultPvSpecConfigMap: string,
   ) {
-    const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
-    const parts = agentParts(api, NODE_NAME, { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
-    const { logger } = parts;
-    ({
-      api: this.api, core: this.core, cache: this.cache, events: this.events,
-      metrics: this.metrics, limiter: this.limiter, table: this.table, deleter: this.deleter,
-    } = parts);
+    super(new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
+      { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
     this.controller = new DeviceController({
       api: this.api,
       cache: this.cache,
       events: this.events,
       metrics: this.metrics,
-      logger,
+      logger: this.logger,
       deleter: this.deleter,
       limiter: this.limiter,
       wipeTimeoutMs: 60_000,
@@ -132,12 +115,6 @@ export class DeviceFixture {
     }
     await this.events.flush();
     return result;
-  }
-
-  /** Waits for every cleanup started so far and every Event recorded so far. */
-  async settle(): Promise<void> {
-    await this.table.idle();
-    await this.events.flush();
   }
 
   serverPv(name: string): V1PersistentVolume | undefined {
@@ -202,10 +179,7 @@ export class DeviceFixture {
   }
 
   async stop(): Promise<void> {
-    this.table.abortAll();
-    await this.table.idle();
-    await this.events.flush();
-    await this.cache.stop();
+    await this.stopParts();
     await this.server.stop();
   }
 }
