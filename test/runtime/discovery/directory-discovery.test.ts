@@ -4,23 +4,12 @@ import * as path from 'node:path';
 import type { ClassConfig } from '../../../src/config';
 import { discoverClassVolumes, discoverDirectoryVolumes, readMountTable } from '../../../src/runtime/discovery';
 import { filesystemSize } from '../../../src/runtime/volume';
+import { classConfigOf } from '../../support/class-config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 
-function classConfig(mountDir: string, overrides: Partial<ClassConfig> = {}): ClassConfig {
-  return {
-    hostDir: '/host/disks',
-    mountDir,
-    blockCleanerCommand: ['/scripts/quick_reset.sh'],
-    volumeMode: 'Filesystem',
-    accessMode: 'ReadWriteOnce',
-    fsType: '',
-    namePattern: '*',
-    selector: [],
-    ...overrides,
-  };
-}
+const classConfig = (mountDir: string, overrides: Partial<ClassConfig> = {}) => classConfigOf('/host/disks', mountDir, overrides);
 
 async function discover(mountDir: string, overrides: Partial<ClassConfig> = {}) {
   return discoverClassVolumes('local-storage', classConfig(mountDir, overrides), await readMountTable());

@@ -9,6 +9,7 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ClassConfig, ProvisionerConfig } from '../../../src/config';
 import { directoryCandidates, discoverClassVolumes, planProvisioning, readMountTable, type RunningCleanups } from '../../../src/runtime/discovery';
 import { buildDirectoryPV, directoryPVName, type NodeInfo } from '../../../src/runtime/pv';
+import { classConfigOf } from '../../support/class-config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -23,19 +24,7 @@ const config: Pick<ProvisionerConfig, 'nodeLabelsForPV' | 'labelsForPV' | 'useNo
   setPVOwnerRef: false,
 };
 
-function classConfig(mountDir: string, overrides: Partial<ClassConfig> = {}): ClassConfig {
-  return {
-    hostDir: '/mnt/disks',
-    mountDir,
-    blockCleanerCommand: ['/scripts/quick_reset.sh'],
-    volumeMode: 'Filesystem',
-    accessMode: 'ReadWriteOnce',
-    fsType: '',
-    namePattern: '*',
-    selector: [],
-    ...overrides,
-  };
-}
+const classConfig = (mountDir: string, overrides: Partial<ClassConfig> = {}) => classConfigOf('/mnt/disks', mountDir, overrides);
 
 /** One discovery pass for one class: what the controller would create. */
 async function pass(
