@@ -1,19 +1,8 @@
 import { CoreV1Api, KubeConfig, PatchStrategy, V1PersistentVolume, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
 import { TestApiServer, startTestApiServer } from './index';
+import { localPv } from './raw-client';
 
-function pv(name: string, labels: Record<string, string> = {}): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name, labels },
-    spec: {
-      capacity: { storage: '1Gi' },
-      accessModes: ['ReadWriteOnce'],
-      local: { path: `/mnt/${name}` },
-      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] }] } },
-    },
-  };
-}
+const pv = (name: string): V1PersistentVolume => localPv(name);
 
 async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
