@@ -1,16 +1,6 @@
-import type { ClassConfig } from '../../src/config';
+import { CLASS_DEFAULTS, type ClassConfig } from '../../src/config';
 
-/** A resolved class with upstream's defaults over `hostDir` and `mountDir`, for tests that skip the parser. */
+/** A resolved class with the model's defaults over `hostDir` and `mountDir`, for tests that skip the parser. */
 export function classConfigOf(hostDir: string, mountDir: string, overrides: Partial<ClassConfig> = {}): ClassConfig {
-  return {
-    hostDir,
-    mountDir,
-    blockCleanerCommand: ['/scripts/quick_reset.sh'],
-    volumeMode: 'Filesystem',
-    accessMode: 'ReadWriteOnce',
-    fsType: '',
-    namePattern: '*',
-    selector: [],
-    ...overrides,
-  };
+  return { ...CLASS_DEFAULTS, hostDir, mountDir, ...overrides };
 }

@@ -1,18 +1,10 @@
 import type { ClassConfig } from '../../../src/config';
 import { buildDirectoryPV, directoryPVLabels, directoryPVName, type DirectoryPVInput } from '../../../src/runtime/pv';
+import { classConfigOf } from '../../support/class-config';
 
 const GiB = 1024 ** 3;
 
-const classConfig: ClassConfig = {
-  hostDir: '/mnt/disks',
-  mountDir: '/mnt/disks',
-  blockCleanerCommand: ['/scripts/quick_reset.sh'],
-  volumeMode: 'Filesystem',
-  accessMode: 'ReadWriteOnce',
-  fsType: '',
-  namePattern: '*',
-  selector: [],
-};
+const classConfig: ClassConfig = classConfigOf('/mnt/disks', '/mnt/disks');
 
 function input(overrides: Partial<DirectoryPVInput> = {}): DirectoryPVInput {
   return {
