@@ -43,6 +43,7 @@ interface Call {
   readonly body: Buffer;
   /** Counter key: verb and resource(/subresource). */
   readonly count: [string, string];
+  readonly user: UserInfo;
 }
 
 export class HttpHandler {
@@ -89,11 +90,25 @@ export class HttpHandler {
       const fault = this.ctx.faults.take(rr.verb, label);
       if (fault) throw fault;
       const body = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE' ? await readBody(req) : Buffer.alloc(0);
-      await this.serveResource({ rr, q: url.searchParams, req, res, body, count });
+      await this.serveResource({ rr, q: url.searchParams, req, res, body, count, user });
     } catch (e) {
       if (!(e instanceof ApiError) || res.headersSent) throw e;
       this.sendError(res, e, count);
     }
+  }
+
+  /** A SelfSubjectAccessReview answered for `user`, as the real authorizer would answer the request it describes. */
+  private review(user: UserInfo, review: any): object {
+    const resource = review.spec?.resourceAttributes;
+    const nonResource = review.spec?.nonResourceAttributes;
+    if (!resource === !nonResource) {
+      throw new ApiError(422, 'Invalid', 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    }
+    const attrs: RequestAttributes = resource
+      ? { verb: resource.verb, apiGroup: resource.group ?? '', resource: resource.resource, subresource: resource.subresource || undefined, namespace: resource.namespace || undefined, name: resource.name || undefined }
+      : { verb: nonResource.verb, path: nonResource.path };
+    const allowed = !this.ctx.rbac || this.ctx.rbac.allows(user, attrs);
+    return { ...review, metadata: { creationTimestamp: null }, status: { allowed, ...(allowed ? { reason: 'RBAC: allowed' } : {}) } };
   }
 
   private authorize(user: UserInfo, a: RequestAttributes): void {
@@ -153,6 +168,8 @@ export class HttpHandler {
     }
     const write = { dryRun, warnings, fieldValidation: (fv ?? 'Warn') as 'Strict' | 'Warn' | 'Ignore' };
     const reply = (code: number, e: Entry) => this.send(res, code, e.json, count, warningHeader(warnings));
+    if (!r.verbs.includes(rr.verb)) throw methodNotAllowed();
+    if (r.kind === 'SelfSubjectAccessReview') return this.send(res, 201, JSON.stringify(this.review(call.user, parseObjectBody(req, body))), count);
     switch (rr.verb) {
       case 'get': {
         const e = registry.get(r, rr.namespace, rr.name!);

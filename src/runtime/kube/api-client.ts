@@ -1,5 +1,5 @@
 import {
-  BatchV1Api, CoordinationV1Api, CoreV1Api, CoreV1Event, KubeConfig, PatchStrategy, StorageV1Api,
+  AuthorizationV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, CoreV1Event, KubeConfig, PatchStrategy, StorageV1Api,
   V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PersistentVolume, V1PersistentVolumeClaim,
   V1PersistentVolumeList, V1StorageClass,
 } from '@kubernetes/client-node';
@@ -26,6 +26,7 @@ export class KubeApi {
   private readonly batch: BatchV1Api;
   private readonly storage: StorageV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly authorization: AuthorizationV1Api;
 
   constructor(readonly kubeConfig: KubeConfig, options: KubeRequesterOptions = {}) {
     this.requester = new KubeRequester(options);
@@ -33,6 +34,7 @@ export class KubeApi {
     this.batch = kubeConfig.makeApiClient(BatchV1Api);
     this.storage = kubeConfig.makeApiClient(StorageV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
   }
 
   /** Closes the connections kept open for reuse (shutdown). */
@@ -58,10 +60,27 @@ export class KubeApi {
       (o) => this.core.createPersistentVolume({ body: pv }, o));
   }
 
-  /** Deletes the PV only if its UID is still `uid` (else 409 Conflict). */
-  deletePersistentVolume(name: string, uid: string): Promise<unknown> {
-    return this.requester.call({ verb: 'delete', resource: 'persistentvolumes', name },
-      (o) => this.core.deletePersistentVolume({ name, body: { preconditions: { uid } } }, o));
+  /**
+   * Deletes the PV only if it is still the object `uid` and, when given, still at
+   * `resourceVersion` (else 409 Conflict). A finalizer may keep it, terminating, a while.
+   */
+  async deletePersistentVolume(name: string, uid: string, resourceVersion?: string): Promise<void> {
+    await this.requester.call({ verb: 'delete', resource: 'persistentvolumes', name },
+      (o) => this.core.deletePersistentVolume({ name, body: { preconditions: { uid, resourceVersion } } }, o));
+  }
+
+  /**
+   * Sets the PV's finalizers, and sets (string) or removes (null) annotations, only if
+   * it is still at `resourceVersion` (else 409 Conflict): a JSON merge patch that
+   * carries the resourceVersion is an optimistic-concurrency update.
+   */
+  patchPersistentVolumeMetadata(name: string, resourceVersion: string, change: {
+    readonly finalizers?: readonly string[];
+    readonly annotations?: Readonly<Record<string, string | null>>;
+  }): Promise<V1PersistentVolume> {
+    return this.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
+      (o) => this.core.patchPersistentVolume({ name, body: { metadata: { resourceVersion, ...change } } }, o),
+      { contentType: PatchStrategy.MergePatch });
   }
 
   /** Sets (string) or removes (null) labels with a JSON merge patch, leaving the others alone. */
@@ -168,6 +187,17 @@ export class KubeApi {
     const name = lease.metadata!.name!;
     return this.requester.call({ verb: 'update', resource: 'leases', namespace, name },
       (o) => this.coordination.replaceNamespacedLease({ namespace, name, body: lease }, o), options);
+  }
+
+  // Authorization
+
+  /** Whether this client may `verb` the `resource` (of `group`, cluster-wide), by a SelfSubjectAccessReview. */
+  async canI(verb: string, resource: string, group = ''): Promise<boolean> {
+    const review = await this.requester.call({ verb: 'create', resource: 'selfsubjectaccessreviews' },
+      (o) => this.authorization.createSelfSubjectAccessReview({
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, group } } },
+      }, o));
+    return review.status?.allowed === true;
   }
 
   // Events (core/v1)
