@@ -87,6 +87,7 @@ export class HttpHandler {
     try {
       this.authorize(user, rr);
       if (this.ctx.faults.latency > 0) await new Promise((r) => setTimeout(r, this.ctx.faults.latency));
+      this.ctx.faults.runHook(rr.verb, label);
       const fault = this.ctx.faults.take(rr.verb, label);
       if (fault) throw fault;
       const body = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE' ? await readBody(req) : Buffer.alloc(0);
