@@ -58,7 +58,7 @@ export class NodeCleanupController {
       if (!decidePVOfGoneNode(pv, nodes).delete) continue;
       const name = pv.metadata!.name!;
       try {
-        const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!);
+        const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!, pv.metadata!.resourceVersion);
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', true);
         if (outcome === 'deleted') deletedPVs.push(name);
         this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'deleted PV of a gone node');

@@ -14,7 +14,7 @@ import type { VolumeMode } from '../../config/model';
 export type CleanupType = 'process' | 'job';
 
 /** The one state each volume of this node is in, as exported by `volume_state`. */
-export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing'] as const;
+export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing', 'identity-mismatch', 'in-use', 'not-configured'] as const;
 export type VolumeState = (typeof VOLUME_STATES)[number];
 
 /** One volume of this node, for {@link ProvisionerMetrics.setVolumeStates}. */
@@ -102,6 +102,9 @@ export class ProvisionerMetrics {
   private readonly deleteDuration = this.histogram(`${PREFIX}persistentvolume_delete_duration_seconds`,
     'Latency in seconds to clean and delete a PersistentVolume, by volume mode, cleanup type, capacity (rounded up to 500G) and cleanup command.',
     ['mode', 'type', 'capacity', 'cleanup_command'], CLEANUP_BUCKETS);
+  private readonly cleanupRefused = this.counter(`${PREFIX}cleanup_refused_total`,
+    'Total number of cleanups not done for safety, by reason: identity-mismatch (the path holds another disk than recorded), in-use (mounted elsewhere or held open), refused (not locatable, not what its volumeMode says), missing (the volume is gone).',
+    ['reason']);
   private readonly cleanupBytes = this.counter(`${PREFIX}cleanup_bytes_total`,
     'Total number of bytes wiped or removed by cleanups, by volume mode and cleanup type.', ['mode', 'type']);
 
@@ -128,6 +131,8 @@ export class ProvisionerMetrics {
     'Unix time in seconds when a configuration was last applied (0 before the first).', []);
   private readonly configLastSuccessful = this.gauge(`${PREFIX}config_last_reload_successful`,
     'Whether the last configuration change was applied (1) or rejected (0: the last good configuration stays in use).', []);
+  private readonly waitingForAnotherAgent = this.gauge(`${PREFIX}waiting_for_another_agent`,
+    '1 while another agent on this node holds its volume directories (e.g. during a rollout with maxSurge); this agent then does nothing.', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
     'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
 
@@ -152,6 +157,7 @@ export class ProvisionerMetrics {
     // Both modes always have a series, so "no Block volumes" reads 0, not absent.
     this.setCapacity({});
     this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
+    this.setWaitingForAnotherAgent(false);
     // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
     this.configLastSuccessful.set(1);
     if (options.processMetrics ?? true) {
@@ -201,6 +207,11 @@ export class ProvisionerMetrics {
     }, outcome.seconds);
   }
 
+  /** A cleanup was not done for safety (see the counter's help for the reasons). */
+  recordCleanupRefused(reason: 'identity-mismatch' | 'in-use' | 'refused' | 'missing'): void {
+    this.cleanupRefused.inc({ reason });
+  }
+
   /** Bytes a running cleanup has just wiped or removed (call as it progresses). */
   addCleanupBytes(mode: VolumeMode, type: CleanupType, bytes: number): void {
     this.cleanupBytes.inc({ mode, type }, bytes);
@@ -234,6 +245,11 @@ export class ProvisionerMetrics {
     }
     this.storageClassVolumes.reset();
     for (const [storageclass, count] of perClass) this.storageClassVolumes.set({ storageclass }, count);
+  }
+
+  /** Whether this agent waits for another one on its node (see controller/volume-locks.ts). */
+  setWaitingForAnotherAgent(waiting: boolean): void {
+    this.waitingForAnotherAgent.set(waiting ? 1 : 0);
   }
 
   /** Device dialect: the devices of `node` that are offered, and those in error. */

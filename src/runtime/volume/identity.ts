@@ -113,3 +113,48 @@ export async function mountIdentity(entry: MountSource, options: IdentityOptions
 export function isWeakIdentity(identity: string): boolean {
   return identity.startsWith('devnum:') || identity.startsWith('mount:');
 }
+
+/**
+ * Identities of the devices and mounts seen so far, so a pass over many volumes
+ * reads one sysfs file per device instead of a dozen. A device is known by its
+ * number and its `diskseq` (the kernel numbers every disk it attaches, never
+ * twice in a boot), so a number reused by another disk is read afresh; a mount by
+ * its mount id together with its device and root (an id is reused after an unmount,
+ * but then for another device or root, or the same volume).
+ */
+export class IdentityCache {
+  private readonly devices = new Map<string, string>();
+  private readonly mounts = new Map<string, string>();
+
+  constructor(private readonly options: IdentityOptions = {}) {}
+
+  async block(device: DeviceNumber): Promise<string> {
+    const number = formatDeviceNumber(device);
+    const seq = await readAttribute(path.join(this.options.sysfsRoot ?? '/sys', 'dev', 'block', number), 'diskseq');
+    // Without diskseq (older kernels) nothing tells a reused number: read it every time.
+    if (seq === undefined) return blockDeviceIdentity(device, this.options);
+    const key = `${number}@${seq}`;
+    let identity = this.devices.get(key);
+    if (identity === undefined) {
+      identity = await blockDeviceIdentity(device, this.options);
+      for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
+      this.devices.set(key, identity);
+    }
+    return identity;
+  }
+
+  async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
+    const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+    let identity = this.mounts.get(key);
+    if (identity === undefined) {
+      identity = await mountIdentity(entry, this.options);
+      this.mounts.set(key, identity);
+    }
+    return identity;
+  }
+
+  /** Forgets mounts no longer in the table. */
+  retainMounts(liveIds: ReadonlySet<number>): void {
+    for (const key of this.mounts.keys()) if (!liveIds.has(Number(key.split(':')[0]))) this.mounts.delete(key);
+  }
+}

@@ -8,6 +8,8 @@ import { parseMountInfo } from '../../../src/runtime/discovery/mount-table';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
+// Thousands of files and directories on a busy machine.
+jest.setTimeout(120_000);
 
 /** A fresh volume directory (a mount point of its own, like a real local volume) with a sibling outside it. */
 function volume(): { root: string; outside: string } {

@@ -7,6 +7,7 @@
  * this test's private mount namespace, so it sees the bind mounts and loop
  * devices the test makes.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
@@ -36,12 +37,10 @@ function startRun(options: { kubeconfig: string; configDir: string; discoveryPer
 describePrivileged('the local-volume-provisioner bin', () => {
   let server: TestApiServer | undefined;
   const bins: AgentProcess[] = [];
-  const orphans: number[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
       if (bin.running) await bin.kill('SIGKILL');
     }
-    for (const pid of orphans.splice(0)) killGroup(pid);
     await server?.stop();
     server = undefined;
   });
@@ -167,7 +166,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 30; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `echo start >> ${log}; sleep 30; echo done >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -178,13 +177,12 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const uid = pvOf(s, name)!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
     await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
-    const cleanerPid = Number(readLog(log)[0].split(' ')[1]);
-    orphans.push(cleanerPid);
 
     expect(await bin.kill('SIGTERM')).toBe(0);
 
-    expect(() => process.kill(cleanerPid, 0)).toThrow();
-    expect(readLog(log)).toEqual([`start ${cleanerPid}`]);
+    // Nothing of the cleaner is left running (its script names the log).
+    await eventually(() => !cleanerRunning(log), 'the cleaner is gone', 20_000);
+    expect(readLog(log)).toEqual(['start']);
     expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
   });
 
@@ -193,7 +191,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; echo "wiping with $$"; sleep 1; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `n=$(cat ${log} 2>/dev/null | grep -c start); echo "start $n" >> ${log}; echo "wiping, attempt $n"; sleep 1; echo "done $n" >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -207,22 +205,17 @@ describePrivileged('the local-volume-provisioner bin', () => {
 
     await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
     expect(await first.kill('SIGKILL')).toBeNull();
-    // A container's processes die with it: so does the cleaner the killed process started.
-    const firstCleaner = Number(readLog(log)[0].split(' ')[1]);
-    killGroup(firstCleaner);
-    await new Promise((r) => setTimeout(r, 300));
+    // The cleaner the killed agent started dies with it: it never writes on after the agent is gone.
+    await eventually(() => !cleanerRunning(log), 'the killed agent\'s cleaner is gone', 20_000);
     expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
-    expect(readLog(log)).toEqual([`start ${firstCleaner}`]);
+    expect(readLog(log)).toEqual(['start 0']);
 
     const second = start();
     await eventually(() => readLog(log).some((l) => l.startsWith('done')), 'the cleanup ran again and finished', 20_000);
-    const lines = readLog(log);
-    expect(lines).toHaveLength(3);
-    expect(lines[1]).toMatch(/^start \d+$/);
-    expect(lines[2]).toBe(`done ${lines[1].split(' ')[1]}`);
+    expect(readLog(log)).toEqual(['start 0', 'start 1', 'done 1']);
     // The cleaner's output is logged line by line, naming the volume.
-    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`), 'the cleaner output is logged');
-    expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`)!)).toMatchObject({ pv: name, stream: 'stdout' });
+    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === 'wiping, attempt 1'), 'the cleaner output is logged');
+    expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === 'wiping, attempt 1')!)).toMatchObject({ pv: name, stream: 'stdout' });
     await eventually(() => {
       const pv = pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
@@ -260,13 +253,7 @@ function readLog(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-/** Kills a process group we started (the cleaner runs in its own group). */
-function killGroup(pid: number): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+/** Whether a process of a cleaner whose script names `log` is still running. */
+function cleanerRunning(log: string): boolean {
+  return spawnSync('pgrep', ['-f', log]).status === 0;
 }

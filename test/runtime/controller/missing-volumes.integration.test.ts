@@ -120,12 +120,19 @@ describePrivileged('missing volumes through the controller', () => {
     await fx.pass();
     await fx.settle();
 
-    // Deleting the PV now would let the disk, once back, be offered with the old user's data on it.
+    // Letting the PV go now would let the disk, once back, be offered with the old user's data on it.
     expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     expect(fs.readdirSync(dir)).toEqual(['under-the-mount']);
-    const [refused] = await fx.recordedEvents('CleanupFailed');
-    expect(refused.message).toContain(`"${dir}" is no longer a mount point`);
+    const [missing] = await fx.recordedEvents('VolumeMissing');
+    expect(missing.message).toContain(`"${dir}" is no longer a mount point`);
     mount(disk.device, dir);
     expect(fs.readdirSync(dir)).toEqual(['user-data']);
+
+    // The disk is back: it is cleaned, and then offered again under a new PV.
+    await fx.waitForRetry(pv.metadata!.uid!);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

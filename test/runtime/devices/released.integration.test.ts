@@ -150,7 +150,7 @@ describePrivileged('device dialect: Released devices', () => {
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
   });
 
-  test('a Released PV whose device is mounted is neither wiped nor deleted; a CleanupFailed Warning says why', async () => {
+  test('a Released PV whose device is mounted is neither wiped nor let go; a VolumeInUse Warning says why', async () => {
     const sda = await withUsedDevice();
     await fx.release(pvName('sda'));
     mkfsExt4(sda.device);
@@ -160,11 +160,11 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 1024 + 56, 2)).toEqual(Buffer.from([0x53, 0xef]));
-    const failed = await fx.recordedEvents('CleanupFailed');
-    expect(failed.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
+    const inUse = await fx.recordedEvents('VolumeInUse');
+    expect(inUse.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
   });
 
-  test('a Released PV whose device is gone (losetup -d) is kept, with a CleanupFailed Warning, and the other devices go on', async () => {
+  test('a Released PV whose device is gone (losetup -d) is kept, with a VolumeMissing Warning, and the other devices go on', async () => {
     const sda = await withUsedDevice();
     fx.addDevice('sdb');
     await fx.release(pvName('sda'));
@@ -174,7 +174,7 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
     expect(fx.serverPv(pvName('sdb'))).toBeDefined();
-    expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
+    expect((await fx.recordedEvents('VolumeMissing')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
   });
 
   test('a Released PV left outside deviceDir by a spec change is kept, and a CleanupRefused Warning on it says why', async () => {

@@ -15,7 +15,7 @@ const spec: DeviceSpecConfig = {
 function input(overrides: Partial<DevicePVInput> = {}): DevicePVInput {
   return {
     name: 'local-node1-pci-0000-3c-00.0',
-    device: { path: '/dev/disk/by-path/pci-0000:3c:00.0', capacityBytes: 1024 ** 3 + 5 * 1024 },
+    device: { path: '/dev/disk/by-path/pci-0000:3c:00.0', capacityBytes: 1024 ** 3 + 5 * 1024, identity: 'wwid:naa.5000c500a0b1c2d3' },
     spec,
     node: { name: 'node1', uid: 'uid-1', labels: { 'kubernetes.io/hostname': 'node1' } },
     ...overrides,
@@ -38,6 +38,7 @@ describe('buildDevicePV', () => {
       'local-pv-provisioner.cybozu.io/fsType': 'ext4',
       'local-pv-provisioner.cybozu.io/deviceDir': '/dev/disk/by-path',
       'local-pv-provisioner.cybozu.io/deviceNameFilter': '.*',
+      'local.storage.k8s.io/volume-identity': 'wwid:naa.5000c500a0b1c2d3',
     });
   });
 

@@ -35,7 +35,7 @@ describe('block device identity from sysfs', () => {
   });
 
   test('a disk without a WWID is known by its model and serial', async () => {
-    const sysfsRoot = fakeSysfs({ '253:0': { dir: 'virtio1/block/vda', attributes: { 'dev': '253:0', 'serial': 'disk-42', 'size': '9' } } });
+    const sysfsRoot = fakeSysfs({ '253:0': { dir: 'virtio1/block/vda', attributes: { dev: '253:0', serial: 'disk-42', size: '9' } } });
     expect(await blockDeviceIdentity(dev(253, 0), { sysfsRoot })).toBe('serial:/disk-42');
   });
 
