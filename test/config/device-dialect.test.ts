@@ -85,7 +85,7 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
   });
 
   test('a bad regular expression in deviceNameFilter is an error', () => {
-    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '(' }))).toEqual(['deviceNameFilter: "(" is not a valid regular expression: Unterminated group']);
+    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '(' }))).toEqual(['deviceNameFilter: "(" is not a valid regular expression: error parsing regexp: missing closing ): `(`']);
   });
 
   test('a missing deviceNameFilter is an error, not "match everything"', () => {
@@ -117,7 +117,7 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
       expect.stringMatching(/^storageClassName: "Local_Storage" is not a valid StorageClass name/),
       'fsType: "ntfs" is not one of ext4, xfs, btrfs',
       'deviceDir: "dev" is not an absolute path',
-      'deviceNameFilter: "[" is not a valid regular expression: Unterminated character class',
+      'deviceNameFilter: "[" is not a valid regular expression: error parsing regexp: missing closing ]: `[`',
       'reclaimPolicy: "Recycle" is not one of Delete, Retain',
       'wipeDevicesHoldingData: "sometimes" is not a boolean (true/false, yes/no, on/off)',
     ]);
