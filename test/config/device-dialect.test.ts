@@ -45,6 +45,12 @@ describe('device dialect: valid PV spec ConfigMaps', () => {
     expect(warningsOf(result)).toEqual(['storageClassName: is missing; using "local-storage"']);
   });
 
+  test('an empty deviceNameFilter is a pattern, not a missing key: it selects every device, as in Go', () => {
+    const result = parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '' });
+    expect(valid(result).deviceNameFilter).toBe('');
+    expect(warningsOf(result)).toEqual([]);
+  });
+
   test('unknown keys are a warning', () => {
     const result = parseDeviceSpec({ ...FS_SPEC, deviceFilter: 'x', comment: 'hello' });
     valid(result);
@@ -105,6 +111,13 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
     expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, volumeMode: 'fs', fsType: 'ntfs' }))).toEqual([
       'volumeMode: "fs" is not one of Filesystem, Block',
       'fsType: "ntfs" is not one of ext4, xfs, btrfs',
+    ]);
+  });
+
+  test('an empty storageClassName is an error naming the key, never replaced by local-storage', () => {
+    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, storageClassName: '' }))).toEqual([
+      'storageClassName: is empty: PVs without a StorageClass bind at once, before their Pod is scheduled, to any claim in the cluster '
+      + 'that asks for no class; name a StorageClass (the device provisioner used "local-storage")',
     ]);
   });
 
