@@ -15,7 +15,7 @@ import { ASCII_CLASSES, AsciiRanges, PERL_CLASSES, unicodeClassProperties } from
  */
 
 /** Go's `syntax.ErrorCode` texts. */
-export const RE2_ERROR = {
+const RE2_ERROR = {
   invalidCharRange: 'invalid character class range',
   invalidEscape: 'invalid escape sequence',
   invalidNamedCapture: 'invalid named capture',

@@ -11,7 +11,8 @@ import { Re2Assertion, Re2ClassItem, Re2Node, parseRe2 } from './re2-syntax';
  *
  * | RE2 (Go)                          | JavaScript written                        | why                                              |
  * |-----------------------------------|-------------------------------------------|--------------------------------------------------|
- * | `(?i)` `(?i:x)` `(?-i)`           | `(?i:x)` around each affected atom        | no global `i`, which would change `\b`           |
+ * | `(?i)` `(?i:x)` `(?-i)`           | `(?i:...)` around each affected class and | no global `i`, which would change `\b`           |
+ * |                                   | run of characters                         |                                                  |
  * | `(?m)` `^` / `$`                  | `(?<![^\n])` / `(?![^\n])`                | JS `m` also breaks lines at \r, U+2028, U+2029   |
  * | `^` `$` `\A` `\z` (no `m`)        | `^` `$`                                   | text edges; RE2 `$` is not before a final \n     |
  * | `(?s)` `.` / `.`                  | `[^]` / `[^\n]`                           | JS `.` also stops at \r, U+2028, U+2029          |
@@ -21,25 +22,20 @@ import { Re2Assertion, Re2ClassItem, Re2Node, parseRe2 } from './re2-syntax';
  * | `\D` `[[:^alpha:]]` in a class    | a nested negated class `[[^A-Za-z]x]`     | `v`-flag class nesting                           |
  * | `\pL` `\p{Greek}` `\p{^L}` `\PL`  | `\p{L}` `\p{Script=Greek}` `\P{L}`        | names resolved as Go 1.25 resolves them          |
  * | `\b` `\B`                         | `\b` `\B` outside any `(?i:)`             | ASCII word characters in both                    |
- * | `\Q...\E` `\x{61}` `\x61` `\141`  | each character escaped as `\u{...}`       | literal text                                     |
- * | `(?P<n>x)` `(?<n>x)` `(x)`        | `(?:x)`                                   | captures do not change whether a name matches    |
+ * | `\Q...\E` `\x{61}` `\x61` `\141`  | the characters, escaped as JS needs       | literal text                                     |
+ * | `(?P<n>x)` `(?<n>x)` `(x)`        | `x`, as `(?:x)` where grouping is needed  | captures do not change whether a name matches    |
  * | `\C` `\1` `(?=` `(?<=` `(?>` `\Z` | rejected with Go's error                  | RE2 has no such syntax                           |
  *
  * Matching stays leftmost-first, as in Go; `MatchString`'s answer never depends on
- * greediness. Unicode tables are Node's (categories of characters added after Unicode
- * 15.0, Go 1.25's version, may differ).
+ * greediness. Two differences remain: Unicode tables are Node's (characters added after
+ * Unicode 15.0, Go 1.25's version, may be classed differently), and JavaScript
+ * backtracks, so nested quantifiers such as `(a+)+$` can take exponential time on a
+ * long non-matching text where RE2 takes linear time.
  */
-
-/** The JavaScript source of the RegExp meaning what the RE2 pattern means (used with RE2_REGEXP_FLAGS). */
-export function re2ToRegExpSource(pattern: string): string {
-  return emit(parseRe2(pattern), true);
-}
-
-export const RE2_REGEXP_FLAGS = 'v';
 
 /** The RE2 pattern as a RegExp; `test` then answers as Go's `MatchString` (an unanchored search). Throws Re2SyntaxError. */
 export function compileRe2(pattern: string): RegExp {
-  return new RegExp(re2ToRegExpSource(pattern), RE2_REGEXP_FLAGS);
+  return new RegExp(emit(parseRe2(pattern), true), 'v');
 }
 
 const ASSERTIONS: Readonly<Record<Re2Assertion, string>> = {
