@@ -73,9 +73,10 @@ describePrivileged('cleanup Jobs through the controller', () => {
       { name: 'dev', mountPath: '/dev' },
       expect.objectContaining({ mountPath: fx!.dirs['local-block'] }),
     ]));
+    // The API server defaults an unset hostPath type to "" (any type), as it reads back.
     expect(pod.volumes).toEqual(expect.arrayContaining([
-      { name: 'dev', hostPath: { path: '/dev' } },
-      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block' } },
+      { name: 'dev', hostPath: { path: '/dev', type: '' } },
+      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block', type: '' } },
     ]));
     expect(pod.tolerations).toEqual([TOLERATION]);
     expect(pod.restartPolicy).toBe('Never');
@@ -98,7 +99,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     expect(job.metadata!.annotations).toMatchObject({ device: dir });
     const pod = job.spec!.template.spec!;
     expect(pod.containers[0]).toMatchObject({ command: ['/scripts/fsclean.sh'], env: [{ name: 'LOCAL_PV_FILESYSTEM', value: dir }] });
-    expect(pod.volumes).toEqual([{ name: 'class-dir', hostPath: { path: '/mnt/host/local-fs' } }]);
+    expect(pod.volumes).toEqual([{ name: 'class-dir', hostPath: { path: '/mnt/host/local-fs', type: '' } }]);
   });
 
   test('a Job that completes is deleted, then the PV, and the volume is offered again with a new UID', async () => {
