@@ -1,13 +1,16 @@
 /**
  * The rules of the real registry strategies for the kinds served, beyond the
- * schema: what a create must satisfy (PV sources and node affinity, Job restart
- * policy, event namespaces, RBAC rules, workload selectors...) and what an
- * update may not change.
+ * schema: what a create must satisfy (PV sources and node affinity, event
+ * namespaces, RBAC rules; pods and workloads through pod-spec.ts and
+ * workloads.ts) and what an update may not change.
  */
 import { forbiddenField, immutable, invalidValue, required, unsupported } from './causes';
-import { qualifiedNameProblems } from './names';
+import { configKeyMessages, qualifiedNameProblems } from './names';
+import { podProblems } from './pod-spec';
 import { ResourceType, groupVersion } from './resources';
+import { nodeSelectorProblems } from './scheduling';
 import { StatusCause } from './status';
+import { daemonSetProblems, deploymentProblems, jobProblems } from './workloads';
 
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 'cinder', 'csi', 'fc', 'flexVolume', 'flocker',
@@ -17,37 +20,6 @@ const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 
 function accessModeProblems(field: string, modes: unknown): StatusCause[] {
   if (!Array.isArray(modes) || modes.length === 0) return [required(field)];
   return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
-}
-
-/** NodeSelector rules of the core validation (PV node affinity). */
-function nodeSelectorProblems(field: string, selector: any): StatusCause[] {
-  const terms = selector?.nodeSelectorTerms;
-  if (!Array.isArray(terms) || terms.length === 0) return [required(`${field}.nodeSelectorTerms`, 'must have at least one node selector term')];
-  const out: StatusCause[] = [];
-  terms.forEach((term: any, i: number) => {
-    (term?.matchExpressions ?? []).forEach((req: any, j: number) => {
-      const f = `${field}.nodeSelectorTerms[${i}].matchExpressions[${j}]`;
-      const values: unknown[] = req?.values ?? [];
-      switch (req?.operator) {
-        case 'In':
-        case 'NotIn':
-          if (!values.length) out.push(required(`${f}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
-          break;
-        case 'Exists':
-        case 'DoesNotExist':
-          if (values.length) out.push(forbiddenField(`${f}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
-          break;
-        case 'Gt':
-        case 'Lt':
-          if (values.length !== 1 || !/^-?\d+$/.test(String(values[0]))) out.push(required(`${f}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
-          break;
-        default:
-          out.push(invalidValue(`${f}.operator`, req?.operator, 'not a valid selector operator'));
-      }
-      if (req?.key) out.push(...qualifiedNameProblems(`${f}.key`, req.key));
-    });
-  });
-  return out;
 }
 
 function pvProblems(pv: any): StatusCause[] {
@@ -82,25 +54,6 @@ function pvcProblems(pvc: any): StatusCause[] {
   return out;
 }
 
-function podSpecProblems(field: string, spec: any): StatusCause[] {
-  const out: StatusCause[] = [];
-  const containers = spec?.containers;
-  if (!Array.isArray(containers) || containers.length === 0) {out.push(required(`${field}.containers`));} else {
-    containers.forEach((c: any, i: number) => {
-      if (!c.name) out.push(required(`${field}.containers[${i}].name`));
-      if (!c.image) out.push(required(`${field}.containers[${i}].image`));
-    });
-  }
-  return out;
-}
-
-function jobProblems(job: any): StatusCause[] {
-  const out = podSpecProblems('spec.template.spec', job.spec?.template?.spec);
-  const rp = job.spec?.template?.spec?.restartPolicy;
-  if (rp !== 'OnFailure' && rp !== 'Never') out.push(unsupported('spec.template.spec.restartPolicy', rp ?? '', ['OnFailure', 'Never']));
-  return out;
-}
-
 /**
  * Events must live in the namespace of what they are about; events about
  * cluster-scoped objects (nodes, PVs) go in `default` (legacy core/v1 rule).
@@ -122,17 +75,11 @@ function eventsV1Problems(e: any): StatusCause[] {
   return out;
 }
 
-const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-
 function configMapProblems(cm: any): StatusCause[] {
   const out: StatusCause[] = [];
   const keys = [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})];
-  for (const k of Object.keys(cm.data ?? {})) {
-    if (!CONFIG_KEY.test(k) || k === '.' || k === '..') {
-      out.push(invalidValue(`data[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
-        + "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
-    }
-  }
+  for (const k of Object.keys(cm.data ?? {})) out.push(...configKeyMessages(k).map((msg) => invalidValue(`data[${k}]`, k, msg)));
+  for (const k of Object.keys(cm.binaryData ?? {})) out.push(...configKeyMessages(k).map((msg) => invalidValue(`binaryData[${k}]`, k, msg)));
   const dup = keys.find((k, i) => keys.indexOf(k) !== i);
   if (dup) out.push(invalidValue(`data[${dup}]`, dup, 'duplicate of key present in binaryData'));
   const size = Object.values<string>(cm.data ?? {}).reduce((n, v) => n + String(v).length, 0)
@@ -181,38 +128,8 @@ function bindingProblems(b: any, clusterWide: boolean): StatusCause[] {
   return out;
 }
 
-/** Whether a LabelSelector object (matchLabels, matchExpressions) selects these labels. */
-function selects(selector: any, labels: Record<string, string>): boolean {
-  const byLabels = Object.entries<string>(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  const byExpressions = (selector?.matchExpressions ?? []).every((e: any) => {
-    const has = labels[e.key] !== undefined;
-    switch (e.operator) {
-      case 'In': return has && (e.values ?? []).includes(labels[e.key]);
-      case 'NotIn': return !has || !(e.values ?? []).includes(labels[e.key]);
-      case 'Exists': return has;
-      case 'DoesNotExist': return !has;
-      default: return false;
-    }
-  });
-  return byLabels && byExpressions;
-}
-
-/** apps/v1 workloads: a selector is required and must select the pod template's labels. */
-function workloadProblems(w: any, restartPolicies: string[]): StatusCause[] {
-  const out = podSpecProblems('spec.template.spec', w.spec?.template?.spec);
-  const selector = w.spec?.selector;
-  const labels = w.spec?.template?.metadata?.labels ?? {};
-  if (!selector || (!Object.keys(selector.matchLabels ?? {}).length && !(selector.matchExpressions ?? []).length)) {
-    out.push(required('spec.selector'));
-  } else if (!selects(selector, labels)) {
-    out.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
-  }
-  const rp = w.spec?.template?.spec?.restartPolicy ?? 'Always';
-  if (!restartPolicies.includes(rp)) out.push(unsupported('spec.template.spec.restartPolicy', rp, restartPolicies));
-  return out;
-}
-
-const CREATE_RULES: Record<string, (obj: any) => StatusCause[]> = {
+/** Rules of each kind's create (and update, on the new object); `prev` is the stored object on update. */
+const RULES: Record<string, (obj: any, prev?: any) => StatusCause[]> = {
   'rbac.authorization.k8s.io/v1/Role': (r) => policyRuleProblems(r.rules, true),
   'rbac.authorization.k8s.io/v1/ClusterRole': (r) => policyRuleProblems(r.rules, false),
   'rbac.authorization.k8s.io/v1/RoleBinding': (b) => bindingProblems(b, false),
@@ -222,10 +139,10 @@ const CREATE_RULES: Record<string, (obj: any) => StatusCause[]> = {
   'events.k8s.io/v1/Event': eventsV1Problems,
   'v1/PersistentVolume': pvProblems,
   'v1/PersistentVolumeClaim': pvcProblems,
-  'v1/Pod': (p) => podSpecProblems('spec', p.spec),
+  'v1/Pod': (p, prev) => podProblems(p, !prev),
   'batch/v1/Job': jobProblems,
-  'apps/v1/Deployment': (d) => workloadProblems(d, ['Always']),
-  'apps/v1/DaemonSet': (d) => workloadProblems(d, ['Always']),
+  'apps/v1/Deployment': deploymentProblems,
+  'apps/v1/DaemonSet': daemonSetProblems,
 };
 
 const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
@@ -283,7 +200,7 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
 
 /** What the kind's registry refuses in this object (and, on update, in its change from `prev`). */
 export function kindProblems(r: ResourceType, obj: any, prev?: any): StatusCause[] {
-  const out = CREATE_RULES[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? [];
+  const out = RULES[`${groupVersion(r)}/${r.kind}`]?.(obj, prev) ?? [];
   if (prev) out.push(...updateProblems(r, obj, prev));
   return out;
 }
