@@ -82,6 +82,9 @@ const DEFAULTERS: Record<string, (o: any) => void> = {
     o.spec.finalizers ??= ['kubernetes'];
   },
   'v1/Pod': defaultPod,
+  'v1/Secret': (o) => {
+    o.type ||= 'Opaque';
+  },
   'v1/Service': (o) => {
     o.spec ??= {};
     o.spec.type ??= 'ClusterIP';

@@ -88,6 +88,40 @@ function configMapProblems(cm: any): StatusCause[] {
   return out;
 }
 
+/** Keys a Secret of each built-in type must have in its data (ValidateSecret). */
+const SECRET_KEYS: Record<string, string[]> = {
+  'kubernetes.io/dockercfg': ['.dockercfg'],
+  'kubernetes.io/dockerconfigjson': ['.dockerconfigjson'],
+  'kubernetes.io/ssh-auth': ['ssh-privatekey'],
+  'kubernetes.io/tls': ['tls.crt', 'tls.key'],
+};
+
+function secretProblems(secret: any): StatusCause[] {
+  const data: Record<string, string> = secret.data ?? {};
+  const out = Object.keys(data).flatMap((k) => configKeyMessages(k).map((msg) => invalidValue(`data[${k}]`, k, msg)));
+  const size = Object.values(data).reduce((n, v) => n + Buffer.from(String(v), 'base64').length, 0);
+  if (size > 1024 * 1024) out.push({ reason: 'FieldValueTooLong', field: 'data', message: 'Too long: must have at most 1048576 bytes' });
+  const type = secret.type ?? '';
+  if (type === 'kubernetes.io/service-account-token' && !secret.metadata?.annotations?.['kubernetes.io/service-account.name']) {
+    out.push(required('metadata.annotations[kubernetes.io/service-account.name]'));
+  }
+  if (type === 'kubernetes.io/basic-auth' && !('username' in data) && !('password' in data)) {
+    out.push(required('data[username]'), required('data[password]'));
+  }
+  for (const key of SECRET_KEYS[type] ?? []) {
+    if (!(key in data) || (type === 'kubernetes.io/ssh-auth' && !data[key])) out.push(required(`data[${key}]`));
+  }
+  for (const key of ['.dockercfg', '.dockerconfigjson']) {
+    if (SECRET_KEYS[type]?.[0] !== key || !(key in data)) continue;
+    try {
+      JSON.parse(Buffer.from(data[key], 'base64').toString('utf8'));
+    } catch (e: any) {
+      out.push(invalidValue(`data[${key}]`, '<secret contents redacted>', e.message));
+    }
+  }
+  return out;
+}
+
 function policyRuleProblems(rules: any[] | undefined, namespaced: boolean): StatusCause[] {
   const out: StatusCause[] = [];
   (rules ?? []).forEach((rule: any, i: number) => {
@@ -135,6 +169,7 @@ const RULES: Record<string, (obj: any, prev?: any) => StatusCause[]> = {
   'rbac.authorization.k8s.io/v1/RoleBinding': (b) => bindingProblems(b, false),
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (b) => bindingProblems(b, true),
   'v1/ConfigMap': configMapProblems,
+  'v1/Secret': secretProblems,
   'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
   'events.k8s.io/v1/Event': eventsV1Problems,
   'v1/PersistentVolume': pvProblems,
@@ -191,6 +226,13 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
     case 'v1/ConfigMap':
       if (prev.immutable === true && (changed(next.data, prev.data) || changed(next.binaryData, prev.binaryData) || next.immutable !== true)) {
         out.push(forbiddenField(next.immutable === true ? 'data' : 'immutable', 'field is immutable when `immutable` is set'));
+      }
+      break;
+    case 'v1/Secret':
+      if (next.type !== prev.type) out.push(immutable('type', next.type));
+      if (prev.immutable === true) {
+        if (next.immutable !== true) out.push(forbiddenField('immutable', 'field is immutable when `immutable` is set'));
+        if (changed(next.data, prev.data)) out.push(forbiddenField('data', 'field is immutable when `immutable` is set'));
       }
       break;
     default:
