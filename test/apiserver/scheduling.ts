@@ -13,26 +13,25 @@ const EXISTS = 'may not be specified when `operator` is \'Exists\' or \'DoesNotE
 
 const valuesProblems = (field: string, values: unknown[]) => values.flatMap((v, i) => labelValueProblems(`${field}[${i}]`, String(v)));
 
+/** The operator rules of label and node selector requirements; `numeric` admits Gt and Lt (node selectors only). */
+function operatorProblems(field: string, req: any, numeric: boolean): StatusCause[] {
+  const values: unknown[] = req?.values ?? [];
+  const op = req?.operator;
+  if (op === 'In' || op === 'NotIn') return values.length ? [] : [required(`${field}.values`, IN_NOT_IN)];
+  if (op === 'Exists' || op === 'DoesNotExist') return values.length ? [forbiddenField(`${field}.values`, EXISTS)] : [];
+  if (numeric && (op === 'Gt' || op === 'Lt')) {
+    return values.length === 1 ? [] : [required(`${field}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\'')];
+  }
+  return [invalidValue(`${field}.operator`, op ?? '', 'not a valid selector operator')];
+}
+
 /** metav1 LabelSelector (workload selectors, pod affinity terms). */
 export function labelSelectorProblems(field: string, selector: any): StatusCause[] {
   if (!selector) return [];
   const out = labelsProblems(`${field}.matchLabels`, selector.matchLabels);
   (selector.matchExpressions ?? []).forEach((req: any, i: number) => {
     const f = `${field}.matchExpressions[${i}]`;
-    const values: unknown[] = req?.values ?? [];
-    switch (req?.operator) {
-      case 'In':
-      case 'NotIn':
-        if (!values.length) out.push(required(`${f}.values`, IN_NOT_IN));
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length) out.push(forbiddenField(`${f}.values`, EXISTS));
-        break;
-      default:
-        out.push(invalidValue(`${f}.operator`, req?.operator ?? '', 'not a valid selector operator'));
-    }
-    out.push(...qualifiedNameProblems(`${f}.key`, req?.key ?? ''), ...valuesProblems(`${f}.values`, values));
+    out.push(...operatorProblems(f, req, false), ...qualifiedNameProblems(`${f}.key`, req?.key ?? ''), ...valuesProblems(`${f}.values`, req?.values ?? []));
   });
   return out;
 }
@@ -42,25 +41,8 @@ function nodeSelectorTermProblems(field: string, term: any, checkValues: boolean
   const out: StatusCause[] = [];
   (term?.matchExpressions ?? []).forEach((req: any, j: number) => {
     const f = `${field}.matchExpressions[${j}]`;
-    const values: unknown[] = req?.values ?? [];
-    switch (req?.operator) {
-      case 'In':
-      case 'NotIn':
-        if (!values.length) out.push(required(`${f}.values`, IN_NOT_IN));
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length) out.push(forbiddenField(`${f}.values`, EXISTS));
-        break;
-      case 'Gt':
-      case 'Lt':
-        if (values.length !== 1) out.push(required(`${f}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
-        break;
-      default:
-        out.push(invalidValue(`${f}.operator`, req?.operator ?? '', 'not a valid selector operator'));
-    }
-    out.push(...qualifiedNameProblems(`${f}.key`, req?.key ?? ''));
-    if (checkValues) out.push(...valuesProblems(`${f}.values`, values));
+    out.push(...operatorProblems(f, req, true), ...qualifiedNameProblems(`${f}.key`, req?.key ?? ''));
+    if (checkValues) out.push(...valuesProblems(`${f}.values`, req?.values ?? []));
   });
   (term?.matchFields ?? []).forEach((req: any, j: number) => {
     const f = `${field}.matchFields[${j}]`;
