@@ -40,7 +40,7 @@ function portsProblems(field: string, ports: any[] | undefined): StatusCause[] {
 }
 
 /** checkHostPortConflicts: one protocol/hostIP/hostPort per pod. */
-export function hostPortConflicts(field: string, containers: any[], seen = new Set<string>()): StatusCause[] {
+function hostPortConflicts(field: string, containers: any[], seen = new Set<string>()): StatusCause[] {
   const out: StatusCause[] = [];
   containers.forEach((c: any, i: number) => (c?.ports ?? []).forEach((p: any, j: number) => {
     if (!p?.hostPort) return;
@@ -191,7 +191,7 @@ const idProblems = (field: string, id: unknown) =>
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
 
 /** validateSeccompProfileField (container and pod security contexts). */
-export function seccompProblems(field: string, profile: any): StatusCause[] {
+function seccompProblems(field: string, profile: any): StatusCause[] {
   if (!profile) return [];
   if (!profile.type) return [required(`${field}.type`, 'type is required when seccompProfile is set')];
   if (!SECCOMP_TYPES.includes(profile.type)) return [unsupported(`${field}.type`, profile.type, SECCOMP_TYPES)];

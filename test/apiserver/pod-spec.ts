@@ -46,7 +46,7 @@ function topologySpreadProblems(field: string, constraints: any[] | undefined): 
 }
 
 /** ValidatePodSpec. `isPod` for a Pod's own spec rather than a template's. */
-export function podSpecProblems(field: string, spec: any, isPod = false): StatusCause[] {
+function podSpecProblems(field: string, spec: any, isPod = false): StatusCause[] {
   const s = spec ?? {};
   const out: StatusCause[] = [];
   if (!set(s.terminationGracePeriodSeconds)) out.push(required(`${field}.terminationGracePeriodSeconds`));

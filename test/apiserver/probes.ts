@@ -29,7 +29,7 @@ export function portNameMessages(name: string): string[] {
 const validPort = (n: number) => Number.isInteger(n) && n >= 1 && n <= 65535;
 
 /** ValidatePortNumOrName: an IntOrString port. */
-export function portNumOrNameProblems(field: string, port: unknown): StatusCause[] {
+function portNumOrNameProblems(field: string, port: unknown): StatusCause[] {
   if (typeof port === 'number') return validPort(port) ? [] : [invalidValue(field, port, PORT_RANGE)];
   return portNameMessages(String(port ?? '')).map((msg) => invalidValue(field, String(port ?? ''), msg));
 }

@@ -94,7 +94,7 @@ function value(r: Reader, type: string, wireType: number, message: string): unkn
 }
 
 /** Decodes the bytes of one message into its JSON form. */
-export function decode(buf: Buffer, message: string): any {
+function decode(buf: Buffer, message: string): any {
   const fields = MESSAGES[message];
   if (!fields) throw unmodelled(`messages of type ${message}`);
   const out: any = {};
