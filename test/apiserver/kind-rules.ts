@@ -7,6 +7,7 @@
 import { forbiddenField, immutable, invalidValue, required, unsupported } from './causes';
 import { configKeyMessages, qualifiedNameProblems } from './names';
 import { podProblems } from './pod-spec';
+import { compareQuantities, parseQuantity } from './quantity';
 import { ResourceType, groupVersion } from './resources';
 import { nodeSelectorProblems } from './scheduling';
 import { StatusCause } from './status';
@@ -17,16 +18,27 @@ const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 
   'gcePersistentDisk', 'glusterfs', 'hostPath', 'iscsi', 'local', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte',
   'rbd', 'scaleIO', 'storageos', 'vsphereVolume'];
 
-function accessModeProblems(field: string, modes: unknown): StatusCause[] {
-  if (!Array.isArray(modes) || modes.length === 0) return [required(field)];
-  return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+function accessModeProblems(field: string, modes: unknown, emptyDetail?: string): StatusCause[] {
+  if (!Array.isArray(modes) || modes.length === 0) return [required(field, emptyDetail)];
+  const out = modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+  if (modes.includes('ReadWriteOncePod') && modes.some((m) => m !== 'ReadWriteOncePod' && ACCESS_MODES.includes(m))) {
+    out.push(forbiddenField(field, 'may not use ReadWriteOncePod with other access modes'));
+  }
+  return out;
+}
+
+/** ValidatePositiveQuantityValue: storage sizes of volumes and claims. */
+function positiveProblems(field: string, value: unknown): StatusCause[] {
+  return compareQuantities(parseQuantity(value), { num: 0n, den: 1n }) > 0 ? [] : [invalidValue(field, String(value), 'must be greater than zero')];
 }
 
 function pvProblems(pv: any): StatusCause[] {
   const spec = pv.spec ?? {};
   const out: StatusCause[] = [...accessModeProblems('spec.accessModes', spec.accessModes)];
-  if (!spec.capacity || Object.keys(spec.capacity).length === 0) out.push(required('spec.capacity'));
-  else if (spec.capacity.storage === undefined) out.push(required('spec.capacity[storage]'));
+  const capacity = spec.capacity ?? {};
+  if (Object.keys(capacity).length === 0) out.push(required('spec.capacity'));
+  if (capacity.storage === undefined || Object.keys(capacity).length > 1) out.push(unsupported('spec.capacity', capacity, ['storage']));
+  for (const [name, q] of Object.entries(capacity)) out.push(...positiveProblems(`spec.capacity[${name}]`, q));
   const sources = PV_SOURCES.filter((s) => spec[s] !== undefined);
   if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
   if (sources.length > 1) out.push(forbiddenField(`spec.${sources[1]}`, 'may not specify more than 1 volume type'));
@@ -49,8 +61,10 @@ function pvProblems(pv: any): StatusCause[] {
 
 function pvcProblems(pvc: any): StatusCause[] {
   const spec = pvc.spec ?? {};
-  const out = accessModeProblems('spec.accessModes', spec.accessModes);
-  if (spec.resources?.requests?.storage === undefined) out.push(required('spec.resources[storage]'));
+  const out = accessModeProblems('spec.accessModes', spec.accessModes, 'at least 1 access mode is required');
+  const storage = spec.resources?.requests?.storage;
+  if (storage === undefined) out.push(required('spec.resources[storage]'));
+  else out.push(...positiveProblems('spec.resources[storage]', storage));
   return out;
 }
 
