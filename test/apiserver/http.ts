@@ -12,6 +12,7 @@ import { Faults } from './faults';
 import { listPage, selectorFilter } from './list';
 import { openApiDocument, openApiRoot, openApiV2 } from './openapi';
 import { jsonPatch, mergePatch, patchSchemaFor, strategicMergePatch } from './patch';
+import { PROTOBUF } from './protobuf';
 import { RbacAuthorizer, RequestAttributes } from './rbac';
 import { Registry } from './registry';
 import { ResourceRequest, resolve } from './request-info';
@@ -167,6 +168,9 @@ export class HttpHandler {
     if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
       throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
     }
+    if (!answersInJson(req.headers.accept)) {
+      throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
+    }
     const write = { dryRun, warnings, fieldValidation: (fv ?? 'Warn') as 'Strict' | 'Warn' | 'Ignore' };
     const reply = (code: number, e: Entry) => this.send(res, code, e.json, count, warningHeader(warnings));
     if (!r.verbs.includes(rr.verb)) throw methodNotAllowed();
@@ -181,17 +185,17 @@ export class HttpHandler {
       case 'watch': return this.watch(call);
       case 'create': {
         if (rr.name !== undefined) throw methodNotAllowed();
-        return reply(201, registry.create(r, rr.namespace, parseObjectBody(req, body), write));
+        return reply(201, registry.create(r, rr.namespace, parseObjectBody(req, body, r), write));
       }
       case 'update': {
         const sub = rr.subresource === 'finalize' ? 'finalize' : rr.subresource;
         if (sub === 'finalize') {
-          const candidate = parseObjectBody(req, body);
+          const candidate = parseObjectBody(req, body, r);
           const prev = registry.get(r, undefined, rr.name!);
           const next = { ...cloneObject(prev), spec: { ...prev.obj.spec, finalizers: candidate.spec?.finalizers ?? [] } };
           return reply(200, registry.replace(r, prev, next, write));
         }
-        return reply(200, registry.update(r, rr.namespace, rr.name!, parseObjectBody(req, body), { ...write, subresource: sub }));
+        return reply(200, registry.update(r, rr.namespace, rr.name!, parseObjectBody(req, body, r), { ...write, subresource: sub }));
       }
       case 'patch': {
         const prev = registry.get(r, rr.namespace, rr.name!);
@@ -273,6 +277,17 @@ export class HttpHandler {
       onBytes: (n) => this.ctx.counters.bytes(count[0], count[1], n),
     }, res);
   }
+}
+
+/**
+ * Whether a JSON answer is acceptable. Responses are always JSON (a client that
+ * lists protobuf first, as client-go's typed clients do, also lists JSON); a
+ * client that takes protobuf only gets 406, where the real server would answer
+ * in protobuf.
+ */
+function answersInJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').map((t) => t.split(';')[0].trim()).some((t) => t !== PROTOBUF && !t.startsWith(`${PROTOBUF};`));
 }
 
 /** The Warning header the real server sends: `299 - "text"` per warning. */

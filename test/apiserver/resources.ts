@@ -138,6 +138,7 @@ export const RESOURCES: readonly ResourceType[] = [
     fields: { 'status.phase': (o) => str(o.status?.phase) },
   }),
   define({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] }),
+  define({ resource: 'secrets', kind: 'Secret', namespaced: true, fields: { type: (o) => str(o.type) } }),
   define({ resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], hasStatus: true }),
   define({ resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }),
   define({ resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], fields: eventFields }),

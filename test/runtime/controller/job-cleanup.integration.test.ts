@@ -73,9 +73,10 @@ describePrivileged('cleanup Jobs through the controller', () => {
       { name: 'dev', mountPath: '/dev' },
       expect.objectContaining({ mountPath: fx!.dirs['local-block'] }),
     ]));
+    // The API server defaults an unset hostPath type to "" (any type), as it reads back.
     expect(pod.volumes).toEqual(expect.arrayContaining([
-      { name: 'dev', hostPath: { path: '/dev' } },
-      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block' } },
+      { name: 'dev', hostPath: { path: '/dev', type: '' } },
+      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block', type: '' } },
     ]));
     expect(pod.tolerations).toEqual([TOLERATION]);
     expect(pod.restartPolicy).toBe('Never');
