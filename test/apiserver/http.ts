@@ -174,7 +174,7 @@ export class HttpHandler {
     const write = { dryRun, warnings, fieldValidation: (fv ?? 'Warn') as 'Strict' | 'Warn' | 'Ignore' };
     const reply = (code: number, e: Entry) => this.send(res, code, e.json, count, warningHeader(warnings));
     if (!r.verbs.includes(rr.verb)) throw methodNotAllowed();
-    if (r.kind === 'SelfSubjectAccessReview') return this.send(res, 201, JSON.stringify(this.review(call.user, parseObjectBody(req, body))), count);
+    if (r.kind === 'SelfSubjectAccessReview') return this.send(res, 201, JSON.stringify(this.review(call.user, parseObjectBody(req, body, r))), count);
     switch (rr.verb) {
       case 'get': {
         const e = registry.get(r, rr.namespace, rr.name!);
