@@ -9,9 +9,18 @@ import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from '..
  */
 export class PropIssues {
   private readonly problems: string[] = [];
+  private readonly props = new Set<string>();
 
+  /** Adds a problem; the same line twice (one mistake found by two checks) is kept once. */
   add(prop: string, problem: string): void {
-    this.problems.push(`${prop}: ${problem}`);
+    const line = `${prop}: ${problem}`;
+    if (!this.problems.includes(line)) this.problems.push(line);
+    this.props.add(prop);
+  }
+
+  /** Whether a problem was already reported for `prop`. */
+  has(prop: string): boolean {
+    return this.props.has(prop);
   }
 
   /** Adds `problem` when it is defined; returns whether the value was fine. */
@@ -92,10 +101,10 @@ export function durationMs(issues: PropIssues, prop: string, value: Duration, mi
   return ms;
 }
 
-/** A whole number within [min, max]. */
-export function integerProblem(value: number, min: number, max = Number.MAX_SAFE_INTEGER): string | undefined {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    return `${value} is not a whole number from ${min} to ${max}`;
+/** A whole number of at least `min` (and at most `max`, when there is one). */
+export function integerProblem(value: number, min: number, max?: number): string | undefined {
+  if (!Number.isSafeInteger(value) || value < min || (max !== undefined && value > max)) {
+    return max === undefined ? `${value} is not a whole number of at least ${min}` : `${value} is not a whole number from ${min} to ${max}`;
   }
   return undefined;
 }

@@ -12,7 +12,7 @@ import {
   pathsOverlap, PropIssues, serviceNameProblem,
 } from './prop-issues';
 import {
-  GrafanaDashboardOptions, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
+  GrafanaDashboardOptions, LocalStorageClassProps, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
   RelabelConfig, StorageClassOptions,
 } from './props';
 import { qualifiedNameProblem } from '../config/kube-names';
@@ -186,7 +186,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const classStorage: ResolvedStorageClass[] = [];
   const directory = resolveDirectoryDialect(props, name, issues, classStorage);
   const devices = resolveDeviceDialect(props, issues, classStorage);
-  checkStorageClassNames(classStorage, issues);
+  checkDefaultStorageClass(classStorage, issues);
   if ((props.storageClasses ?? []).length === 0 && !props.devices) {
     issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
   }
@@ -292,7 +292,8 @@ function resolveDirectoryDialect(
     else seen.set(c.name, i);
     const mountDir = c.mountDir ?? c.hostDir;
     const hostOk = issues.check(`${at}.hostDir`, absolutePathProblem(c.hostDir));
-    const mountOk = issues.check(`${at}.mountDir`, absolutePathProblem(mountDir));
+    // A mountDir left to default is the hostDir: its problems are the hostDir's, reported once.
+    const mountOk = c.mountDir === undefined ? hostOk : issues.check(`${at}.mountDir`, absolutePathProblem(mountDir));
     if (mountOk) {
       for (const reserved of [CONFIG_MOUNT_PATH, SCRIPTS_PATH]) {
         if (pathsOverlap(mountDir, reserved)) issues.add(`${at}.mountDir`, `"${mountDir}" overlaps ${reserved}, which the agent needs`);
@@ -308,7 +309,6 @@ function resolveDirectoryDialect(
       });
     }
     mounts.push({ name: c.name, hostDir: c.hostDir, mountDir });
-    if (c.volumeMode === 'Block' && c.fsType) issues.add(`${at}.fsType`, `"${c.fsType}" is not allowed with volumeMode Block`);
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
@@ -340,7 +340,7 @@ function resolveDirectoryDialect(
     missingVolumeGracePeriod: optionalDurationInput(issues, 'missingVolumeGracePeriod', props.missingVolumeGracePeriod, 0),
     deleteMissingReleasedVolumes: props.deleteMissingReleasedVolumes,
   };
-  const config = reportModelIssues(resolveProvisionerConfig(input), issues, (path) => directoryPropPath(path, classes.map((c) => c.name)));
+  const config = reportModelIssues(resolveProvisionerConfig(input), issues, (path) => directoryPropPath(path, classes));
   if (!config) return undefined;
   const configData = serializeProvisionerConfig(config);
   return {
@@ -363,6 +363,7 @@ function resolveDeviceDialect(
   const specs: ResolvedDeviceSpec[] = [];
   const seen = new Map<string, number>();
   const policyOfClass = new Map<string, { policy: ReclaimPolicy; at: string }>();
+  const directoryClasses = (props.storageClasses ?? []).map((c) => c.name);
   d.specs.forEach((s, i) => {
     const at = `devices.specs[${i}]`;
     const first = seen.get(s.name);
@@ -382,6 +383,10 @@ function resolveDeviceDialect(
     }), issues, (path) => `${at}.${path}`);
     if (!config) return;
     specs.push({ name: s.name, config, data: serializeDeviceSpec(config) });
+    const directoryClass = directoryClasses.indexOf(config.storageClassName);
+    if (directoryClass >= 0) {
+      issues.add(`${at}.storageClassName`, `"${config.storageClassName}" is also the name of storageClasses[${directoryClass}]; a StorageClass serves one dialect`);
+    }
     const earlier = policyOfClass.get(config.storageClassName);
     if (earlier && earlier.policy !== config.reclaimPolicy) {
       issues.add(`${at}.reclaimPolicy`, `"${config.reclaimPolicy}" differs from ${earlier.at}.reclaimPolicy "${earlier.policy}" for the same StorageClass "${config.storageClassName}"`);
@@ -434,14 +439,7 @@ function resolveStorageClass(
   };
 }
 
-function checkStorageClassNames(classes: ResolvedStorageClass[], issues: PropIssues): void {
-  const seen = new Set<string>();
-  for (const c of classes) {
-    if (seen.has(c.name)) {
-      issues.add('devices.specs', `storageClassName "${c.name}" is also the name of one of storageClasses; a StorageClass serves one dialect`);
-    }
-    seen.add(c.name);
-  }
+function checkDefaultStorageClass(classes: ResolvedStorageClass[], issues: PropIssues): void {
   if (classes.filter((c) => c.isDefaultClass).length > 1) {
     issues.add('storageClasses', `more than one StorageClass has isDefaultClass: ${classes.filter((c) => c.isDefaultClass).map((c) => c.name).join(', ')}`);
   }
@@ -570,27 +568,34 @@ function optionalDurationInput(issues: PropIssues, prop: string, value: Duration
   return value && durationMs(issues, prop, value, minMs);
 }
 
-/** Adds the model's errors under prop names; returns the config when there were none. */
+/**
+ * Adds the model's errors under prop names; returns the config when there were none.
+ * A prop the construct's own checks already blamed is not blamed again in the model's words.
+ */
 function reportModelIssues<T>(result: ParseResult<T>, issues: PropIssues, propPath: (path: string) => string): T | undefined {
   if (result.ok) return result.config;
-  result.errors.forEach((e: ConfigIssue) => issues.add(propPath(e.path), e.message));
+  const own = result.errors.map((e: ConfigIssue) => ({ prop: propPath(e.path), message: e.message })).filter((e) => !issues.has(e.prop));
+  own.forEach((e) => issues.add(e.prop, e.message));
   return undefined;
 }
 
 /** `storageClassMap.fast-disks.namePattern` -> `storageClasses[0].namePattern`. */
-function directoryPropPath(path: string, classNames: string[]): string {
+function directoryPropPath(path: string, classes: LocalStorageClassProps[]): string {
   const prefix = 'storageClassMap.';
   if (!path.startsWith(prefix)) return path;
   const rest = path.slice(prefix.length);
   // Longest name first: a class name may contain dots.
-  const match = classNames
-    .map((n, i) => ({ n, i }))
+  const match = classes
+    .map((c, i) => ({ n: c.name, i }))
     .filter(({ n }) => rest === n || rest.startsWith(`${n}.`) || rest.startsWith(`${n}[`))
     .sort((a, b) => b.n.length - a.n.length)[0];
   if (!match) return path;
-  // An issue on the map key itself is about the class name.
+  // An issue on the map key itself is about the class name; one on a mountDir the props
+  // leave to default is about the hostDir it was copied from.
   const field = rest.slice(match.n.length);
-  return `storageClasses[${match.i}]${field === '' ? '.name' : field}`;
+  if (field === '') return `storageClasses[${match.i}].name`;
+  if (field === '.mountDir' && classes[match.i].mountDir === undefined) return `storageClasses[${match.i}].hostDir`;
+  return `storageClasses[${match.i}]${field}`;
 }
 
 /** sha256 over the data in key order, so equal configs give equal hashes. */

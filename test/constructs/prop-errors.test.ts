@@ -69,7 +69,7 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     /devices\.defaultSpec: "nvme" is not the name of any of devices\.specs/],
   ['a device class that clashes with a directory class',
     { ...DEFAULTS, devices: { specs: [{ ...spec, storageClassName: 'fast-disks' }] } },
-    /storageClassName "fast-disks" is also the name of one of storageClasses/],
+    /devices\.specs\[0\]\.storageClassName: "fast-disks" is also the name of storageClasses\[0\]; a StorageClass serves one dialect/],
   ['two default StorageClasses',
     { storageClasses: [{ name: 'a', hostDir: '/mnt/a', storageClass: { isDefaultClass: true } }, { name: 'b', hostDir: '/mnt/b', storageClass: { isDefaultClass: true } }] },
     /more than one StorageClass has isDefaultClass: a, b/],
@@ -111,6 +111,43 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     /storageClasses: no class configured/],
 ])('%s fails at synth, naming the prop', (_case, props, expected) => {
   expect(errorOf(props)).toMatch(expected);
+});
+
+/** The problem lines of a failed synth, without the heading. */
+function problemsOf(props: LocalVolumeProvisionerProps): string[] {
+  return errorOf(props).split('\n').slice(1).map((l) => l.trim());
+}
+
+describe('each mistake is reported once, against the prop that holds it', () => {
+  test('a relative hostDir (whose mountDir defaults to it)', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: 'mnt/a' }] }))
+      .toEqual(['storageClasses[0].hostDir: "mnt/a" is not an absolute path']);
+  });
+
+  test('a relative mountDir', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', mountDir: 'a' }] }))
+      .toEqual(['storageClasses[0].mountDir: "a" is not an absolute path']);
+  });
+
+  test('fsType with volumeMode Block', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: 'Block', fsType: 'ext4' }] }))
+      .toEqual(['storageClasses[0].fsType: "ext4" is not allowed with volumeMode Block (a raw block volume has no filesystem)']);
+  });
+
+  test('a relative deviceDir', () => {
+    expect(problemsOf({ devices: { specs: [{ ...spec, deviceDir: 'dev/disk' }] } }))
+      .toEqual(['devices.specs[0].deviceDir: "dev/disk" is not an absolute path']);
+  });
+
+  test('two directory classes of one name, with no device dialect to blame', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a' }, { name: 'a', hostDir: '/mnt/b' }] }))
+      .toEqual(['storageClasses[1].name: "a" is also the name of storageClasses[0]']);
+  });
+
+  test('a negative count, without an upper bound nobody set', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', expectedVolumesPerNode: -1 }] }))
+      .toEqual(['storageClasses[0].expectedVolumesPerNode: -1 is not a whole number of at least 0']);
+  });
 });
 
 test('a class that fails to resolve is not also reported as missing', () => {
