@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { LocalVolumeProvisioner } from '../src/constructs';
 
 /**
- * The example app: `npx cdk8s synth` writes dist/local-volume-provisioner.k8s.yaml.
+ * The example app: `npx projen synth` writes dist/local-volume-provisioner.k8s.yaml.
  *
  * One class of Filesystem volumes: every filesystem mounted under /mnt/fast-disks/<name>
  * on a node becomes a PV of StorageClass `fast-disks`. Metrics are scraped through a
