@@ -55,7 +55,7 @@ export class LocalVolumeProvisioner extends Construct {
       new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(r.serviceAccount.name) });
     }
     if (r.rbac.create) {
-      this.rbac('', r.name, r.serviceAccount.name, agentRules(r.rbac.features));
+      this.rbac('', r.name, r.serviceAccount.name, agentRules(r.rbac.features), r.rbac.extraRules);
     }
 
     for (const sc of r.storageClasses.filter((c) => c.create)) {
@@ -163,11 +163,14 @@ export class LocalVolumeProvisioner extends Construct {
     }
   }
 
-  /** A ClusterRole and a Role (when there are namespaced rules), each bound to the ServiceAccount. */
-  private rbac(idPrefix: string, name: string, serviceAccount: string, rules: RoleRules): void {
+  /**
+   * A ClusterRole (its rules, then `extraClusterRules` as given) and a Role (when there are
+   * namespaced rules), each bound to the ServiceAccount.
+   */
+  private rbac(idPrefix: string, name: string, serviceAccount: string, rules: RoleRules, extraClusterRules: k8s.PolicyRule[] = []): void {
     const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace: this.resolved.namespace }];
     const labels = instanceLabels(this.resolved);
-    this.clusterScoped(new k8s.KubeClusterRole(this, `${idPrefix}ClusterRole`, { metadata: { name, labels }, rules: rules.cluster }));
+    this.clusterScoped(new k8s.KubeClusterRole(this, `${idPrefix}ClusterRole`, { metadata: { name, labels }, rules: [...rules.cluster, ...extraClusterRules] }));
     this.clusterScoped(new k8s.KubeClusterRoleBinding(this, `${idPrefix}ClusterRoleBinding`, {
       metadata: { name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },

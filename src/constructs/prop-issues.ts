@@ -1,6 +1,10 @@
 import { posix } from 'node:path';
 import type { Duration } from 'cdk8s';
+import type { k8s } from 'cdk8s-plus-28';
+import { IssueCollector } from '../config/issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from '../config/kube-names';
+import { readToleration } from '../config/tolerations';
+import { readList } from '../config/values';
 
 /**
  * Collects every problem with the props, each named by the prop's path
@@ -68,6 +72,31 @@ export function checkLabels(issues: PropIssues, prop: string, labels: Record<str
     const valueProblem = labelValueProblem(value);
     if (valueProblem) issues.add(`${prop}.${key}`, `label value "${value}" ${valueProblem}`);
   }
+}
+
+/**
+ * Tolerations, by the API server's rules (the configuration model's reader for
+ * `jobTolerations` implements them); returns whether all were fine.
+ */
+export function checkTolerations(issues: PropIssues, prop: string, tolerations: k8s.Toleration[]): boolean {
+  const collector = new IssueCollector();
+  readList(readToleration({ caseInsensitive: false }))(tolerations, prop, collector);
+  collector.errors.forEach((e) => issues.add(e.path, e.message));
+  return collector.errors.length === 0;
+}
+
+/** A ClusterRole rule, by the API server's rules (rbac validation's ValidatePolicyRule). */
+export function checkPolicyRule(issues: PropIssues, prop: string, rule: k8s.PolicyRule): void {
+  const given = (list: string[] | undefined) => (list ?? []).length > 0;
+  if (!given(rule.verbs)) issues.add(`${prop}.verbs`, 'must name at least one verb');
+  if (given(rule.nonResourceUrLs)) {
+    if (given(rule.apiGroups) || given(rule.resources) || given(rule.resourceNames)) {
+      issues.add(`${prop}.nonResourceUrLs`, 'a rule applies to non-resource URLs or to resources, not both');
+    }
+    return;
+  }
+  if (!given(rule.apiGroups)) issues.add(`${prop}.apiGroups`, 'must name at least one API group ("" is the core group)');
+  if (!given(rule.resources)) issues.add(`${prop}.resources`, 'must name at least one resource');
 }
 
 /** Absolute, normalised (no `.`, `..`, `//` or trailing `/`), not `/` itself. */

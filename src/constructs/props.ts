@@ -232,7 +232,7 @@ export interface ServiceMonitorOptions {
   readonly labels?: Record<string, string>;
   /**
    * Scrape interval.
-   * @default Duration.seconds(30)
+   * @default Duration.seconds(10) (the Helm chart's)
    */
   readonly interval?: Duration;
   /**
@@ -256,8 +256,9 @@ export interface ServiceMonitorOptions {
    */
   readonly namespaceSelector?: NamespaceSelector;
   /**
-   * Label of the Service whose value becomes the `job` label.
-   * @default - none: `job` is the Service name
+   * Label of the Service whose value becomes the `job` label; `''` leaves it to
+   * prometheus-operator (`job` is then the Service name).
+   * @default 'app.kubernetes.io/name' (the Helm chart's: `job="local-volume-provisioner"`)
    */
   readonly jobLabel?: string;
 }
@@ -381,8 +382,9 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly useJobForCleaning?: boolean;
   /**
-   * Tolerations of cleanup Jobs.
-   * @default - none
+   * Tolerations of cleanup Jobs (with `useJobForCleaning`). A Job runs on the volume's
+   * node, so it must tolerate that node's taints as the agent does.
+   * @default - the agent's `tolerations`, without the startup-taint toleration (the Helm chart copies `tolerations`)
    */
   readonly jobTolerations?: Toleration[];
   /**
@@ -470,13 +472,18 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly createRbac?: boolean;
   /**
+   * Rules appended, as given, to the agents' ClusterRole (Helm `rbac.extraRules`).
+   * @default - none
+   */
+  readonly extraRbacRules?: k8s.PolicyRule[];
+  /**
    * Create the ServiceAccount (Helm `serviceAccount.create`).
    * @default true
    */
   readonly createServiceAccount?: boolean;
   /**
    * Name of the agent's ServiceAccount (Helm `serviceAccount.name`).
-   * @default - `name`
+   * @default - `name`; with `createServiceAccount: false`, the namespace's `default` ServiceAccount (as the Helm chart)
    */
   readonly serviceAccountName?: string;
 
@@ -505,6 +512,25 @@ export interface LocalVolumeProvisionerProps {
    * @default true
    */
   readonly privileged?: boolean;
+  /**
+   * Security context of the agent container, written as given, with `privileged` (the
+   * prop above) added when it sets none (Helm `securityContext`).
+   * @default - `privileged`, `runAsUser: 0`, `runAsNonRoot: false`, `readOnlyRootFilesystem: false`
+   */
+  readonly securityContext?: k8s.SecurityContext;
+  /**
+   * Extra environment variables of the agent container, after the construct's own
+   * (`MY_NODE_NAME`, `MY_NAMESPACE`, `JOB_CONTAINER_IMAGE`), which they may not redefine.
+   * @default - none
+   */
+  readonly env?: k8s.EnvVar[];
+  /**
+   * Path of a kubeconfig file in the agent container, used instead of the ServiceAccount
+   * (env `KUBECONFIG`, Helm `kubeConfigEnv`). Mount the file with `extraVolumes` and
+   * `extraVolumeMounts`.
+   * @default - none: the in-cluster ServiceAccount
+   */
+  readonly kubeConfigEnv?: string;
   /**
    * Share the host's PID namespace (Helm `hostPID`).
    * @default false

@@ -3,13 +3,13 @@ import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
   ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
-  DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy,
+  DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
 import { DEFAULT_IMAGE } from './image';
 import {
-  absolutePathProblem, checkLabels, durationMs, integerProblem, namespaceNameProblem, objectNameProblem,
-  pathsOverlap, PropIssues, serviceNameProblem,
+  absolutePathProblem, checkLabels, checkPolicyRule, checkTolerations, durationMs, integerProblem, namespaceNameProblem,
+  objectNameProblem, pathsOverlap, PropIssues, serviceNameProblem,
 } from './prop-issues';
 import {
   GrafanaDashboardOptions, LocalStorageClassProps, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
@@ -33,6 +33,13 @@ export const SCRIPTS_PATH = '/scripts';
 export const DEVICE_SPEC_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
 /** The Lease that node-cleanup replicas elect their leader on (runtime contract). */
 export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
+/** Environment variables the construct gives the agents (the Helm chart's names). */
+export const AGENT_ENV = {
+  nodeName: 'MY_NODE_NAME',
+  namespace: 'MY_NAMESPACE',
+  jobImage: 'JOB_CONTAINER_IMAGE',
+  kubeconfig: 'KUBECONFIG',
+} as const;
 
 const DEFAULT_NAME = 'local-volume-provisioner';
 const DEFAULT_TAINT_KEY = 'sig-storage-local-static-provisioner/agent-not-ready';
@@ -132,7 +139,7 @@ export interface ResolvedProps {
   readonly devices?: ResolvedDeviceDialect;
   readonly storageClasses: ResolvedStorageClass[];
   readonly nodeCleanup?: ResolvedNodeCleanup;
-  readonly rbac: { readonly create: boolean; readonly features: RbacFeatures };
+  readonly rbac: { readonly create: boolean; readonly features: RbacFeatures; readonly extraRules: k8s.PolicyRule[] };
   readonly serviceAccount: { readonly create: boolean; readonly name: string };
   readonly runtime: {
     readonly discoveryPeriodMs: number;
@@ -147,7 +154,9 @@ export interface ResolvedProps {
     readonly imagePullPolicy: string;
     readonly imagePullSecrets: string[];
     readonly resources: k8s.ResourceRequirements;
-    readonly privileged: boolean;
+    readonly securityContext: k8s.SecurityContext;
+    /** The agents' env after the construct's own (KUBECONFIG from kubeConfigEnv, then `env`). */
+    readonly env: k8s.EnvVar[];
     readonly hostPid: boolean;
     readonly mountDevVolume: boolean;
     readonly podAnnotations: Record<string, string>;
@@ -183,15 +192,18 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const namespace = props.namespace ?? chartNamespace ?? DEFAULT_NAME;
   issues.check('namespace', namespaceNameProblem(namespace));
 
+  const tolerations = resolveTolerations(props, issues);
   const classStorage: ResolvedStorageClass[] = [];
-  const directory = resolveDirectoryDialect(props, name, issues, classStorage);
+  const directory = resolveDirectoryDialect(props, name, issues, classStorage, tolerations);
   const devices = resolveDeviceDialect(props, issues, classStorage);
   checkDefaultStorageClass(classStorage, issues);
   if ((props.storageClasses ?? []).length === 0 && !props.devices) {
     issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
   }
 
-  const serviceAccountName = props.serviceAccountName ?? name;
+  const createServiceAccount = props.createServiceAccount ?? true;
+  // The Helm chart's rule: a ServiceAccount it does not create and is not named is `default`.
+  const serviceAccountName = props.serviceAccountName ?? (createServiceAccount ? name : 'default');
   issues.check('serviceAccountName', objectNameProblem(serviceAccountName));
 
   const metricsPort = props.metricsPort ?? 8080;
@@ -210,11 +222,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
 
   const removeTaint = props.removeNodeNotReadyTaint ?? false;
   const taintKey = props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY;
-  const tolerations: k8s.Toleration[] = [
-    ...(props.tolerations ?? [{ operator: 'Exists' }]),
-    // Without it the agent that is to remove the taint could never start on the node.
-    ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
-  ];
+  (props.extraRbacRules ?? []).forEach((rule, i) => checkPolicyRule(issues, `extraRbacRules[${i}]`, rule));
 
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
@@ -229,6 +237,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
     nodeCleanup,
     rbac: {
       create: props.createRbac ?? true,
+      extraRules: props.extraRbacRules ?? [],
       features: {
         directoryDialect: directory !== undefined,
         deviceDialect: devices !== undefined,
@@ -236,7 +245,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
         removeNodeNotReadyTaint: removeTaint,
       },
     },
-    serviceAccount: { create: props.createServiceAccount ?? true, name: serviceAccountName },
+    serviceAccount: { create: createServiceAccount, name: serviceAccountName },
     runtime: {
       discoveryPeriodMs: optionalDuration(issues, 'discoveryPeriod', props.discoveryPeriod, Duration.seconds(10)),
       configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
@@ -253,14 +262,19 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
         requests: { cpu: quantity('50m'), memory: quantity('192Mi') },
         limits: { memory: quantity('512Mi') },
       },
-      privileged: props.privileged ?? true,
+      securityContext: resolveSecurityContext(props, issues),
+      env: resolveAgentEnv(props, issues),
       hostPid: props.hostPid ?? false,
       mountDevVolume: props.mountDevVolume ?? true,
       podAnnotations: props.podAnnotations ?? {},
       podLabels: props.podLabels ?? {},
       priorityClassName,
       nodeSelector: { ...props.nodeSelector, 'kubernetes.io/os': 'linux' },
-      tolerations,
+      tolerations: [
+        ...tolerations.given,
+        // Without it the agent that is to remove the taint could never start on the node.
+        ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
+      ],
       affinity: props.affinity,
       updateStrategy: props.updateStrategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: intOrString(1) } },
       initContainers: props.initContainers ?? [],
@@ -276,8 +290,57 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   return result;
 }
 
+/** The agents' own tolerations, checked; `valid` when cleanup Jobs may copy them. */
+interface AgentTolerations {
+  readonly given: k8s.Toleration[];
+  readonly valid: boolean;
+}
+
+function resolveTolerations(props: LocalVolumeProvisionerProps, issues: PropIssues): AgentTolerations {
+  // Node storage agents tolerate every taint by default: disks are often on dedicated, tainted nodes.
+  const given = props.tolerations ?? [{ operator: 'Exists' }];
+  return { given, valid: checkTolerations(issues, 'tolerations', given) };
+}
+
+/** The Helm chart's rule: a securityContext given is written as given, `privileged` added when it has none. */
+function resolveSecurityContext(props: LocalVolumeProvisionerProps, issues: PropIssues): k8s.SecurityContext {
+  const privileged = props.privileged ?? true;
+  const given = props.securityContext;
+  if (!given || Object.keys(given).length === 0) {
+    // Opening, wiping and probing block devices needs privilege (and root: device nodes
+    // are root's); the root filesystem stays writable for the cleaners' tools.
+    return { privileged, runAsUser: 0, runAsNonRoot: false, readOnlyRootFilesystem: false };
+  }
+  if (props.privileged !== undefined && given.privileged !== undefined && given.privileged !== props.privileged) {
+    issues.add('securityContext.privileged', `${given.privileged} contradicts privileged: ${props.privileged}; set only one of them`);
+  }
+  const effective = { ...given, privileged: given.privileged ?? privileged };
+  if (effective.privileged && effective.allowPrivilegeEscalation === false) {
+    issues.add('securityContext.allowPrivilegeEscalation', 'cannot be false in a privileged container (the API server rejects the pair)');
+  }
+  return effective;
+}
+
+/** KUBECONFIG (Helm `kubeConfigEnv`) after the construct's own variables, then the user's `env`. */
+function resolveAgentEnv(props: LocalVolumeProvisionerProps, issues: PropIssues): k8s.EnvVar[] {
+  const kubeconfig: k8s.EnvVar[] = props.kubeConfigEnv === undefined ? [] : [{ name: AGENT_ENV.kubeconfig, value: props.kubeConfigEnv }];
+  if (props.kubeConfigEnv === '') issues.add('kubeConfigEnv', 'must not be empty: give the kubeconfig path, or leave it out for the ServiceAccount');
+  const taken = new Map<string, string>([
+    [AGENT_ENV.nodeName, 'the construct (the node name)'],
+    [AGENT_ENV.namespace, 'the construct (the namespace)'],
+    [AGENT_ENV.jobImage, 'the construct (the image prop)'],
+    ...kubeconfig.map((e) => [e.name, 'kubeConfigEnv'] as [string, string]),
+  ]);
+  (props.env ?? []).forEach((e, i) => {
+    const owner = taken.get(e.name);
+    if (owner !== undefined) issues.add(`env[${i}].name`, `"${e.name}" is already set by ${owner}`);
+    else taken.set(e.name, `env[${i}]`);
+  });
+  return [...kubeconfig, ...(props.env ?? [])];
+}
+
 function resolveDirectoryDialect(
-  props: LocalVolumeProvisionerProps, name: string, issues: PropIssues, storageClasses: ResolvedStorageClass[],
+  props: LocalVolumeProvisionerProps, name: string, issues: PropIssues, storageClasses: ResolvedStorageClass[], tolerations: AgentTolerations,
 ): ResolvedDirectoryDialect | undefined {
   const classes = props.storageClasses ?? [];
   if (classes.length === 0) return undefined;
@@ -329,7 +392,10 @@ function resolveDirectoryDialect(
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,
     useJobForCleaning: props.useJobForCleaning,
-    jobTolerations: props.jobTolerations,
+    // A cleanup Job runs on the volume's node: as the Helm chart, it tolerates what the agent
+    // tolerates there (not the startup taint, which is gone once volumes are in use).
+    jobTolerations: props.jobTolerations
+      ?? (props.useJobForCleaning && tolerations.valid ? tolerations.given as Toleration[] : undefined),
     minResyncPeriod: optionalDurationInput(issues, 'minResyncPeriod', props.minResyncPeriod),
     useNodeNameOnly: props.useNodeNameOnly,
     setPVOwnerRef: props.setPVOwnerRef,
@@ -459,6 +525,13 @@ function resolveNodeCleanup(
   issues.check('nodeCleanup.replicas', integerProblem(replicas, 1));
   const priorityClassName = n.priorityClassName ?? 'system-cluster-critical';
   issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
+  const tolerations = n.tolerations ?? [];
+  checkTolerations(issues, 'nodeCleanup.tolerations', tolerations);
+  if (props.createServiceAccount === false && props.serviceAccountName === undefined) {
+    // Its ServiceAccount would be `default-node-cleanup`; binding claim deletion to the
+    // namespace's `default` instead would hand it to every pod there.
+    issues.add('serviceAccountName', 'is needed with nodeCleanup and createServiceAccount: false (node cleanup runs as <serviceAccountName>-node-cleanup)');
+  }
   checkLabels(issues, 'nodeCleanup.nodeSelector', n.nodeSelector);
   return {
     storageClassNames,
@@ -467,7 +540,7 @@ function resolveNodeCleanup(
     replicas,
     resources: n.resources ?? { requests: { cpu: quantity('10m'), memory: quantity('64Mi') }, limits: { memory: quantity('256Mi') } },
     nodeSelector: { ...n.nodeSelector, 'kubernetes.io/os': 'linux' },
-    tolerations: n.tolerations ?? [],
+    tolerations,
     affinity: n.affinity,
     priorityClassName,
     serviceAccountName: `${serviceAccountName}-node-cleanup`,
@@ -480,7 +553,7 @@ function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namesp
   if (sm && !service) issues.add('serviceMonitor', 'needs the metrics Service; do not set metricsService to false');
   let serviceMonitor: ResolvedServiceMonitor | undefined;
   if (sm) {
-    const intervalMs = optionalDuration(issues, 'serviceMonitor.interval', sm.interval, Duration.seconds(30), 1000);
+    const intervalMs = optionalDuration(issues, 'serviceMonitor.interval', sm.interval, Duration.seconds(10), 1000);
     const scrapeTimeoutMs = sm.scrapeTimeout && durationMs(issues, 'serviceMonitor.scrapeTimeout', sm.scrapeTimeout, 1000);
     if (scrapeTimeoutMs !== undefined && scrapeTimeoutMs > intervalMs) {
       issues.add('serviceMonitor.scrapeTimeout', `must not be longer than serviceMonitor.interval (${scrapeTimeoutMs} ms > ${intervalMs} ms)`);
@@ -488,7 +561,9 @@ function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namesp
     [...(sm.relabelings ?? []).map((r, i) => [`serviceMonitor.relabelings[${i}]`, r] as const),
       ...(sm.metricRelabelings ?? []).map((r, i) => [`serviceMonitor.metricRelabelings[${i}]`, r] as const)]
       .forEach(([at, r]) => checkRelabeling(at, r, issues));
-    if (sm.jobLabel !== undefined) issues.check('serviceMonitor.jobLabel', qualifiedNameProblem(sm.jobLabel));
+    // The Helm chart's job label; '' leaves `job` to prometheus-operator (the Service name).
+    const jobLabel = sm.jobLabel ?? 'app.kubernetes.io/name';
+    if (jobLabel !== '') issues.check('serviceMonitor.jobLabel', qualifiedNameProblem(jobLabel));
     checkLabels(issues, 'serviceMonitor.labels', sm.labels);
     serviceMonitor = {
       namespace: resolveNamespace(issues, 'serviceMonitor.namespace', sm.namespace, namespace),
@@ -498,7 +573,7 @@ function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namesp
       relabelings: sm.relabelings ?? [],
       metricRelabelings: sm.metricRelabelings ?? [],
       namespaceSelector: sm.namespaceSelector ?? { matchNames: [namespace] },
-      jobLabel: sm.jobLabel,
+      jobLabel: jobLabel === '' ? undefined : jobLabel,
     };
   }
   return {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { k8s } from 'cdk8s-plus-28';
 import { formatGoDuration } from '../config';
-import { CONFIG_MOUNT_PATH, ResolvedProps } from './resolve-props';
+import { AGENT_ENV, CONFIG_MOUNT_PATH, ResolvedProps } from './resolve-props';
 
 /**
  * Pod specs of the node agents (one DaemonSet per dialect) and of node cleanup.
@@ -51,7 +51,7 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--config-dir=${CONFIG_MOUNT_PATH}`,
       ...commonFlags(r),
     ],
-    env: [{ name: 'JOB_CONTAINER_IMAGE', value: r.pod.image }],
+    env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],
     volumes: [
       { name: 'config', configMap: { name: d.configMapName } },
       ...classVolumes.map((c) => ({ name: c.volume, hostPath: { path: c.hostDir, type: 'DirectoryOrCreate' } })),
@@ -75,8 +75,8 @@ export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
   return agentDaemonSetSpec(r, 'device-agent', {
     args: [
       'devices',
-      '--node-name=$(MY_NODE_NAME)',
-      '--namespace-name=$(MY_NAMESPACE)',
+      `--node-name=$(${AGENT_ENV.nodeName})`,
+      `--namespace-name=$(${AGENT_ENV.namespace})`,
       `--metrics-addr=:${rt.metricsPort}`,
       '--metrics-path=/metrics',
       `--polling-interval=${formatGoDuration(d.pollingIntervalMs)}`,
@@ -112,13 +112,13 @@ function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: Agent
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     args: parts.args,
-    env: [...downwardApiEnv(), ...parts.env],
+    env: [...downwardApiEnv(), ...parts.env, ...p.env],
     ports: [{ name: METRICS_PORT_NAME, containerPort: r.runtime.metricsPort, protocol: 'TCP' }],
     livenessProbe: p.livenessProbe ?? httpProbe('/healthz', { initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
     readinessProbe: p.readinessProbe ?? httpProbe('/readyz', { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
     startupProbe: p.startupProbe,
     resources: p.resources,
-    securityContext: agentSecurityContext(r),
+    securityContext: p.securityContext,
     volumeMounts: nonEmpty([...parts.volumeMounts, ...devMount, ...p.extraVolumeMounts]),
   };
   return {
@@ -166,7 +166,7 @@ export function nodeCleanupSpec(r: ResolvedProps): k8s.DeploymentSpec {
       ...commonFlags(r),
     ],
     env: [
-      { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: AGENT_ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       // The replica's identity in the Lease.
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ],
@@ -213,20 +213,9 @@ function commonFlags(r: ResolvedProps): string[] {
 
 function downwardApiEnv(): k8s.EnvVar[] {
   return [
-    { name: 'MY_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-    { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: AGENT_ENV.nodeName, valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    { name: AGENT_ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
   ];
-}
-
-function agentSecurityContext(r: ResolvedProps): k8s.SecurityContext {
-  return {
-    // Opening, wiping and probing block devices needs privilege (and root: device
-    // nodes are root's); the root filesystem stays writable for the cleaners' tools.
-    privileged: r.pod.privileged,
-    runAsUser: 0,
-    runAsNonRoot: false,
-    readOnlyRootFilesystem: false,
-  };
 }
 
 function httpProbe(path: string, timing: Omit<k8s.Probe, 'httpGet'>): k8s.Probe {
