@@ -31,7 +31,7 @@ export class LocalVolumeProvisioner extends Construct {
 
   constructor(scope: Construct, id: string, props: LocalVolumeProvisionerProps = {}) {
     super(scope, id);
-    const r = resolveProps(props, Chart.of(this).namespace);
+    const r = resolveProps(props, { chartNamespace: Chart.of(this).namespace, namespacesCreatedElsewhere: namespacesCreatedBy(this) });
     this.resolved = r;
     const labels = instanceLabels(r);
     const meta: MetadataOf = (name, extraLabels = {}) => ({ name, namespace: r.namespace, labels: { ...labels, ...extraLabels } });
@@ -190,4 +190,13 @@ export class LocalVolumeProvisioner extends Construct {
   private clusterScoped(obj: ApiObject): void {
     if (obj.metadata.namespace !== undefined) obj.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
   }
+}
+
+/** The Namespaces the other provisioners of the app create, each with that construct's path. */
+function namespacesCreatedBy(self: LocalVolumeProvisioner): Map<string, string> {
+  const created = new Map<string, string>();
+  for (const c of self.node.root.node.findAll()) {
+    if (c !== self && c instanceof LocalVolumeProvisioner && c.resolved?.createNamespace) created.set(c.resolved.namespace, c.node.path);
+  }
+  return created;
 }

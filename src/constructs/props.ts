@@ -213,7 +213,7 @@ export interface NodeCleanupProps {
   readonly affinity?: k8s.Affinity;
   /**
    * Priority class of its pods.
-   * @default 'system-cluster-critical'
+   * @default - none (the cluster's default priority)
    */
   readonly priorityClassName?: string;
 }
@@ -337,13 +337,15 @@ export interface LocalVolumeProvisionerProps {
   readonly name?: string;
   /**
    * Namespace of the namespaced objects, and of cleanup Jobs (`MY_NAMESPACE`).
-   * @default - the chart's namespace, else 'local-volume-provisioner'
+   * @default - the chart's namespace, else `name`
    */
   readonly namespace?: string;
   /**
    * Create the Namespace, labelled `pod-security.kubernetes.io/enforce: privileged`
-   * (the agent's pods are privileged and use hostPath).
-   * @default true
+   * (the agent's pods are privileged and use hostPath). Never for a namespace Kubernetes
+   * creates (`default`, `kube-*`), and never by two provisioners of one app.
+   * A namespace that is not created must allow privileged pods.
+   * @default - true when the namespace is the default one (named after the instance); false when `namespace` or the chart names it, since it may hold other workloads
    */
   readonly createNamespace?: boolean;
 
@@ -376,8 +378,9 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly labelsForPV?: Record<string, string>;
   /**
-   * Clean Block volumes in a Job (in the provisioner's namespace) instead of in-process.
-   * Adds the Role that lets the agent manage those Jobs.
+   * Clean Block volumes in a Job (in the provisioner's namespace) instead of in the
+   * agent, as upstream; Filesystem volumes are always cleaned in the agent. Adds the
+   * Role that lets the agent manage those Jobs.
    * @default false
    */
   readonly useJobForCleaning?: boolean;
@@ -552,8 +555,9 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly podLabels?: Record<string, string>;
   /**
-   * Priority class of the agent's pods.
-   * @default 'system-node-critical'
+   * Priority class of the agent's pods. `system-node-critical` suits a node agent, but
+   * managed clusters often limit it by ResourceQuota outside `kube-system`.
+   * @default - none (the cluster's default priority), as in the Helm chart
    */
   readonly priorityClassName?: string;
   /**

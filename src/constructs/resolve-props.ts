@@ -42,6 +42,8 @@ export const AGENT_ENV = {
 } as const;
 
 const DEFAULT_NAME = 'local-volume-provisioner';
+/** Namespaces Kubernetes creates itself: never emitted as an object of this construct. */
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 const DEFAULT_TAINT_KEY = 'sig-storage-local-static-provisioner/agent-not-ready';
 const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
 
@@ -95,7 +97,7 @@ export interface ResolvedNodeCleanup {
   readonly nodeSelector: Record<string, string>;
   readonly tolerations: k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
-  readonly priorityClassName: string;
+  readonly priorityClassName?: string;
   readonly serviceAccountName: string;
 }
 
@@ -161,7 +163,7 @@ export interface ResolvedProps {
     readonly mountDevVolume: boolean;
     readonly podAnnotations: Record<string, string>;
     readonly podLabels: Record<string, string>;
-    readonly priorityClassName: string;
+    readonly priorityClassName?: string;
     readonly nodeSelector: Record<string, string>;
     readonly tolerations: k8s.Toleration[];
     readonly affinity?: k8s.Affinity;
@@ -182,15 +184,24 @@ export interface ResolvedProps {
   };
 }
 
+/** What resolving the props needs to know about where the construct sits. */
+export interface ConstructContext {
+  /** The namespace of the enclosing chart, if it has one. */
+  readonly chartNamespace?: string;
+  /** Namespaces other provisioners of the same app already create, each with that construct's path. */
+  readonly namespacesCreatedElsewhere: ReadonlyMap<string, string>;
+}
+
 /** Resolves and checks the props; throws one error naming every bad prop. */
-export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace: string | undefined): ResolvedProps {
+export function resolveProps(props: LocalVolumeProvisionerProps, context: ConstructContext): ResolvedProps {
   const issues = new PropIssues();
 
   const name = props.name ?? DEFAULT_NAME;
   // The base name also names the metrics Service, the strictest of the names built from it.
   issues.check('name', serviceNameProblem(name));
-  const namespace = props.namespace ?? chartNamespace ?? DEFAULT_NAME;
+  const namespace = props.namespace ?? context.chartNamespace ?? name;
   issues.check('namespace', namespaceNameProblem(namespace));
+  const createNamespace = resolveCreateNamespace(props, context, namespace, issues);
 
   const tolerations = resolveTolerations(props, issues);
   const classStorage: ResolvedStorageClass[] = [];
@@ -213,8 +224,10 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const kubeApiBurst = props.kubeApiBurst ?? DEFAULT_KUBE_API_BURST;
   issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
 
-  const priorityClassName = props.priorityClassName ?? 'system-node-critical';
-  issues.check('priorityClassName', objectNameProblem(priorityClassName));
+  // None by default, as in the Helm chart: managed clusters limit the system classes by
+  // ResourceQuota outside kube-system, and pods of a quota-limited class are refused.
+  const priorityClassName = props.priorityClassName;
+  if (priorityClassName !== undefined) issues.check('priorityClassName', objectNameProblem(priorityClassName));
   checkLabels(issues, 'podLabels', props.podLabels);
   checkLabels(issues, 'nodeSelector', props.nodeSelector);
   (props.imagePullSecrets ?? []).forEach((s, i) => issues.check(`imagePullSecrets[${i}]`, objectNameProblem(s)));
@@ -230,7 +243,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const result: ResolvedProps = {
     name,
     namespace,
-    createNamespace: props.createNamespace ?? true,
+    createNamespace,
     directory,
     devices,
     storageClasses: classStorage,
@@ -288,6 +301,25 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   };
   issues.throwIfAny();
   return result;
+}
+
+/**
+ * The Namespace is the instance's own only when the construct chose it (named after the
+ * instance): one named by `namespace` or the chart may hold other workloads, and emitting
+ * it would relabel it and let `kubectl delete -f` delete it with everything in it.
+ */
+function resolveCreateNamespace(props: LocalVolumeProvisionerProps, context: ConstructContext, namespace: string, issues: PropIssues): boolean {
+  const create = props.createNamespace ?? (props.namespace === undefined && context.chartNamespace === undefined);
+  if (!create) return false;
+  if (SYSTEM_NAMESPACES.includes(namespace)) {
+    issues.add('createNamespace', `"${namespace}" is created by Kubernetes; the construct never emits it (set createNamespace: false)`);
+  }
+  const other = context.namespacesCreatedElsewhere.get(namespace);
+  if (other !== undefined) {
+    issues.add('createNamespace', `the Namespace "${namespace}" is already created by the LocalVolumeProvisioner ${other}; `
+      + 'set createNamespace: false here, or give each instance a namespace of its own');
+  }
+  return true;
 }
 
 /** The agents' own tolerations, checked; `valid` when cleanup Jobs may copy them. */
@@ -523,8 +555,8 @@ function resolveNodeCleanup(
   });
   const replicas = n.replicas ?? 1;
   issues.check('nodeCleanup.replicas', integerProblem(replicas, 1));
-  const priorityClassName = n.priorityClassName ?? 'system-cluster-critical';
-  issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
+  const priorityClassName = n.priorityClassName;
+  if (priorityClassName !== undefined) issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
   const tolerations = n.tolerations ?? [];
   checkTolerations(issues, 'nodeCleanup.tolerations', tolerations);
   if (props.createServiceAccount === false && props.serviceAccountName === undefined) {
