@@ -48,12 +48,17 @@ export function objectNameProblem(value: string): string | undefined {
   return dnsSubdomainProblem(value);
 }
 
-/** Namespaces: an RFC 1123 label. */
-export function namespaceNameProblem(value: string): string | undefined {
+/** An RFC 1123 label (namespaces, pod volumes, containers), `what` naming the kind in the message. */
+export function dnsLabelProblem(value: string, what: string): string | undefined {
   if (value.length > 63 || !DNS_LABEL.test(value)) {
-    return `"${value}" is not a valid namespace name: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit`;
+    return `"${value}" is not a valid ${what}: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit`;
   }
   return undefined;
+}
+
+/** Namespaces: an RFC 1123 label. */
+export function namespaceNameProblem(value: string): string | undefined {
+  return dnsLabelProblem(value, 'namespace name');
 }
 
 /** Services (and the base name, which names the Service): an RFC 1035 label. */

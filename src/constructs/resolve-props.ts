@@ -7,9 +7,10 @@ import {
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
 import { DEFAULT_IMAGE } from './image';
+import { checkEnv, checkProbe, checkUnique, checkVolume, checkVolumeMounts, fromProp, imageProblem, Origin } from './pod-spec-rules';
 import {
-  absolutePathProblem, checkLabels, checkPolicyRule, checkTolerations, durationMs, integerProblem, namespaceNameProblem,
-  objectNameProblem, pathsOverlap, PropIssues, serviceNameProblem,
+  absolutePathProblem, checkLabels, checkPolicyRule, checkTolerations, dnsLabelProblem, durationMs, integerProblem,
+  namespaceNameProblem, objectNameProblem, pathsOverlap, PropIssues, serviceNameProblem,
 } from './prop-issues';
 import {
   GrafanaDashboardOptions, LocalStorageClassProps, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
@@ -33,6 +34,12 @@ export const SCRIPTS_PATH = '/scripts';
 export const DEVICE_SPEC_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
 /** The Lease that node-cleanup replicas elect their leader on (runtime contract). */
 export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
+/** The agent container (the Helm chart's name) and its one port. */
+export const AGENT_CONTAINER = 'provisioner';
+export const METRICS_PORT_NAME = 'metrics';
+/** The agents' own pod volumes besides those of classes and device directories. */
+export const CONFIG_VOLUME = 'config';
+export const DEV_VOLUME = 'dev';
 /** Environment variables the construct gives the agents (the Helm chart's names). */
 export const AGENT_ENV = {
   nodeName: 'MY_NODE_NAME',
@@ -57,10 +64,14 @@ export interface ResolvedStorageClass {
   readonly mountOptions: string[];
 }
 
-export interface ResolvedClassMount {
-  readonly name: string;
+/** A pod volume (hostPath) of the agent mounted at a path, and the prop that put it there. */
+export interface ResolvedHostMount {
+  readonly volume: string;
   readonly hostDir: string;
   readonly mountDir: string;
+  /** The props problems with the volume's name and with the mount path are reported under. */
+  readonly volumeProp: string;
+  readonly pathProp: string;
 }
 
 export interface ResolvedDirectoryDialect {
@@ -69,7 +80,8 @@ export interface ResolvedDirectoryDialect {
   readonly configData: ConfigMapData;
   /** sha256 of the ConfigMap data: a pod annotation, so a config change rolls the pods. */
   readonly configHash: string;
-  readonly mounts: ResolvedClassMount[];
+  /** One hostDir mount per class. */
+  readonly mounts: ResolvedHostMount[];
   /** StorageClass name -> fewest volumes per node (alerting). */
   readonly expectedVolumesPerNode: Record<string, number>;
 }
@@ -85,7 +97,7 @@ export interface ResolvedDeviceDialect {
   readonly defaultSpec?: string;
   readonly pollingIntervalMs: number;
   /** deviceDirs outside the /dev mount, mounted at the same path (PV paths are container paths). */
-  readonly extraHostDirs: string[];
+  readonly mounts: ResolvedHostMount[];
 }
 
 export interface ResolvedNodeCleanup {
@@ -231,7 +243,6 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   checkLabels(issues, 'podLabels', props.podLabels);
   checkLabels(issues, 'nodeSelector', props.nodeSelector);
   (props.imagePullSecrets ?? []).forEach((s, i) => issues.check(`imagePullSecrets[${i}]`, objectNameProblem(s)));
-  checkExtraVolumes(props, issues);
 
   const removeTaint = props.removeNodeNotReadyTaint ?? false;
   const taintKey = props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY;
@@ -299,6 +310,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
     },
     metrics,
   };
+  checkAgentPods(props, issues, result);
   issues.throwIfAny();
   return result;
 }
@@ -378,7 +390,7 @@ function resolveDirectoryDialect(
   if (classes.length === 0) return undefined;
 
   const seen = new Map<string, number>();
-  const mounts: ResolvedClassMount[] = [];
+  const mounts: ResolvedHostMount[] = [];
   const expectedVolumesPerNode: Record<string, number> = {};
   classes.forEach((c, i) => {
     const at = `storageClasses[${i}]`;
@@ -403,7 +415,9 @@ function resolveDirectoryDialect(
         }
       });
     }
-    mounts.push({ name: c.name, hostDir: c.hostDir, mountDir });
+    mounts.push({
+      volume: volumeName('class', c.name), hostDir: c.hostDir, mountDir, volumeProp: `${at}.name`, pathProp: `${at}.${c.mountDir === undefined ? 'hostDir' : 'mountDir'}`,
+    });
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
@@ -510,14 +524,22 @@ function resolveDeviceDialect(
     storageClasses.push(resolveStorageClass(className, i === undefined ? undefined : d.storageClasses![i], policy, at, issues));
   }
 
-  const extraHostDirs = [...new Set(specs.map((s) => s.config.deviceDir))]
+  const firstSpecOfDir = new Map<string, number>();
+  d.specs.forEach((s, i) => {
+    if (!firstSpecOfDir.has(s.deviceDir)) firstSpecOfDir.set(s.deviceDir, i);
+  });
+  const mounts = [...new Set(specs.map((s) => s.config.deviceDir))]
     .filter((dir) => !(props.mountDevVolume ?? true) || !pathsOverlap(dir, '/dev'))
-    .sort();
+    .sort()
+    .map((dir) => {
+      const prop = `devices.specs[${firstSpecOfDir.get(dir)}].deviceDir`;
+      return { volume: volumeName('devices', dir), hostDir: dir, mountDir: dir, volumeProp: prop, pathProp: prop };
+    });
   return {
     specs,
     defaultSpec: d.defaultSpec,
     pollingIntervalMs: optionalDuration(issues, 'devices.pollingInterval', d.pollingInterval, Duration.minutes(5)),
-    extraHostDirs,
+    mounts,
   };
 }
 
@@ -651,15 +673,56 @@ function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void
   });
 }
 
-function checkExtraVolumes(props: LocalVolumeProvisionerProps, issues: PropIssues): void {
-  const names = new Set<string>();
-  (props.extraVolumes ?? []).forEach((v, i) => {
-    if (names.has(v.name)) issues.add(`extraVolumes[${i}].name`, `"${v.name}" is given twice`);
-    names.add(v.name);
+/**
+ * The API server's pod spec rules over each agent pod as it will be written: the
+ * construct's own volumes and mounts first, then those of the props, so a clash is
+ * blamed on the prop. Only what props fill is checked; the rest is the construct's.
+ */
+function checkAgentPods(props: LocalVolumeProvisionerProps, issues: PropIssues, r: Pick<ResolvedProps, 'directory' | 'devices' | 'pod'>): void {
+  const own = <T>(value: T, what: string): Origin<T> => ({ value, prop: what, what });
+  const ofMount = (m: ResolvedHostMount) => ({ volume: fromProp(m.volume, m.volumeProp), path: fromProp(m.mountDir, m.pathProp) });
+  const dev = r.pod.mountDevVolume
+    ? [{ volume: own(DEV_VOLUME, 'the host /dev (mountDevVolume)'), path: own('/dev', 'the host /dev (mountDevVolume)') }]
+    : [];
+  const pods = [
+    ...(r.directory ? [{
+      pod: 'directory agent\'s pod',
+      mounts: [{ volume: own(CONFIG_VOLUME, 'the agent\'s ConfigMap'), path: own(CONFIG_MOUNT_PATH, 'the agent\'s ConfigMap') }, ...dev, ...r.directory.mounts.map(ofMount)],
+    }] : []),
+    ...(r.devices ? [{ pod: 'device agent\'s pod', mounts: [...dev, ...r.devices.mounts.map(ofMount)] }] : []),
+  ];
+
+  const extraVolumes = props.extraVolumes ?? [];
+  extraVolumes.forEach((v, i) => checkVolume(issues, `extraVolumes[${i}]`, v));
+  const extraMounts = (props.extraVolumeMounts ?? []).map((m, i) => fromProp(m, `extraVolumeMounts[${i}]`));
+  const initContainers = props.initContainers ?? [];
+  checkUnique(issues, 'name', [
+    own(AGENT_CONTAINER, 'the agent container'),
+    ...initContainers.map((c, i) => fromProp(c.name, `initContainers[${i}].name`)),
+  ]);
+  initContainers.forEach((c, i) => {
+    issues.check(`initContainers[${i}].name`, dnsLabelProblem(c.name, 'container name'));
+    issues.check(`initContainers[${i}].image`, imageProblem(c.image));
+    checkEnv(issues, `initContainers[${i}].env`, c.env ?? []);
   });
-  (props.extraVolumeMounts ?? []).forEach((m, i) => {
-    issues.check(`extraVolumeMounts[${i}].mountPath`, absolutePathProblem(m.mountPath));
-  });
+
+  for (const { pod, mounts } of pods) {
+    const volumes = [...mounts.map((m) => m.volume), ...extraVolumes.map((v, i) => fromProp(v.name, `extraVolumes[${i}].name`))];
+    checkUnique(issues, 'name', volumes);
+    const names = volumes.map((v) => v.value);
+    checkVolumeMounts(issues, extraMounts, mounts.map((m) => m.path), names, pod, r.pod.securityContext.privileged ?? false);
+    initContainers.forEach((c, i) => {
+      const initMounts = (c.volumeMounts ?? []).map((m, j) => fromProp(m, `initContainers[${i}].volumeMounts[${j}]`));
+      checkVolumeMounts(issues, initMounts, [], names, pod, c.securityContext?.privileged ?? false);
+    });
+  }
+
+  if (props.image !== undefined) issues.check('image', imageProblem(props.image));
+  checkEnv(issues, 'env', props.env ?? []);
+  const ports = [METRICS_PORT_NAME];
+  if (props.livenessProbe) checkProbe(issues, 'livenessProbe', props.livenessProbe, ports, 'liveness');
+  if (props.readinessProbe) checkProbe(issues, 'readinessProbe', props.readinessProbe, ports, 'readiness');
+  if (props.startupProbe) checkProbe(issues, 'startupProbe', props.startupProbe, ports, 'startup');
 }
 
 function resolveNamespace(issues: PropIssues, prop: string, value: string | undefined, fallback: string): string {
@@ -709,6 +772,17 @@ function directoryPropPath(path: string, classes: LocalStorageClassProps[]): str
 export function hashData(data: ConfigMapData): string {
   const sorted = Object.keys(data).sort().map((k) => [k, data[k]]);
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+}
+
+/**
+ * A pod volume name (a DNS label, at most 63 characters) for a class or directory:
+ * readable, and stable when other classes are added or reordered.
+ */
+function volumeName(prefix: string, key: string): string {
+  const readable = `${prefix}-${key.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  const base = readable.length <= 54 ? readable : readable.slice(0, 54).replace(/-+$/, '');
+  return `${base}-${hash}`;
 }
 
 function quantity(value: string): k8s.Quantity {
