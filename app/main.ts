@@ -8,6 +8,8 @@ import { LocalVolumeProvisioner } from '../src/constructs';
  * One class of Filesystem volumes: every filesystem mounted under /mnt/fast-disks/<name>
  * on a node becomes a PV of StorageClass `fast-disks`. Metrics are scraped through a
  * ServiceMonitor (the prometheus-operator CRDs must be installed to apply it).
+ * No `image` is given, so synth warns that the default one must be built and pushed
+ * first: add `image: '<your registry>/local-volume-provisioner:<tag>'` once it is.
  */
 export class ExampleChart extends Chart {
   constructor(scope: Construct, id: string) {

@@ -33,6 +33,19 @@ export class LocalVolumeProvisioner extends Construct {
     super(scope, id);
     const r = resolveProps(props, { chartNamespace: Chart.of(this).namespace, namespacesCreatedElsewhere: namespacesCreatedBy(this) });
     this.resolved = r;
+    if (r.warnings.length > 0) {
+      // cdk8s has no warning channel, but synthesis runs every construct's validations
+      // (App.synth and each chart's toJson), so warnings are said there, once, on stderr,
+      // and synthesis goes on.
+      let said = false;
+      this.node.addValidation({
+        validate: () => {
+          if (!said) r.warnings.forEach((w) => console.warn(`Warning: LocalVolumeProvisioner ${this.node.path}: ${w}`));
+          said = true;
+          return [];
+        },
+      });
+    }
     const labels = instanceLabels(r);
     const meta: MetadataOf = (name, extraLabels = {}) => ({ name, namespace: r.namespace, labels: { ...labels, ...extraLabels } });
 

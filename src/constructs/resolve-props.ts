@@ -146,6 +146,8 @@ export interface RbacFeatures {
 }
 
 export interface ResolvedProps {
+  /** What is allowed but likely wrong, each named by its prop; said at synth time. */
+  readonly warnings: string[];
   readonly name: string;
   readonly namespace: string;
   readonly createNamespace: boolean;
@@ -252,6 +254,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   const metrics = resolveMetrics(props, name, namespace, issues);
 
   const result: ResolvedProps = {
+    warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
     name,
     namespace,
     createNamespace,
@@ -313,6 +316,16 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   checkAgentPods(props, issues, result);
   issues.throwIfAny();
   return result;
+}
+
+/**
+ * The default image is built from image/Dockerfile but published nowhere: pods that use
+ * it can never start until the user pushes it and names it.
+ */
+function unpublishedImageWarning(): string {
+  return `image: not given, so the pods use ${DEFAULT_IMAGE}, which is not published; `
+    + 'build it (image/Dockerfile), push it to a registry your nodes pull from and pass that reference as the image prop '
+    + '(pass DEFAULT_IMAGE to keep this name on purpose)';
 }
 
 /**

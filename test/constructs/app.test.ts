@@ -38,6 +38,10 @@ test('synth prints no stack trace and no update notice (cdk8s-cli\'s update chec
   expect(stderr).not.toMatch(/\n\s+at |new version|Error/);
 });
 
+test('synth says the example\'s default image must be built and pushed, naming the image prop', () => {
+  expect(stderr).toMatch(/Warning: LocalVolumeProvisioner local-volume-provisioner\/provisioner: image: not given, .* is not published; build it/);
+});
+
 test('cdk8s synth writes local-volume-provisioner.k8s.yaml', () => {
   expect(readdirSync(out)).toEqual(['local-volume-provisioner.k8s.yaml']);
 });

@@ -60,8 +60,9 @@ describe('a Namespace the construct must never emit', () => {
 
   test('two provisioners of one app may share a namespace that neither creates', () => {
     const app: App = Testing.app();
-    new LocalVolumeProvisioner(new Chart(app, 'a'), 'first', { ...DEFAULTS, namespace: 'storage' });
-    new LocalVolumeProvisioner(new Chart(app, 'b'), 'second', { ...DEFAULTS, name: 'other', namespace: 'storage' });
+    const image = 'registry.example.com/lvp:1.0.0';
+    new LocalVolumeProvisioner(new Chart(app, 'a'), 'first', { ...DEFAULTS, image, namespace: 'storage' });
+    new LocalVolumeProvisioner(new Chart(app, 'b'), 'second', { ...DEFAULTS, image, name: 'other', namespace: 'storage' });
     expect(all(app.charts.flatMap((c) => Testing.synth(c)), 'Namespace')).toEqual([]);
   });
 });
