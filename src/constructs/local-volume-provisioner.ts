@@ -22,8 +22,20 @@ type MetadataOf = (name: string, extraLabels?: Record<string, string>) => { name
  * or ConfigMap name), so adding a class never renames another object.
  */
 export class LocalVolumeProvisioner extends Construct {
-  /** The props with every default applied. */
-  public readonly resolved: ResolvedProps;
+  /** The Namespaces the other provisioners of the app create, each with that construct's path. */
+  private static namespacesCreatedBesides(self: LocalVolumeProvisioner): Map<string, string> {
+    const created = new Map<string, string>();
+    for (const c of self.node.root.node.findAll()) {
+      // A provisioner whose props were refused has nothing resolved.
+      if (c !== self && c instanceof LocalVolumeProvisioner && c.resolved?.createNamespace) created.set(c.resolved.namespace, c.node.path);
+    }
+    return created;
+  }
+
+  /** The namespace of its namespaced objects (and of cleanup Jobs). */
+  public readonly namespace: string;
+  /** The props with every default applied: how the objects are built, not an API. */
+  private readonly resolved: ResolvedProps;
   /** The directory dialect's DaemonSet, when classes are configured. */
   public readonly daemonSet?: k8s.KubeDaemonSet;
   /** The device dialect's DaemonSet, when `devices` is set. */
@@ -31,8 +43,12 @@ export class LocalVolumeProvisioner extends Construct {
 
   constructor(scope: Construct, id: string, props: LocalVolumeProvisionerProps = {}) {
     super(scope, id);
-    const r = resolveProps(props, { chartNamespace: Chart.of(this).namespace, namespacesCreatedElsewhere: namespacesCreatedBy(this) });
+    const r = resolveProps(props, {
+      chartNamespace: Chart.of(this).namespace,
+      namespacesCreatedElsewhere: LocalVolumeProvisioner.namespacesCreatedBesides(this),
+    });
     this.resolved = r;
+    this.namespace = r.namespace;
     if (r.warnings.length > 0) {
       // cdk8s has no warning channel, but synthesis runs every construct's validations
       // (App.synth and each chart's toJson), so warnings are said there, once, on stderr,
@@ -203,13 +219,4 @@ export class LocalVolumeProvisioner extends Construct {
   private clusterScoped(obj: ApiObject): void {
     if (obj.metadata.namespace !== undefined) obj.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
   }
-}
-
-/** The Namespaces the other provisioners of the app create, each with that construct's path. */
-function namespacesCreatedBy(self: LocalVolumeProvisioner): Map<string, string> {
-  const created = new Map<string, string>();
-  for (const c of self.node.root.node.findAll()) {
-    if (c !== self && c instanceof LocalVolumeProvisioner && c.resolved?.createNamespace) created.set(c.resolved.namespace, c.node.path);
-  }
-  return created;
 }

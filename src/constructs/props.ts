@@ -1,6 +1,6 @@
 import type { Duration } from 'cdk8s';
 import type { k8s } from 'cdk8s-plus-28';
-import type { AccessMode, DeviceFsType, NodeSelectorTerm, ReclaimPolicy, Toleration, VolumeMode } from '../config/model';
+import type { AccessMode, DeviceFsType, ReclaimPolicy, VolumeMode } from '../config/model';
 
 /**
  * Public props of {@link LocalVolumeProvisioner}. Every field is optional unless the
@@ -9,20 +9,17 @@ import type { AccessMode, DeviceFsType, NodeSelectorTerm, ReclaimPolicy, Tolerat
  * the Go provisioner to the prop here.
  */
 
-/** How a StorageClass object for a class of local volumes is written. */
-export interface StorageClassOptions {
+/**
+ * How a StorageClass object is written, but for its reclaimPolicy (which the device
+ * dialect takes from its specs).
+ */
+export interface StorageClassObjectOptions {
   /**
    * Create the StorageClass object. Turn off when it is managed elsewhere; it must
    * still exist, because the runtime reads it.
    * @default true
    */
   readonly create?: boolean;
-  /**
-   * `reclaimPolicy` of the StorageClass, which the runtime copies onto each PV.
-   * Only `Delete` (volumes are cleaned and offered again) and `Retain` are allowed.
-   * @default 'Delete'
-   */
-  readonly reclaimPolicy?: ReclaimPolicy;
   /**
    * Mark it as the cluster's default StorageClass
    * (`storageclass.kubernetes.io/is-default-class: "true"`).
@@ -45,6 +42,16 @@ export interface StorageClassOptions {
    * @default - none
    */
   readonly mountOptions?: string[];
+}
+
+/** How a StorageClass object for a class of local volumes is written. */
+export interface StorageClassOptions extends StorageClassObjectOptions {
+  /**
+   * `reclaimPolicy` of the StorageClass, which the runtime copies onto each PV.
+   * Only `Delete` (volumes are cleaned and offered again) and `Retain` are allowed.
+   * @default 'Delete'
+   */
+  readonly reclaimPolicy?: ReclaimPolicy;
 }
 
 /** One class of local volumes discovered under a directory (Helm chart `classes[]`). */
@@ -85,7 +92,7 @@ export interface LocalStorageClassProps {
    * Extra node selector terms, ORed with the hostname term (volumes on shared disks).
    * @default - none
    */
-  readonly selector?: NodeSelectorTerm[];
+  readonly selector?: k8s.NodeSelectorTerm[];
   /**
    * argv run to clean a Block volume (`LOCAL_PV_BLKDEVICE` names the device).
    * The image ships `/scripts/{quick_reset,shred,dd_zero,blkdiscard,fsclean}.sh`.
@@ -141,7 +148,7 @@ export interface DeviceSpecProps {
 }
 
 /** A StorageClass object for a device-dialect class. */
-export interface DeviceStorageClassProps extends Omit<StorageClassOptions, 'reclaimPolicy'> {
+export interface DeviceStorageClassProps extends StorageClassObjectOptions {
   /** The `storageClassName` of one or more specs. */
   readonly name: string;
 }
@@ -265,12 +272,40 @@ export interface ServiceMonitorOptions {
 
 /** A Prometheus relabel_config, as prometheus-operator spells it. */
 export interface RelabelConfig {
+  /**
+   * Labels whose values, joined by `separator`, are matched by `regex`.
+   * @default - none
+   */
   readonly sourceLabels?: string[];
+  /**
+   * Separator of the joined source label values.
+   * @default ';'
+   */
   readonly separator?: string;
+  /**
+   * Label written by `replace` and `hashmod`.
+   * @default - none
+   */
   readonly targetLabel?: string;
+  /**
+   * Regular expression (RE2, anchored) over the joined values.
+   * @default '(.*)'
+   */
   readonly regex?: string;
+  /**
+   * Modulus of `hashmod`.
+   * @default - none
+   */
   readonly modulus?: number;
+  /**
+   * Replacement for `replace`, with `$1`-style references to regex groups.
+   * @default '$1'
+   */
   readonly replacement?: string;
+  /**
+   * What to do with a match.
+   * @default 'replace'
+   */
   readonly action?: 'replace' | 'Replace' | 'keep' | 'Keep' | 'drop' | 'Drop' | 'hashmod' | 'HashMod'
   | 'labelmap' | 'LabelMap' | 'labeldrop' | 'LabelDrop' | 'labelkeep' | 'LabelKeep'
   | 'lowercase' | 'Lowercase' | 'uppercase' | 'Uppercase' | 'keepequal' | 'KeepEqual' | 'dropequal' | 'DropEqual';
@@ -278,9 +313,15 @@ export interface RelabelConfig {
 
 /** prometheus-operator NamespaceSelector. */
 export interface NamespaceSelector {
-  /** Select every namespace. */
+  /**
+   * Select every namespace.
+   * @default false
+   */
   readonly any?: boolean;
-  /** Select these namespaces. */
+  /**
+   * Select these namespaces.
+   * @default - none
+   */
   readonly matchNames?: string[];
 }
 
@@ -389,7 +430,7 @@ export interface LocalVolumeProvisionerProps {
    * node, so it must tolerate that node's taints as the agent does.
    * @default - the agent's `tolerations`, without the startup-taint toleration (the Helm chart copies `tolerations`)
    */
-  readonly jobTolerations?: Toleration[];
+  readonly jobTolerations?: k8s.Toleration[];
   /**
    * Informer resync period, randomised in [min, 2×min).
    * @default Duration.minutes(5)

@@ -3,7 +3,7 @@ import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
   ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
-  DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
+  DeviceSpecConfig, NodeSelectorTerm, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
 import { DEFAULT_IMAGE } from './image';
@@ -155,47 +155,67 @@ export interface ResolvedProps {
   readonly devices?: ResolvedDeviceDialect;
   readonly storageClasses: ResolvedStorageClass[];
   readonly nodeCleanup?: ResolvedNodeCleanup;
-  readonly rbac: { readonly create: boolean; readonly features: RbacFeatures; readonly extraRules: k8s.PolicyRule[] };
-  readonly serviceAccount: { readonly create: boolean; readonly name: string };
-  readonly runtime: {
-    readonly discoveryPeriodMs: number;
-    readonly configSyncPeriodMs: number;
-    readonly kubeApiQps: number;
-    readonly kubeApiBurst: number;
-    readonly logLevel: string;
-    readonly metricsPort: number;
-  };
-  readonly pod: {
-    readonly image: string;
-    readonly imagePullPolicy: string;
-    readonly imagePullSecrets: string[];
-    readonly resources: k8s.ResourceRequirements;
-    readonly securityContext: k8s.SecurityContext;
-    /** The agents' env after the construct's own (KUBECONFIG from kubeConfigEnv, then `env`). */
-    readonly env: k8s.EnvVar[];
-    readonly hostPid: boolean;
-    readonly mountDevVolume: boolean;
-    readonly podAnnotations: Record<string, string>;
-    readonly podLabels: Record<string, string>;
-    readonly priorityClassName?: string;
-    readonly nodeSelector: Record<string, string>;
-    readonly tolerations: k8s.Toleration[];
-    readonly affinity?: k8s.Affinity;
-    readonly updateStrategy: k8s.DaemonSetUpdateStrategy;
-    readonly initContainers: k8s.Container[];
-    readonly extraVolumes: k8s.Volume[];
-    readonly extraVolumeMounts: k8s.VolumeMount[];
-    readonly livenessProbe?: k8s.Probe;
-    readonly readinessProbe?: k8s.Probe;
-    readonly startupProbe?: k8s.Probe;
-  };
-  readonly metrics: {
-    readonly service: boolean;
-    readonly serviceName: string;
-    readonly serviceMonitor?: ResolvedServiceMonitor;
-    readonly prometheusRule?: ResolvedPrometheusRule;
-    readonly grafanaDashboard?: ResolvedGrafanaDashboard;
-  };
+  readonly rbac: ResolvedRbac;
+  readonly serviceAccount: ResolvedServiceAccount;
+  readonly runtime: ResolvedRuntime;
+  readonly pod: ResolvedPod;
+  readonly metrics: ResolvedMetrics;
+}
+
+export interface ResolvedRbac {
+  readonly create: boolean;
+  readonly features: RbacFeatures;
+  /** `extraRbacRules`, appended to the agents' ClusterRole. */
+  readonly extraRules: k8s.PolicyRule[];
+}
+
+export interface ResolvedServiceAccount {
+  readonly create: boolean;
+  readonly name: string;
+}
+
+/** The agents' flags. */
+export interface ResolvedRuntime {
+  readonly discoveryPeriodMs: number;
+  readonly configSyncPeriodMs: number;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly logLevel: string;
+  readonly metricsPort: number;
+}
+
+/** The agents' pod and container settings. */
+export interface ResolvedPod {
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  readonly imagePullSecrets: string[];
+  readonly resources: k8s.ResourceRequirements;
+  readonly securityContext: k8s.SecurityContext;
+  /** The agents' env after the construct's own (KUBECONFIG from kubeConfigEnv, then `env`). */
+  readonly env: k8s.EnvVar[];
+  readonly hostPid: boolean;
+  readonly mountDevVolume: boolean;
+  readonly podAnnotations: Record<string, string>;
+  readonly podLabels: Record<string, string>;
+  readonly priorityClassName?: string;
+  readonly nodeSelector: Record<string, string>;
+  readonly tolerations: k8s.Toleration[];
+  readonly affinity?: k8s.Affinity;
+  readonly updateStrategy: k8s.DaemonSetUpdateStrategy;
+  readonly initContainers: k8s.Container[];
+  readonly extraVolumes: k8s.Volume[];
+  readonly extraVolumeMounts: k8s.VolumeMount[];
+  readonly livenessProbe?: k8s.Probe;
+  readonly readinessProbe?: k8s.Probe;
+  readonly startupProbe?: k8s.Probe;
+}
+
+export interface ResolvedMetrics {
+  readonly service: boolean;
+  readonly serviceName: string;
+  readonly serviceMonitor?: ResolvedServiceMonitor;
+  readonly prometheusRule?: ResolvedPrometheusRule;
+  readonly grafanaDashboard?: ResolvedGrafanaDashboard;
 }
 
 /** What resolving the props needs to know about where the construct sits. */
@@ -437,6 +457,8 @@ function resolveDirectoryDialect(
     storageClasses.push(resolveStorageClass(c.name, c.storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
   });
 
+  // The props use the Kubernetes types, whose operators are free strings; the model
+  // checks every value at run time whatever its static type, so they are passed as its own.
   const input: ProvisionerConfigInput = {
     storageClassMap: Object.fromEntries(classes.map((c) => [c.name, {
       hostDir: c.hostDir,
@@ -446,15 +468,15 @@ function resolveDirectoryDialect(
       accessMode: c.accessMode,
       fsType: c.fsType,
       namePattern: c.namePattern,
-      selector: c.selector,
+      selector: c.selector as NodeSelectorTerm[] | undefined,
     }])),
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,
     useJobForCleaning: props.useJobForCleaning,
     // A cleanup Job runs on the volume's node: as the Helm chart, it tolerates what the agent
     // tolerates there (not the startup taint, which is gone once volumes are in use).
-    jobTolerations: props.jobTolerations
-      ?? (props.useJobForCleaning && tolerations.valid ? tolerations.given as Toleration[] : undefined),
+    jobTolerations: (props.jobTolerations
+      ?? (props.useJobForCleaning && tolerations.valid ? tolerations.given : undefined)) as Toleration[] | undefined,
     minResyncPeriod: optionalDurationInput(issues, 'minResyncPeriod', props.minResyncPeriod),
     useNodeNameOnly: props.useNodeNameOnly,
     setPVOwnerRef: props.setPVOwnerRef,
@@ -614,7 +636,7 @@ function resolveNodeCleanup(
   };
 }
 
-function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namespace: string, issues: PropIssues): ResolvedProps['metrics'] {
+function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namespace: string, issues: PropIssues): ResolvedMetrics {
   const service = props.metricsService ?? true;
   const sm = props.serviceMonitor;
   if (sm && !service) issues.add('serviceMonitor', 'needs the metrics Service; do not set metricsService to false');
@@ -691,7 +713,7 @@ function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void
  * construct's own volumes and mounts first, then those of the props, so a clash is
  * blamed on the prop. Only what props fill is checked; the rest is the construct's.
  */
-function checkAgentPods(props: LocalVolumeProvisionerProps, issues: PropIssues, r: Pick<ResolvedProps, 'directory' | 'devices' | 'pod'>): void {
+function checkAgentPods(props: LocalVolumeProvisionerProps, issues: PropIssues, r: ResolvedProps): void {
   const own = <T>(value: T, what: string): Origin<T> => ({ value, prop: what, what });
   const ofMount = (m: ResolvedHostMount) => ({ volume: fromProp(m.volume, m.volumeProp), path: fromProp(m.mountDir, m.pathProp) });
   const dev = r.pod.mountDevVolume

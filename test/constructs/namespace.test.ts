@@ -27,6 +27,12 @@ describe('the Namespace the construct names itself', () => {
   });
 });
 
+test('the construct tells its namespace, for objects that go beside it', () => {
+  const chart = new Chart(Testing.app(), 'c', { namespace: 'storage' });
+  expect(new LocalVolumeProvisioner(chart, 'a', DEFAULTS).namespace).toBe('storage');
+  expect(new LocalVolumeProvisioner(chart, 'b', { ...DEFAULTS, name: 'other', namespace: 'disks' }).namespace).toBe('disks');
+});
+
 describe('a namespace named by the props or the chart', () => {
   test('is used but not created (namespace)', () => {
     const manifests = synth({ ...DEFAULTS, namespace: 'kube-system' });
