@@ -88,10 +88,10 @@ describe('the directory agent DaemonSet', () => {
     expect(c.resources).toEqual({ requests: { cpu: '50m', memory: '192Mi' }, limits: { memory: '512Mi' } });
   });
 
-  test('schedules on every Linux node, tolerating every taint, at system-node-critical priority', () => {
+  test('schedules on every Linux node, tolerating every taint, at the cluster\'s default priority (as the chart)', () => {
     expect(podSpec(ds).nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(podSpec(ds).tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(podSpec(ds).priorityClassName).toBe('system-node-critical');
+    expect(podSpec(ds).priorityClassName).toBeUndefined();
     expect(podSpec(ds).hostPID).toBeUndefined();
   });
 
@@ -216,6 +216,10 @@ describe('the node-cleanup Deployment', () => {
       { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ]);
+  });
+
+  test('runs at the cluster\'s default priority unless given one', () => {
+    expect(d.spec.template.spec.priorityClassName).toBeUndefined();
   });
 
   test('runs unprivileged under its own ServiceAccount', () => {
