@@ -264,10 +264,15 @@ describe('the finalizer protocol', () => {
   });
 
   test('a PV being deleted and held by our finalizer is cleaned, whoever deleted it and whatever its phase', () => {
-    for (const phase of ['Released', 'Available', 'Bound']) {
+    for (const phase of ['Released', 'Bound']) {
       const d = decideRelease(held({ deleting: true, phase }), me, directory, 'finalizer');
       expect(d.action).toBe('clean');
     }
+  });
+
+  test('a PV being deleted that was never bound is let go without cleaning: nothing of anyone is on it', () => {
+    expect(decideRelease(held({ deleting: true, phase: 'Available' }), me, directory, 'finalizer').action).toBe('let-go');
+    expect(decideRelease(held({ deleting: true, phase: 'Available', boundByController: true }), me, directory, 'finalizer').action).toBe('clean');
   });
 
   test('a PV being deleted whose policy keeps its data is let go without cleaning (the deletion is an administrator\'s)', () => {

@@ -222,6 +222,72 @@ describePrivileged('the local-volume-provisioner bin', () => {
     }, 'the volume is offered again under a new UID', 20_000);
     expect(await second.kill('SIGTERM')).toBe(0);
   });
+  test('kill -9 during a cleanup, then the PV deleted by an administrator while the agent is down: the volume is cleaned before it is offered again', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const gate = path.join(makeTempDir(), 'gate');
+    const loop = createLoopDevice(8 * MiB);
+    fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
+    // Zeroes the disk, but only once the test opens the gate.
+    const cleaner = ['sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done; dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=65536 count=1 conv=notrunc,fsync status=none`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+    const first = start();
+    await first.waitReady();
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    fs.writeFileSync(loop.backingFile, 'the last tenant\'s data');
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => cleanerRunning(gate), 'the cleaner waits at the gate', 20_000);
+
+    expect(await first.kill('SIGKILL')).toBeNull();
+    await eventually(() => !cleanerRunning(gate), 'the killed agent\'s cleaner is gone', 20_000);
+    await core.deletePersistentVolume({ name });
+    // Held by our finalizer: nobody can offer the volume again meanwhile.
+    expect(pvOf(s, name)?.metadata?.uid).toBe(uid);
+    expect(fs.readFileSync(loop.backingFile, 'utf8').slice(0, 22)).toBe('the last tenant\'s data');
+
+    fs.writeFileSync(gate, '');
+    const second = start();
+    await eventually(() => {
+      const pv = pvOf(s, name);
+      return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
+    }, 'the volume is offered again under a new UID', 20_000);
+    expect(fs.readFileSync(loop.backingFile).subarray(0, 22).every((b) => b === 0)).toBe(true);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
+
+  test('two agents on one node (a rollout with maxSurge): the second waits, ready; one cleanup per volume; it takes over when the first is gone', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(dir, 'disk1'));
+    const cleaner = ['sh', '-c', `echo start >> ${log}; sleep 1; echo done >> ${log}`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+    const first = start();
+    await first.waitReady();
+    const second = start();
+    await second.waitReady();
+    await eventually(async () => /^local_volume_provisioner_waiting_for_another_agent 1$/m.test((await second.get('/metrics')).body),
+      'the second agent says it waits', 20_000);
+    expect((await first.get('/metrics')).body).toMatch(/^local_volume_provisioner_waiting_for_another_agent 0$/m);
+
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => pvOf(s, name) !== undefined && pvOf(s, name)!.metadata!.uid !== uid, 'the volume is offered again', 20_000);
+    expect(readLog(log)).toEqual(['start', 'done']);
+
+    expect(await first.kill('SIGKILL')).toBeNull();
+    await eventually(async () => /^local_volume_provisioner_waiting_for_another_agent 0$/m.test((await second.get('/metrics')).body),
+      'the second agent takes over', 20_000);
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(dir, 'disk2'));
+    await eventually(() => pvOf(s, directoryPVName('disk2', NODE_NAME, 'local-block')) !== undefined, 'the second agent offers a new disk', 20_000);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
 });
 
 /** Binds a claim to the Block PV and deletes the claim: the PV becomes Released. */
@@ -253,7 +319,7 @@ function readLog(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-/** Whether a process of a cleaner whose script names `log` is still running. */
-function cleanerRunning(log: string): boolean {
-  return spawnSync('pgrep', ['-f', log]).status === 0;
+/** Whether a process of a cleaner whose script names `marker` (a file it writes or waits for) is still running. */
+function cleanerRunning(marker: string): boolean {
+  return spawnSync('pgrep', ['-f', marker]).status === 0;
 }

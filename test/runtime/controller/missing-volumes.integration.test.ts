@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture } from './fixture';
+import type { ProvisionerConfig } from '../../../src/config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const GRACE_MS = 300;
@@ -62,6 +63,27 @@ describePrivileged('missing volumes through the controller', () => {
     expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Bound' } });
     expect(fx.serverPv(name)!.metadata!.deletionTimestamp).toBeUndefined();
     fx.server.faults.clear();
+  });
+
+  test('an Available PV whose entry the configuration no longer accepts is left alone (namePattern narrowed, class removed, hostDir changed)', async () => {
+    fx = await ControllerFixture.start({ config: { missingVolumeGracePeriod: 0 } });
+    const { pv } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    const classConfig = fx.config.storageClassMap['local-fs'];
+    const changes: ProvisionerConfig[] = [
+      { ...fx.config, storageClassMap: { 'local-fs': { ...classConfig, namePattern: 'disk*' } } },
+      { ...fx.config, storageClassMap: {} },
+      { ...fx.config, storageClassMap: { 'local-fs': { ...classConfig, hostDir: '/mnt/elsewhere' } } },
+    ];
+    for (const config of changes) {
+      await fx.pass(config);
+      await fx.pass(config);
+      expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Available' } });
+      expect(fx.serverPv(name)!.metadata!.deletionTimestamp).toBeUndefined();
+    }
+    const warnings = await fx.recordedEvents('VolumeNotConfigured');
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
   });
 
   test('a mount that comes back within the grace period keeps its PV', async () => {
