@@ -7,6 +7,11 @@
  */
 import { FlagSpec, formatFlagHelp, parseFlags } from './flags';
 import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS } from '../../config';
+import type { CommonOptions } from '../controller/agent';
+import type { DeviceRunOptions } from '../controller/device-run-options';
+import type { DirectoryRunOptions } from '../controller/directory-run-options';
+import type { NodeCleanupOptions } from '../node-cleanup/node-cleanup-options';
+import type { PlanOptions } from '../plan/plan-options';
 
 const COMMON: FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; in-cluster configuration when unset.' },
@@ -55,57 +60,12 @@ const NODE_CLEANUP_FLAGS: FlagSpec[] = [
   { name: 'pod-name', type: 'string', env: 'POD_NAME', default: '', help: 'Identity in the Lease (default: the host name).' },
 ];
 
-export interface CommonOptions {
-  readonly kubeconfig?: string;
-  readonly qps: number;
-  readonly burst: number;
-  readonly logLevel: string;
-  readonly logFormat: 'json' | 'text';
-}
-
-export interface DirectoryRunOptions extends CommonOptions {
-  readonly command: 'run';
-  readonly listenAddress: string;
-  readonly metricsPath: string;
-  readonly discoveryPeriodMs: number;
-  readonly configSyncPeriodMs: number;
-  readonly configDir: string;
-  readonly nodeName: string;
-  readonly namespace: string;
-  readonly jobContainerImage: string;
-}
-
-export interface DeviceRunOptions extends CommonOptions {
-  readonly command: 'devices';
-  readonly listenAddress: string;
-  readonly metricsPath: string;
-  readonly nodeName: string;
-  readonly pollingIntervalMs: number;
-  readonly namespace: string;
-  readonly defaultPvSpecConfigMap: string;
-}
-
-export interface PlanOptions {
-  readonly command: 'plan';
-  readonly configDir: string;
-  readonly pvSpecDir: string;
-  readonly nodeName: string;
-  readonly output: 'table' | 'json' | 'yaml';
-}
-
-export interface NodeCleanupOptions extends CommonOptions {
-  readonly command: 'node-cleanup';
-  readonly listenAddress: string;
-  readonly metricsPath: string;
-  readonly storageClassNames: string[];
-  readonly pvcDeletionDelayMs: number;
-  readonly stalePvDiscoveryIntervalMs: number;
-  readonly namespace: string;
-  readonly leaderElect: boolean;
-  readonly identity: string;
-}
-
-export type CommandOptions = DirectoryRunOptions | DeviceRunOptions | PlanOptions | NodeCleanupOptions;
+/** Each command's options, tagged with the command that takes them. */
+export type CommandOptions =
+  | ({ readonly command: 'run' } & DirectoryRunOptions)
+  | ({ readonly command: 'devices' } & DeviceRunOptions)
+  | ({ readonly command: 'plan' } & PlanOptions)
+  | ({ readonly command: 'node-cleanup' } & NodeCleanupOptions);
 
 export type ParseOutcome =
   | { readonly kind: 'options'; readonly options: CommandOptions }

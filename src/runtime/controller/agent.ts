@@ -6,7 +6,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { CommonOptions } from '../cli/commands';
 import { KubeApi } from '../kube/api-client';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
 
@@ -25,6 +24,16 @@ export interface Agent {
   readonly stopped: Promise<string>;
   /** Stops serving and closes the API connections. */
   close(): Promise<void>;
+}
+
+/** What every long-running command takes: the API client, its rate limit, and logging. */
+export interface CommonOptions {
+  /** A kubeconfig file; in-cluster configuration when unset. */
+  readonly kubeconfig?: string;
+  readonly qps: number;
+  readonly burst: number;
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'text';
 }
 
 export interface AgentOptions extends CommonOptions {

@@ -4,7 +4,7 @@
  * replicas never delete the same claim twice.
  */
 import { NodeCleanupController } from './node-cleanup-controller';
-import type { NodeCleanupOptions } from '../cli/commands';
+import type { NodeCleanupOptions } from './node-cleanup-options';
 import { startAgent } from '../controller/agent';
 import { PassScheduler } from '../controller/pass-scheduler';
 import { LeaderElector } from '../kube/leader-election';

@@ -4,8 +4,8 @@
  * plan. Needs no cluster; a broken configuration is printed with every problem.
  */
 import { stringify } from 'yaml';
+import type { PlanOptions } from './plan-options';
 import { ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, ParseResult, readConfigMapDirectory } from '../../config';
-import type { PlanOptions } from '../cli/commands';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
 
