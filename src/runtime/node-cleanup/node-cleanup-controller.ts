@@ -1,9 +1,9 @@
 /**
  * The node-cleanup controller (upstream's separate binary, here a subcommand):
- * while leader, it looks every interval for local PVs of nodes that are gone and
- * deletes those nothing can need, and, after a delay and only for opted-in
- * StorageClasses, the claims bound to them, so StatefulSet pods can be
- * rescheduled with new volumes. Every delete carries a UID precondition.
+ * it looks every interval for local PVs of the opted-in StorageClasses whose
+ * nodes are gone, deletes those nothing can need, and, after a delay, the
+ * claims bound to them, so StatefulSet pods can be rescheduled with new
+ * volumes. Every delete carries a UID precondition.
  */
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from '../kube/api-client';
@@ -46,18 +46,24 @@ export class NodeCleanupController {
   ) {}
 
   async pass(): Promise<NodeCleanupPassResult> {
+    // Upstream's rule: no opted-in class, nothing is ever deleted (so nothing need be read).
+    if (this.settings.storageClassNames.length === 0) return { deletedPVs: [], deletedClaims: [] };
     const [nodes, pvs] = await Promise.all([
       listAll<V1Node>((p) => this.api.listNodes(p)),
       listAll<V1PersistentVolume>((p) => this.api.listPersistentVolumes(p)),
     ]);
-    const localPVs = pvs.filter((pv) => pv.spec?.local);
-    this.trackGoneNodes(localPVs, nodes);
+    const optedIn = pvs.filter((pv) => pv.spec?.local && this.settings.storageClassNames.includes(pv.spec.storageClassName ?? ''));
+    this.trackGoneNodes(optedIn, nodes);
 
     const deletedPVs: string[] = [];
-    for (const pv of localPVs) {
-      if (!decidePVOfGoneNode(pv, nodes).delete) continue;
+    for (const pv of optedIn) {
+      if (!decidePVOfGoneNode(pv, nodes, this.settings.storageClassNames).delete) continue;
       const name = pv.metadata!.name!;
       try {
+        // Only a DELETE, never a finalizer removed: a Released PV carrying the agent's
+        // `local.storage.k8s.io/cleanup` finalizer (its volume is dirty) stays Terminating
+        // until its node's agent has cleaned the volume and removed the finalizer, which
+        // is never if the node does not come back. That PV is then for a person to judge.
         const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!);
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', true);
         if (outcome === 'deleted') deletedPVs.push(name);
@@ -68,7 +74,7 @@ export class NodeCleanupController {
       }
     }
 
-    const deletedClaims = this.settings.storageClassNames.length > 0 ? await this.cleanClaims(localPVs, nodes) : [];
+    const deletedClaims = await this.cleanClaims(optedIn, nodes);
     return { deletedPVs, deletedClaims };
   }
 
