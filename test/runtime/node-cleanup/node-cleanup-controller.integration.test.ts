@@ -154,7 +154,7 @@ describe('PVs of a deleted node', () => {
     createPV('pv-bound', { className: 'not-opted-in' });
     bindNewClaim('pv-bound');
 
-    expect(await controller().pass()).toEqual({ deletedPVs: [], deletedClaims: [] });
+    expect(await controller().pass()).toEqual({ deletedPVs: [], deletedClaims: [], denied: [] });
     expect(pvPhase('pv-bound')).toBe('Bound');
   });
 
