@@ -77,13 +77,12 @@ export function chooseDialect<C extends string>(
   const first = argv[0];
   const named = dialects.find((d) => d.command === first);
   if (named) return { kind: 'chosen', command: named.command, args: argv.slice(1), explicit: true, reason: `the first argument is the subcommand ${quote(named.command)}` };
-  if (first === 'help' || first === '--help' || first === '-h' || first === '-help') return { kind: 'help' };
-
   const base = path.basename(invokedAs);
   const byBinary = dialects.find((d) => d.binaries.includes(base));
   if (byBinary) {
     return { kind: 'chosen', command: byBinary.command, args: argv, explicit: false, reason: `started as ${quote(base)}, ${byBinary.title}'s binary` };
   }
+  if (first === 'help' || first === '--help' || first === '-h' || first === '-help') return { kind: 'help' };
 
   const candidates = dialects.filter((d) => !d.explicitOnly);
   const written = writtenFlagNames(argv);

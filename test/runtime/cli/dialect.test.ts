@@ -72,6 +72,10 @@ describe('started under a replaced program\'s binary name', () => {
     expect(out.reason).toMatch(new RegExp(`^started as "${name}", `));
   });
 
+  test('-h prints that program\'s help', () => {
+    expect(help(['-h'], {}, 'local-pv-provisioner')).toContain('Usage: local-volume-provisioner devices [flags]');
+  });
+
   test('the name decides even against another dialect\'s flags, and the refusal says why it spoke that dialect', () => {
     const message = error(['--polling-interval=10s'], { MY_NODE_NAME: 'n' }, 'local-provisioner');
     expect(message).toContain('unknown flag "--polling-interval"');
