@@ -67,6 +67,7 @@ function describeCues(cues: Cues): string {
   return parts.join(' and ');
 }
 
+/** Applies the rules above; `genericName` is the bin's own name, for messages. */
 export function chooseDialect<C extends string>(
   dialects: readonly DialectDef<C>[],
   argv: readonly string[],
