@@ -6,7 +6,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { CommonOptions } from '../cli/commands';
 import { KubeApi } from '../kube/api-client';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
 
@@ -27,6 +26,18 @@ export interface Agent {
   close(): Promise<void>;
 }
 
+/** What every long-running command takes: the API client, its rate limit, and logging. */
+export interface CommonOptions {
+  /** A kubeconfig file; in-cluster configuration when unset. */
+  readonly kubeconfig?: string;
+  /** With a kubeconfig, the API server URL to use in place of its cluster's (node-cleanup's --kube-api-endpoint). */
+  readonly kubeApiEndpoint?: string;
+  readonly qps: number;
+  readonly burst: number;
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'text';
+}
+
 export interface AgentOptions extends CommonOptions {
   readonly listenAddress: string;
   readonly metricsPath: string;
@@ -44,11 +55,27 @@ export function packageVersion(): string {
   }
 }
 
-/** In-cluster configuration, or the kubeconfig named by --kubeconfig / KUBECONFIG. */
-export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
+/**
+ * In-cluster configuration, or the kubeconfig named by --kubeconfig / KUBECONFIG,
+ * its current cluster's server replaced by `server` when given (as client-go's
+ * BuildConfigFromFlags does with a master URL).
+ */
+export function loadKubeConfig(kubeconfig: string | undefined, server?: string): KubeConfig {
   const kc = new KubeConfig();
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromCluster();
+  if (!kubeconfig) {
+    kc.loadFromCluster();
+    return kc;
+  }
+  kc.loadFromFile(kubeconfig);
+  const current = kc.getCurrentCluster();
+  if (server && current) {
+    kc.loadFromOptions({
+      clusters: kc.clusters.map((c) => (c === current ? { ...c, server } : c)),
+      users: kc.users,
+      contexts: kc.contexts,
+      currentContext: kc.currentContext,
+    });
+  }
   return kc;
 }
 
@@ -56,7 +83,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
   const metrics = new ProvisionerMetrics({ version: packageVersion() });
   const health = new Health({ stuckAfterMs: options.stuckAfterMs });
-  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const kubeConfig = loadKubeConfig(options.kubeconfig, options.kubeApiEndpoint);
   const client = (): KubeApi => new KubeApi(kubeConfig, {
     qps: options.qps,
     burst: options.burst,

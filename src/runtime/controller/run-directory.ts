@@ -8,7 +8,6 @@
  */
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfig, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
-import type { DirectoryRunOptions } from '../cli/commands';
 import { readMountTable } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
@@ -23,6 +22,7 @@ import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { ConfigReloader } from './config-reloader';
 import { Deleter } from './deleter';
 import { DirectoryController } from './directory-controller';
+import type { DirectoryRunOptions } from './directory-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
 import { needsPassNow } from './pv-stewardship';
