@@ -576,8 +576,12 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly kubeConfigEnv?: string;
   /**
-   * Share the host's PID namespace (Helm `hostPID`).
-   * @default false
+   * Share the host's PID namespace (Helm `hostPID`). With it the agent sees every pod's
+   * mounts and processes, so a Released volume still mounted by a pod that did not go,
+   * or still written to, is not emptied under it; without it the agent sees only its own
+   * container's (docs/operations.md, "What the agent guarantees"). The chart's default is
+   * false; the agent is privileged either way.
+   * @default true
    */
   readonly hostPid?: boolean;
   /**

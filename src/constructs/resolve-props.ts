@@ -311,7 +311,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
       },
       securityContext: resolveSecurityContext(props, issues),
       env: resolveAgentEnv(props, issues),
-      hostPid: props.hostPid ?? false,
+      hostPid: props.hostPid ?? true,
       mountDevVolume: props.mountDevVolume ?? true,
       podAnnotations: props.podAnnotations ?? {},
       podLabels: props.podLabels ?? {},

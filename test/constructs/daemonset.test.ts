@@ -92,7 +92,10 @@ describe('the directory agent DaemonSet', () => {
     expect(podSpec(ds).nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(podSpec(ds).tolerations).toEqual([{ operator: 'Exists' }]);
     expect(podSpec(ds).priorityClassName).toBeUndefined();
-    expect(podSpec(ds).hostPID).toBeUndefined();
+  });
+
+  test('shares the host PID namespace by default, so a volume a pod still uses is seen and not emptied', () => {
+    expect(podSpec(ds).hostPID).toBe(true);
   });
 
   test('uses the default image, which is the one image/Dockerfile builds', () => {
@@ -138,8 +141,8 @@ describe('pod settings from props', () => {
     expect(podSpec(ds).tolerations).toContainEqual({ key: 'example.com/storage-not-ready', operator: 'Exists' });
   });
 
-  test('shares the host PID namespace only when asked (hostPid)', () => {
-    expect(podSpec(ds).hostPID).toBe(true);
+  test('keeps to its own PID namespace when told (hostPid: false)', () => {
+    expect(podSpec(agent(synth({ ...DEFAULTS, hostPid: false }))).hostPID).toBeUndefined();
   });
 
   test('adds extra volumes, mounts, init containers, pull secrets and probes', () => {
