@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
-  ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
+  compileRe2, ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
   DeviceSpecConfig, NodeSelectorTerm, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
@@ -697,8 +697,8 @@ function resolveGrafanaDashboard(o: GrafanaDashboardOptions, namespace: string, 
 function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void {
   if (r.regex !== undefined) {
     try {
-      // Prometheus anchors the expression; RE2 syntax is close enough to catch typos.
-      new RegExp(`^(?:${r.regex})$`);
+      // Prometheus reads it with Go's RE2, anchored.
+      compileRe2(`^(?:${r.regex})$`);
     } catch (e) {
       issues.add(`${at}.regex`, `"${r.regex}" is not a valid regular expression (${(e as Error).message})`);
     }
