@@ -74,7 +74,11 @@ export type ReleaseDecision =
   | { readonly action: 'retire'; readonly reason: string; readonly target: CleanTarget }
   /** Clean the volume; then remove our finalizer (`finalizer` mode) or delete the PV (`legacy` mode). */
   | { readonly action: 'clean'; readonly reason: string; readonly target: CleanTarget }
-  /** Being deleted, and its reclaim policy keeps the data: remove our finalizer without cleaning. */
+  /**
+   * Let it go without cleaning: its reclaim policy keeps the data and it is being deleted,
+   * it was never bound, or (device dialect) its device cannot be cleaned here but will be
+   * wiped before it is offered again. Our finalizer is removed, or the PV deleted.
+   */
   | { readonly action: 'let-go'; readonly reason: string }
   /** Ours and to be cleaned, but its volume cannot be located here: keep it, with a Warning. */
   | { readonly action: 'hold'; readonly reason: string }
@@ -135,7 +139,12 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
   const located = configured.dialect === 'directory'
     ? locateDirectoryVolume(pv, configured.storageClassMap)
     : locateDeviceVolume(pv, configured.spec);
-  if (!located.ok) return { action: 'hold', reason: `PV "${name}" cannot be cleaned here: ${located.reason}` };
+  if (!located.ok) {
+    // The device dialect wipes every device (or holds it for its data) before offering it, so its
+    // PV may go: the disk, wherever it shows up again, is never offered with old data.
+    if (configured.dialect === 'device') return { action: 'let-go', reason: `PV "${name}" cannot be cleaned here (${located.reason}); its device is wiped before it is ever offered again` };
+    return { action: 'hold', reason: `PV "${name}" cannot be cleaned here: ${located.reason}` };
+  }
   if (deleting || mode === 'legacy') {
     return { action: 'clean', reason: `PV "${name}" is ${deleting ? 'being deleted' : 'Released'} with reclaim policy Delete`, target: located.target };
   }

@@ -123,7 +123,7 @@ export class Deleter {
           break;
         case 'let-go':
           this.awaitingCleanup.delete(uid);
-          writes.push(this.write(pv, 'cleanup finalizer removed; the volume keeps its data', () => removeCleanupFinalizer(this.deps.api, pv.metadata!.name!, uid)));
+          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv)));
           break;
         case 'clean':
           this.awaitingCleanup.set(uid, decision.target);
@@ -264,13 +264,23 @@ export class Deleter {
    */
   private async notCleaned(cleaned: Extract<CleanVolumeResult, { ok: false }>, fresh: V1PersistentVolume | undefined,
     target: CleanTarget, signal: AbortSignal): Promise<TaskOutcome> {
-    if (cleaned.kind === 'missing' && fresh?.metadata?.deletionTimestamp && neverBound(fresh)) {
-      await removeCleanupFinalizer(this.deps.api, target.pvName, target.pvUid);
-      return { ok: true };
+    // The recorded volume is not here. Nothing is cleaned in its name; its PV may go when the volume
+    // holds nothing of anyone, or (device dialect) when any device is wiped before it is offered again.
+    const gone = cleaned.kind === 'missing' || cleaned.kind === 'identity-mismatch';
+    if (gone && fresh && (neverBound(fresh) || target.method.kind === 'device-wipe')) {
+      const outcome = await this.letGo(fresh);
+      if (outcome !== 'changed') return { ok: true };
     }
     // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
     const reason = signal.aborted ? `${cleaned.reason}: ${String(signal.reason)}` : cleaned.reason;
     return { ok: false, kind: cleaned.kind, reason };
+  }
+
+  /** Lets a PV go without cleaning: our finalizer removed from one being deleted, else the PV deleted with preconditions. */
+  private async letGo(pv: V1PersistentVolume): Promise<string> {
+    const { name, uid, resourceVersion, deletionTimestamp } = pv.metadata!;
+    if (deletionTimestamp) return removeCleanupFinalizer(this.deps.api, name!, uid!);
+    return deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
   }
 
   /** The volume is clean: let the PV go (our finalizer removed, or in legacy mode the PV deleted). */

@@ -87,7 +87,7 @@ export class DeviceController {
     if ('message' in resolved) {
       this.warn(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
       this.deps.logger.warn({ node: info.name }, resolved.message);
-      this.deps.metrics.setDevices(info.name, { available: 0, error: 0 });
+      this.deps.metrics.setDevices(info.name, { available: 0, error: 0, held: 0 });
       return { state: 'no-spec', message: resolved.message };
     }
     const spec = resolved.spec;
@@ -114,6 +114,10 @@ export class DeviceController {
     }, identityOf);
     for (const s of plan.skip) {
       if (s.warning) this.warn(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
+      // A second path to a disk that is already offered (or offered under another path) counts as an error device.
+      if (s.code === 'same-volume' || s.code === 'duplicate-in-pass' || s.code === 'path-in-use') {
+        errors.push({ path: s.candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
+      }
     }
     const created: string[] = [];
     const heldData: VolumeWithoutPV[] = [];
@@ -326,13 +330,13 @@ export class DeviceController {
     created: readonly string[],
   ): void {
     this.deps.metrics.setCapacity(capacityByMode(owned));
-    // A device is counted once: offered (has a PV of ours and is there) or in error (including
-    // a PV's device that is gone). PVs created in this pass count although the cache's watch may
-    // not have delivered them yet.
+    // A device is counted once: offered (has a PV of ours and is there), in error (including a PV's
+    // device that is gone, or another disk now), or held for its data. PVs created in this pass count
+    // although the cache's watch may not have delivered them yet.
     const gone = (name: string) => ['missing', 'identity-mismatch'].includes(verdicts.get(name)?.kind ?? '');
     const names = new Set([...owned.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name ?? ''), ...created]);
     const offered = [...names].filter((n) => !gone(n));
-    this.deps.metrics.setDevices(nodeName, { available: offered.length, error: errors.length + (names.size - offered.length) });
+    this.deps.metrics.setDevices(nodeName, { available: offered.length, error: errors.length + (names.size - offered.length), held: heldData.length });
     this.deps.metrics.setVolumeStates(volumeStateEntries(owned, (pv) => {
       const verdict = verdicts.get(pv.metadata?.name ?? '');
       return {

@@ -34,6 +34,8 @@ import { DEVICE_DIALECT_NODE_LABELS } from '../well-known';
 export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<void> {
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.pollingIntervalMs, 60_000) });
   const { api, logger, metrics, health } = agent;
+  // The device gauges exist from the start, so a dashboard never sees them absent.
+  metrics.setDevices(options.nodeName, { available: 0, error: 0, held: 0 });
 
   // Waits for the Node to exist; the pass re-reads it for its annotation.
   await new NodeInfoSource(api, options.nodeName, logger).get();

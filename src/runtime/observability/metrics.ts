@@ -140,6 +140,8 @@ export class ProvisionerMetrics {
     'Number of devices of this node offered as PersistentVolumes (device dialect).', ['node']);
   private readonly errorDevices = this.gauge(`${DEVICE_PREFIX}error_devices`,
     'Number of devices of this node that failed to open, wipe or become a PersistentVolume (device dialect).', ['node']);
+  private readonly heldDevices = this.gauge(`${DEVICE_PREFIX}held_devices`,
+    'Number of devices of this node held back because they carry data: neither wiped nor offered (device dialect).', ['node']);
 
   private readonly nodeCleanupPVDeletes = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_delete_total`,
     'Total number of PersistentVolumes of deleted Nodes deleted by node cleanup, by PersistentVolume phase.', ['phase']);
@@ -252,10 +254,14 @@ export class ProvisionerMetrics {
     this.waitingForAnotherAgent.set(waiting ? 1 : 0);
   }
 
-  /** Device dialect: the devices of `node` that are offered, and those in error. */
-  setDevices(node: string, counts: { readonly available: number; readonly error: number }): void {
+  /**
+   * Device dialect: every device of `node` is counted once, as offered (available), in
+   * error, or held for its data; the three add up to the node's devices.
+   */
+  setDevices(node: string, counts: { readonly available: number; readonly error: number; readonly held: number }): void {
     this.availableDevices.set({ node }, counts.available);
     this.errorDevices.set({ node }, counts.error);
+    this.heldDevices.set({ node }, counts.held);
   }
 
   /**

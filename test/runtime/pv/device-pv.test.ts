@@ -61,10 +61,17 @@ describe('buildDevicePV', () => {
     expect(buildDevicePV(input()).spec?.local).toEqual({ path: '/dev/disk/by-path/pci-0000:3c:00.0', fsType: 'ext4' });
   });
 
-  test('writes no fsType for Block', () => {
+  test('writes no fsType for Block, neither in the spec nor as an annotation (as upstream)', () => {
     const pv = buildDevicePV(input({ spec: { ...spec, volumeMode: 'Block', fsType: '' } }));
     expect(pv.spec?.local).toEqual({ path: '/dev/disk/by-path/pci-0000:3c:00.0' });
     expect(pv.spec?.volumeMode).toBe('Block');
+    expect(pv.metadata?.annotations).not.toHaveProperty('local-pv-provisioner.cybozu.io/fsType');
+  });
+
+  test('a Block PV made by upstream (no fsType annotation) follows a Block spec: no spec change is reported', () => {
+    const blockSpec = { ...spec, volumeMode: 'Block' as const, fsType: '' as const };
+    const upstreams = buildDevicePV(input({ spec: blockSpec }));
+    expect(deviceSpecDifferences(upstreams, blockSpec)).toEqual([]);
   });
 
   test('takes class, access mode, reclaim policy and hostname affinity from the spec and node', () => {
