@@ -63,6 +63,8 @@ export class DirectoryController {
   private readonly identities = new IdentityCache();
   /** The verdict on each PV of ours this pass, by UID (for the volume_state metric). */
   private verdicts = new Map<string, VolumeVerdict>();
+  /** Rejections reported by the last pass: a lasting one is logged at warn once. */
+  private reported = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly deps: DirectoryControllerDeps) {
@@ -147,20 +149,24 @@ export class DirectoryController {
     }
   }
 
+  /** Each problem is an Event (the recorder holds repeats) and a warn log line when it appears, a debug line while it lasts. */
   private reportRejections(classes: readonly ClassDiscovery[], node: NodeInfo): void {
     const nodeRef = nodeReference(node.name);
+    const seen = new Set<string>();
+    const report = (reason: string, message: string, fields: Record<string, unknown>, log: Logger) => {
+      this.deps.events.warning(nodeRef, reason, message);
+      seen.add(message);
+      if (this.reported.has(message)) log.debug(fields, message);
+      else log.warn(fields, message);
+    };
     for (const cls of classes) {
-      if (cls.problem) {
-        this.deps.events.warning(nodeRef, EventReasons.VolumeRejected.reason, cls.problem);
-        this.deps.logger.warn({ storageClass: cls.className, path: cls.mountDir }, cls.problem);
-      }
+      if (cls.problem) report(EventReasons.VolumeRejected.reason, cls.problem, { storageClass: cls.className, path: cls.mountDir }, this.deps.logger);
       for (const r of cls.rejections) {
         const reason = r.code === 'not-a-mount-point' ? EventReasons.VolumeNotMountPoint.reason : EventReasons.VolumeRejected.reason;
-        const message = r.hint ? `${r.reason}: ${r.hint}` : r.reason;
-        this.deps.events.warning(nodeRef, reason, message);
-        volumeLogger(this.deps.logger, { path: r.path, storageClass: r.className }).debug({ code: r.code }, message);
+        report(reason, r.hint ? `${r.reason}: ${r.hint}` : r.reason, { code: r.code }, volumeLogger(this.deps.logger, { path: r.path, storageClass: r.className }));
       }
     }
+    this.reported = seen;
   }
 
   /** Plans over every class at once (one disk is one PV across classes), then creates class by class. */
