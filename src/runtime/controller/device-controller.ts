@@ -114,8 +114,9 @@ export class DeviceController {
     }, identityOf);
     for (const s of plan.skip) {
       if (s.warning) this.warn(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
-      // A second path to a disk that is already offered (or offered under another path) counts as an error device.
-      if (s.code === 'same-volume' || s.code === 'duplicate-in-pass' || s.code === 'path-in-use') {
+      // Another disk whose PV name is taken in this pass cannot be offered: an error device. A second path
+      // to a disk already counted (same-volume, path-in-use) is not another device.
+      if (s.code === 'duplicate-in-pass') {
         errors.push({ path: s.candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
       }
     }
@@ -176,8 +177,7 @@ export class DeviceController {
       identities: this.identities,
       shouldProbe: (d) => !withPV.has(d.path) && !disksWithPV.has(d.identity),
     });
-    // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
-    const errorDevices = discovery.errorDevices.filter((e) => !withPV.has(e.path));
+    for (const a of discovery.aliases) volumeLogger(this.deps.logger, { path: a.path, storageClass: spec.storageClassName }).debug(a.reason);
     // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
     const problem = discovery.problem ?? (discovery.devices.length === 0 && discovery.errorDevices.length === 0
       ? `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} matches no device in deviceDir ${JSON.stringify(spec.deviceDir)}; no device is provisioned on Node "${node.metadata?.name}"`
@@ -186,11 +186,11 @@ export class DeviceController {
       this.warn(nodeReference(node), EventReasons.DeviceError.reason, problem);
       this.deps.logger.warn({ deviceDir: spec.deviceDir }, problem);
     }
-    for (const e of errorDevices) {
+    for (const e of discovery.errorDevices) {
       this.warn(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
       volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).debug(e.reason);
     }
-    const errors = errorDevices.map((e): VolumeWithoutPV => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
+    const errors = discovery.errorDevices.map((e): VolumeWithoutPV => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
     return { devices: [...discovery.devices], errors };
   }
 

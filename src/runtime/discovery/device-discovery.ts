@@ -44,6 +44,11 @@ export interface DeviceDiscovery {
   readonly deviceDir: string;
   readonly devices: readonly DiscoveredDevice[];
   readonly errorDevices: readonly ErrorDevice[];
+  /**
+   * Further paths to a disk of `devices` (udev gives a disk several names: by-id, by-path
+   * with and without `.0`). Not offered, and not errors: the disk is counted once.
+   */
+  readonly aliases: readonly ErrorDevice[];
   /** Set when deviceDir itself cannot be listed or the filter cannot be compiled; nothing is discovered then. */
   readonly problem?: string;
 }
@@ -69,13 +74,13 @@ export async function discoverDevices(
   try {
     filter = compileDeviceNameFilter(spec.deviceNameFilter);
   } catch (error) {
-    return { deviceDir, devices: [], errorDevices: [], problem: `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} is not a valid regular expression: ${(error as Error).message}` };
+    return { deviceDir, devices: [], errorDevices: [], aliases: [], problem: `deviceNameFilter ${JSON.stringify(spec.deviceNameFilter)} is not a valid regular expression: ${(error as Error).message}` };
   }
 
   const walk = await walkDeviceDir(deviceDir);
   const rootProblem = walk.unreadable.find((u) => u.path === deviceDir);
   if (rootProblem) {
-    return { deviceDir, devices: [], errorDevices: [], problem: `deviceDir ${JSON.stringify(deviceDir)} cannot be listed: ${rootProblem.reason}` };
+    return { deviceDir, devices: [], errorDevices: [], aliases: [], problem: `deviceDir ${JSON.stringify(deviceDir)} cannot be listed: ${rootProblem.reason}` };
   }
 
   const errorDevices: ErrorDevice[] = walk.unreadable.map((u) => ({
@@ -94,12 +99,13 @@ export async function discoverDevices(
     else found.push(result);
   }
 
+  const aliases: ErrorDevice[] = [];
   const devices = await Promise.all(
-    onePathPerDisk(found, errorDevices).map(async (device) =>
+    onePathPerDisk(found, aliases).map(async (device) =>
       (options.shouldProbe ?? (() => true))(device) ? { ...device, signatures: await probeSignatures(device.path, options.wipefs) } : device,
     ),
   );
-  return { deviceDir, devices, errorDevices: errorDevices.sort((a, b) => a.path.localeCompare(b.path)) };
+  return { deviceDir, devices, errorDevices: errorDevices.sort((a, b) => a.path.localeCompare(b.path)), aliases };
 }
 
 /** A matched entry as a device, as an error device, or undefined for a symlink to a directory (not a device at all). */
@@ -139,19 +145,19 @@ async function examineDevice(
 
 /**
  * Keeps one path per disk (the device node itself before symlinks, then the
- * first path in order) and turns the other paths into error devices: two PVs
- * over one disk would let two workloads write to it.
+ * first path in order) and lists the other paths as aliases: two PVs over one
+ * disk would let two workloads write to it.
  */
 function onePathPerDisk(
   found: ReadonlyArray<{ device: Omit<DiscoveredDevice, 'signatures'>; viaSymlink: boolean }>,
-  errorDevices: ErrorDevice[],
+  aliases: ErrorDevice[],
 ): Array<Omit<DiscoveredDevice, 'signatures'>> {
   const ordered = [...found].sort((a, b) => Number(a.viaSymlink) - Number(b.viaSymlink) || a.device.path.localeCompare(b.device.path));
   const kept = new Map<string, Omit<DiscoveredDevice, 'signatures'>>();
   for (const { device } of ordered) {
     const first = kept.get(device.identity);
     if (first) {
-      errorDevices.push({
+      aliases.push({
         path: device.path,
         reason: `${JSON.stringify(device.path)} is the same disk (${device.devicePath}) as ${JSON.stringify(first.path)}, which is offered instead`,
       });

@@ -28,7 +28,7 @@ export type SkipCode =
   | 'cleanup-running'
   /** Another PV already has this `spec.local.path` (e.g. the class was renamed): offering it again would share one disk. */
   | 'path-in-use'
-  /** Another PV is already this very disk or filesystem, under another path (a second link, a second mount, a moved name). */
+  /** Another PV, or another candidate of this pass, is already this very disk or filesystem under another path (a second link, a second mount, a moved name). */
   | 'same-volume'
   /** Another candidate of this pass has the same path or name (two classes over one directory). */
   | 'duplicate-in-pass';
@@ -121,13 +121,15 @@ export function planProvisioning<C extends PlanCandidate>(
     }
     const earlier = takenPaths.get(localPath);
     const twin = takenIdentities.get(candidate.identity);
-    if (earlier !== undefined || takenNames.has(candidate.pvName) || twin) {
-      const message =
-        earlier !== undefined
-          ? `path "${candidate.localPath}" is also found as PV "${earlier}" in this pass`
-          : twin
-            ? `"${candidate.localPath}" is the same disk or filesystem (${candidate.identity}) as "${twin.localPath}", which is offered instead`
-            : `PV name "${candidate.pvName}" is also given to another volume in this pass`;
+    if (earlier === undefined && twin) {
+      const message = `"${candidate.localPath}" is the same disk or filesystem (${candidate.identity}) as "${twin.localPath}", which is offered instead`;
+      skip.push({ candidate, code: 'same-volume', message, warning: message });
+      continue;
+    }
+    if (earlier !== undefined || takenNames.has(candidate.pvName)) {
+      const message = earlier !== undefined
+        ? `path "${candidate.localPath}" is also found as PV "${earlier}" in this pass`
+        : `PV name "${candidate.pvName}" is also given to another volume in this pass`;
       skip.push({ candidate, code: 'duplicate-in-pass', message, warning: message });
       continue;
     }

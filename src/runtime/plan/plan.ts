@@ -61,7 +61,8 @@ export function directoryPlan(nodeName: string, classes: readonly ClassDiscovery
 }
 
 export function devicePlan(nodeName: string, spec: DeviceSpecConfig, discovery: DeviceDiscovery, warnings: string[]): Plan {
-  const rejected: PlannedRejection[] = discovery.errorDevices.map((e) => ({ storageClass: spec.storageClassName, path: e.path, reason: e.reason }));
+  const rejected: PlannedRejection[] = [...discovery.errorDevices, ...discovery.aliases]
+    .map((e) => ({ storageClass: spec.storageClassName, path: e.path, reason: e.reason }));
   if (discovery.problem) rejected.push({ storageClass: spec.storageClassName, path: spec.deviceDir, reason: discovery.problem });
   const naming = assignDevicePVNames(nodeName, discovery.devices);
   for (const c of naming.collisions) {

@@ -298,12 +298,13 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
   });
 
-  test('two paths to one disk offer it once', async () => {
+  test('two paths to one disk offer it once, and count it once', async () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
     fs.symlinkSync(sda.device, path.join(fx.deviceDir, 'sda-alias'));
     fx.setSpec('spec', blockSpec(fx.deviceDir));
     await fx.pass();
     expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+    expect(await fx.deviceGauges()).toEqual({ available: 1, error: 0 });
   });
 });

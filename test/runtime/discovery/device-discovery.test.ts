@@ -83,13 +83,14 @@ describePrivileged('device discovery on loop devices', () => {
     expect(result).toMatchObject({ devices: [], errorDevices: [] });
   });
 
-  test('two paths to one disk offer it once, and the other path is an error device saying why', async () => {
+  test('two paths to one disk offer it once, and the other path is an alias saying why, not an error device', async () => {
     const { dir, loops } = deviceDir(['by-id/disk-a']);
     fs.mkdirSync(path.join(dir, 'by-path'));
     fs.symlinkSync(loops['by-id/disk-a'].device, path.join(dir, 'by-path/pci-1'));
     const result = await discoverDevices({ deviceDir: dir, deviceNameFilter: '.*' }, noProbe);
     expect(result.devices.map((d) => d.path)).toEqual([path.join(dir, 'by-id/disk-a')]);
-    expect(result.errorDevices).toEqual([
+    expect(result.errorDevices).toEqual([]);
+    expect(result.aliases).toEqual([
       {
         path: path.join(dir, 'by-path/pci-1'),
         reason: `"${path.join(dir, 'by-path/pci-1')}" is the same disk (${loops['by-id/disk-a'].device}) as "${path.join(dir, 'by-id/disk-a')}", which is offered instead`,

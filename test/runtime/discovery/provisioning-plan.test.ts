@@ -53,7 +53,7 @@ describe('planProvisioning', () => {
   });
 
   test('creates the first of two candidates with one name and skips the second', () => {
-    const plan = planProvisioning([candidate('a', '/mnt/disks/a'), candidate('a', '/mnt/disks/b')], []);
+    const plan = planProvisioning([candidate('a', '/mnt/disks/a', 'fs:/@serial:/1'), candidate('a', '/mnt/disks/b', 'fs:/@serial:/2')], []);
     expect(plan.create.map((c) => c.localPath)).toEqual(['/mnt/disks/a']);
     expect(plan.skip[0].code).toBe('duplicate-in-pass');
   });
@@ -66,7 +66,7 @@ describe('planProvisioning', () => {
   test('one disk behind two entries (two links, two mounts, two classes) gets one PV: the first, with a warning for the other', () => {
     const plan = planProvisioning([candidate('a', '/mnt/disks/by-id-link', 'wwid:X'), candidate('b', '/mnt/other/sdb', 'wwid:X')], []);
     expect(plan.create.map((c) => c.pvName)).toEqual(['a']);
-    expect(plan.skip).toEqual([expect.objectContaining({ code: 'duplicate-in-pass', warning: expect.stringContaining('same disk or filesystem (wwid:X) as "/mnt/disks/by-id-link"') })]);
+    expect(plan.skip).toEqual([expect.objectContaining({ code: 'same-volume', warning: expect.stringContaining('same disk or filesystem (wwid:X) as "/mnt/disks/by-id-link"') })]);
   });
 
   test('a disk that already has a PV under another path is not offered again (a moved device name)', () => {
