@@ -33,8 +33,10 @@ export const PROVISIONER_DEFAULTS: ProvisionerConfig = {
   setPVOwnerRef: false,
   removeNodeNotReadyTaint: false,
   provisionerNotReadyNodeTaintKey: '',
-  // An hour covers quick_reset and blkdiscard on any disk; shred users raise it.
-  cleanupTimeout: 60 * MINUTE,
+  // None, as upstream: `shred.sh 2` on a large disk runs for days. The stall timeout catches a hung cleaner.
+  cleanupTimeout: 0,
+  // Ten minutes without a single I/O to the device: no cleaner that is working is that quiet.
+  cleanupStallTimeout: 10 * MINUTE,
   // Two keeps a node's disks busy without starving the workloads on it.
   maxConcurrentCleanups: 2,
   // Long enough to ride out a remount or a disk being re-seated.

@@ -4,7 +4,7 @@ import { ConfigMapData, ParseResult, ProvisionerConfig } from './model';
 import { CLASS_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
 import { parseYamlValue, stringifyYamlValue } from './yaml-values';
 
-const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'missingVolumeGracePeriod']);
+const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'cleanupStallTimeout', 'missingVolumeGracePeriod']);
 
 /**
  * The Go static provisioner's ConfigMap: every key's value is a YAML document.

@@ -85,6 +85,8 @@ export interface ProvisionerConfig {
   readonly provisionerNotReadyNodeTaintKey: string;
   /** Extension: a cleanup that runs longer is killed and counted as failed. 0 = no limit. */
   readonly cleanupTimeout: DurationMs;
+  /** Extension: a device cleanup that sends no I/O to its device this long is killed and counted as failed. 0 = never. */
+  readonly cleanupStallTimeout: DurationMs;
   /** Extension: how many cleanups may run at once on a node. */
   readonly maxConcurrentCleanups: number;
   /** Extension: an Available PV whose volume is gone this long is deleted. */
@@ -188,8 +190,10 @@ export interface ProvisionerConfigInput {
   readonly removeNodeNotReadyTaint?: boolean;
   /** @default "" (required when removeNodeNotReadyTaint is true) */
   readonly provisionerNotReadyNodeTaintKey?: string;
-  /** Extension. @default 1h */
+  /** Extension. @default 0 (no limit) */
   readonly cleanupTimeout?: DurationMs | string;
+  /** Extension. @default 10m */
+  readonly cleanupStallTimeout?: DurationMs | string;
   /** Extension. @default 2 */
   readonly maxConcurrentCleanups?: number;
   /** Extension. @default 5m */

@@ -23,7 +23,7 @@ export const TOP_LEVEL_KEYS = [
   'jobTolerations', 'minResyncPeriod', 'useNodeNameOnly', 'setPVOwnerRef',
   'removeNodeNotReadyTaint', 'provisionerNotReadyNodeTaintKey',
   // extensions
-  'cleanupTimeout', 'maxConcurrentCleanups', 'missingVolumeGracePeriod', 'deleteMissingReleasedVolumes',
+  'cleanupTimeout', 'cleanupStallTimeout', 'maxConcurrentCleanups', 'missingVolumeGracePeriod', 'deleteMissingReleasedVolumes',
 ] as const satisfies readonly (keyof ProvisionerConfig)[];
 
 export const CLASS_KEYS = [
@@ -83,6 +83,7 @@ export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollec
     removeNodeNotReadyTaint: removeNodeNotReadyTaint ?? d.removeNodeNotReadyTaint,
     provisionerNotReadyNodeTaintKey: taintKey ?? d.provisionerNotReadyNodeTaintKey,
     cleanupTimeout: readDuration(f.cleanupTimeout, 'cleanupTimeout', issues) ?? d.cleanupTimeout,
+    cleanupStallTimeout: readDuration(f.cleanupStallTimeout, 'cleanupStallTimeout', issues) ?? d.cleanupStallTimeout,
     maxConcurrentCleanups: readInteger(1)(f.maxConcurrentCleanups, 'maxConcurrentCleanups', issues) ?? d.maxConcurrentCleanups,
     missingVolumeGracePeriod: readDuration(f.missingVolumeGracePeriod, 'missingVolumeGracePeriod', issues) ?? d.missingVolumeGracePeriod,
     deleteMissingReleasedVolumes: readBoolean(f.deleteMissingReleasedVolumes, 'deleteMissingReleasedVolumes', issues) ?? d.deleteMissingReleasedVolumes,

@@ -459,10 +459,19 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly provisionerNotReadyNodeTaintKey?: string;
   /**
-   * A cleanup running longer is killed and counted as failed.
-   * @default - the configuration model's default
+   * A cleanup running longer is killed and counted as failed (a Job gets it as
+   * `activeDeadlineSeconds`). Leave it unset for `shred`-style cleaners, which run
+   * for days on large disks; `cleanupStallTimeout` stops a cleaner that hangs.
+   * @default - no limit (the configuration model's default)
    */
   readonly cleanupTimeout?: Duration;
+  /**
+   * A device cleanup (the class's command, in the agent or in a Job) during which
+   * the device sees no I/O for this long is killed, counted as failed and retried
+   * after a backoff.
+   * @default - 10 minutes (the configuration model's default)
+   */
+  readonly cleanupStallTimeout?: Duration;
   /**
    * How many cleanups may run at once on a node.
    * @default - the configuration model's default

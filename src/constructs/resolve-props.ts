@@ -483,6 +483,7 @@ function resolveDirectoryDialect(
     removeNodeNotReadyTaint: props.removeNodeNotReadyTaint,
     provisionerNotReadyNodeTaintKey: props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY,
     cleanupTimeout: optionalDurationInput(issues, 'cleanupTimeout', props.cleanupTimeout, 0),
+    cleanupStallTimeout: optionalDurationInput(issues, 'cleanupStallTimeout', props.cleanupStallTimeout, 0),
     maxConcurrentCleanups: props.maxConcurrentCleanups,
     missingVolumeGracePeriod: optionalDurationInput(issues, 'missingVolumeGracePeriod', props.missingVolumeGracePeriod, 0),
     deleteMissingReleasedVolumes: props.deleteMissingReleasedVolumes,

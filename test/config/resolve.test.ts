@@ -7,7 +7,7 @@ describe('resolveProvisionerConfig from typed input', () => {
   test('applies the same defaults as the ConfigMap parser', () => {
     const config = valid(resolveProvisionerConfig({ storageClassMap: { fast: { hostDir: '/mnt/fast', mountDir: '/mnt/fast' } } }));
     expect(config.storageClassMap.fast).toMatchObject({ blockCleanerCommand: ['/scripts/quick_reset.sh'], volumeMode: 'Filesystem', namePattern: '*' });
-    expect(config).toMatchObject({ minResyncPeriod: 300_000, cleanupTimeout: 3_600_000, maxConcurrentCleanups: 2 });
+    expect(config).toMatchObject({ minResyncPeriod: 300_000, cleanupTimeout: 0, cleanupStallTimeout: 600_000, maxConcurrentCleanups: 2 });
   });
 
   test('takes durations as milliseconds or Go text', () => {

@@ -95,6 +95,7 @@ const provisionerConfig: fc.Arbitrary<ProvisionerConfig> = fc.record({
   removeNodeNotReadyTaint: fc.boolean(),
   provisionerNotReadyNodeTaintKey: fc.oneof(fc.constant(''), qualifiedName),
   cleanupTimeout: durationMs,
+  cleanupStallTimeout: durationMs,
   maxConcurrentCleanups: fc.integer({ min: 1, max: 1000 }),
   missingVolumeGracePeriod: durationMs,
   deleteMissingReleasedVolumes: fc.boolean(),

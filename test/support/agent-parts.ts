@@ -14,6 +14,8 @@ import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/obse
 export interface CleanupLimits {
   readonly maxConcurrent: number;
   readonly timeoutMs: number;
+  /** No I/O to a device being cleaned for this long stops its cleaner. @default 0 (never) */
+  readonly stallTimeoutMs?: number;
   /** Backoff of failed cleanups. */
   readonly backoff: BackoffPolicy;
   /** How PVs are held. @default 'finalizer' (the agent's mode under the construct's RBAC) */
@@ -42,7 +44,8 @@ export class AgentParts {
     this.limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
     this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
     this.mode = cleanups.mode ?? 'finalizer';
-    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger, mode: this.mode });
+    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger, mode: this.mode,
+      stallTimeoutMs: cleanups.stallTimeoutMs ?? 0 });
   }
 
   /** The value of one metric series (labels matched exactly as written), or undefined. */

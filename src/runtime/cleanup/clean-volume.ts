@@ -20,6 +20,7 @@ import { cleanFilesystemVolume } from './filesystem-cleaner';
 import { findNestedMounts } from './nested-mounts';
 import { resolveVolumePath } from './path-safety';
 import type { CleanTarget } from './release-decision';
+import { watchForStall } from './stall-watchdog';
 import { filesystemVolumeUsers } from './volume-in-use';
 import { wipeDevice } from './wipe';
 import { readMountTable } from '../discovery/mount-table';
@@ -30,8 +31,13 @@ export interface CleanVolumeOptions {
   readonly signal?: AbortSignal;
   /** Each line a cleaner command prints. */
   readonly onOutput?: (line: string, stream: OutputStream) => void;
-  /** Bytes written by a wipe, as it goes. */
+  /** Bytes written to a device being cleaned, as they reach it. */
   readonly onWritten?: (bytes: number) => void;
+  /**
+   * A device cleaner (wipe, command, Job) that sends no I/O to the device for this
+   * long is stopped and the cleanup fails (stall-watchdog.ts). 0 = never.
+   */
+  readonly stallTimeoutMs?: number;
   /**
    * Runs the class's command on the checked device somewhere else (a cleanup Job,
    * `useJobForCleaning`) instead of in this process; the device stays open here,
@@ -52,6 +58,8 @@ export type CleanVolumeResult =
   | { readonly ok: false; readonly kind: NotCleanedKind; readonly reason: string };
 
 const notCleaned = (kind: NotCleanedKind, reason: string): CleanVolumeResult => ({ ok: false, kind, reason });
+const failedWith = (target: CleanTarget, e: unknown): CleanVolumeResult =>
+  notCleaned('failed', `cleanup of PV "${target.pvName}" failed: ${e instanceof Error ? e.message : String(e)}`);
 
 /** Compares the identity of what the handle holds with the one recorded on the PV (none recorded: nothing to compare). */
 function identityProblem(target: CleanTarget, current: string): string | undefined {
@@ -70,7 +78,7 @@ export async function cleanVolume(target: CleanTarget, options: CleanVolumeOptio
     }
     return await cleanDevice(target, resolved.path, options);
   } catch (e) {
-    return notCleaned('failed', `cleanup of PV "${target.pvName}" failed: ${e instanceof Error ? e.message : String(e)}`);
+    return failedWith(target, e);
   }
 }
 
@@ -125,26 +133,38 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
     const inUse = checkDeviceNotInUse(pinned);
     if (!inUse.ok) return notCleaned('in-use', inUse.reason.replace(pinned, target.path));
 
-    if (target.method.kind === 'device-wipe') {
-      const r = await wipeDevice(pinned, { signal: options.signal, onWritten: options.onWritten });
-      return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe' } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
-    }
-    const command = target.method.blockCleanerCommand;
-    if (options.runCommandElsewhere) {
-      const elsewhere = await options.runCommandElsewhere(options.signal);
-      return elsewhere.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', elsewhere.reason);
-    }
-    const r = await runBlockCleaner({
-      command,
-      // The command's own processes see our descriptor under our pid.
-      device: `/proc/${process.pid}/fd/${fd}`,
-      deviceName: target.path,
-      timeoutMs: 0,
-      signal: options.signal,
-      onOutput: options.onOutput,
+    const watch = await watchForStall({
+      device: deviceNumberOf(st.rdev), stallMs: options.stallTimeoutMs ?? 0, signal: options.signal, onWritten: options.onWritten,
     });
-    return r.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', r.reason ?? 'block cleaner failed');
+    const outcome = await runDeviceCleaner(target, pinned, fd, { ...options, signal: watch.signal })
+      .catch((e: unknown) => failedWith(target, e))
+      .finally(() => watch.stop());
+    const stalled = watch.stalled();
+    return !outcome.ok && stalled ? notCleaned('failed', `cleanup of PV "${target.pvName}" on "${target.path}" was stopped: ${stalled}`) : outcome;
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The wipe, the class's command here, or the command elsewhere, on the checked and held device. */
+async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number, options: CleanVolumeOptions): Promise<CleanVolumeResult> {
+  if (target.method.kind === 'device-wipe') {
+    const r = await wipeDevice(pinned, { signal: options.signal });
+    return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe' } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
+  }
+  const command = target.method.blockCleanerCommand;
+  if (options.runCommandElsewhere) {
+    const elsewhere = await options.runCommandElsewhere(options.signal);
+    return elsewhere.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', elsewhere.reason);
+  }
+  const r = await runBlockCleaner({
+    command,
+    // The command's own processes see our descriptor under our pid.
+    device: `/proc/${process.pid}/fd/${fd}`,
+    deviceName: target.path,
+    timeoutMs: 0,
+    signal: options.signal,
+    onOutput: options.onOutput,
+  });
+  return r.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', r.reason ?? 'block cleaner failed');
 }

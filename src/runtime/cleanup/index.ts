@@ -11,3 +11,4 @@ export * from './retry-backoff';
 export * from './process-table';
 export * from './cleanup-job';
 export * from './clean-volume';
+export * from './stall-watchdog';

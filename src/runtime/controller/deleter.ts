@@ -23,6 +23,7 @@ import {
   cleanupJobOutcome,
   cleanVolume,
   CleanupEntry,
+  CleanerStalled,
   CleanupProcessTable,
   CleanVolumeResult,
   ConfiguredVolumes,
@@ -57,6 +58,8 @@ export interface DeleterDeps {
   readonly logger: Logger;
   /** How PVs are held (see release-decision.ts); `finalizer` needs update permission on PVs. */
   readonly mode: ReclaimMode;
+  /** A device cleanup during which the device sees no I/O this long is stopped (cleanup/stall-watchdog.ts). 0 = never. */
+  readonly stallTimeoutMs: number;
 }
 
 export interface DeleterPass {
@@ -238,6 +241,7 @@ export class Deleter {
       log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
       const cleaned = await cleanVolume(target, {
         signal,
+        stallTimeoutMs: this.deps.stallTimeoutMs,
         onOutput: (line, stream) => log.info({ stream }, line),
         onWritten: (bytes) => this.deps.metrics.addCleanupBytes(target.volumeMode, useJob ? 'job' : 'process', bytes),
         ...(useJob ? { runCommandElsewhere: (s) => this.cleanInJob(target, pass.jobs!, pass.me.nodeName, s ?? signal) } : {}),
@@ -326,11 +330,17 @@ export class Deleter {
       this.deps.logger.info({ job: name, pv: target.pvName }, 'cleanup Job created');
     }
     let outcome = cleanupJobOutcome(existing ?? {});
-    await waitUntil(async () => {
-      const job = await this.deps.api.getJob(jobs.namespace, name);
-      outcome = job ? cleanupJobOutcome(job) : { state: 'failed', reason: `Job ${name} disappeared before it finished` };
-      return outcome.state !== 'running';
-    }, signal, jobs.pollIntervalMs);
+    try {
+      await waitUntil(async () => {
+        const job = await this.deps.api.getJob(jobs.namespace, name);
+        outcome = job ? cleanupJobOutcome(job) : { state: 'failed', reason: `Job ${name} disappeared before it finished` };
+        return outcome.state !== 'running';
+      }, signal, jobs.pollIntervalMs);
+    } catch (e) {
+      // A stalled Job is stopped as a stalled process is; at shutdown it runs on, and the next agent waits for it.
+      if (signal.reason instanceof CleanerStalled) await this.deps.api.deleteJob(jobs.namespace, name);
+      throw e;
+    }
     // Delete the Job either way: a failed one is retried with a new Job after the backoff.
     await this.deps.api.deleteJob(jobs.namespace, name);
     return outcome.state === 'succeeded' ? { ok: true } : { ok: false, reason: outcome.state === 'failed' ? outcome.reason : 'Job still running' };

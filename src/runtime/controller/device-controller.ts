@@ -45,8 +45,8 @@ export interface DeviceControllerDeps {
   readonly mode: ReclaimMode;
   /** Shared with the deleter's cleanups, so wipes of new devices count against the same limit. */
   readonly limiter: ConcurrencyLimiter;
-  /** A wipe running longer is aborted. 0 = none. */
-  readonly wipeTimeoutMs: number;
+  /** A wipe during which the device sees no I/O this long is stopped (cleanup/stall-watchdog.ts). 0 = never. */
+  readonly stallTimeoutMs: number;
   readonly namespace: string;
   readonly defaultPvSpecConfigMap: string;
   /** The spec ConfigMaps of the namespace, kept current by a watch. */
@@ -285,7 +285,6 @@ export class DeviceController {
       return 'exists';
     }
     // Wiped through the open device, checked to be the disk discovery saw (its name may have moved since).
-    const signal = this.deps.wipeTimeoutMs > 0 ? AbortSignal.timeout(this.deps.wipeTimeoutMs) : undefined;
     const wiped = await this.deps.limiter.run(() => cleanVolume({
       pvName,
       pvUid: '',
@@ -296,7 +295,7 @@ export class DeviceController {
       classDir: spec.deviceDir,
       method: { kind: 'device-wipe' },
       identity: device.identity,
-    }, { signal, onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes) }));
+    }, { stallTimeoutMs: this.deps.stallTimeoutMs, onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes) }));
     if (!wiped.ok) {
       const message = `cannot wipe device ${device.path}: ${wiped.reason}`;
       this.warn(nodeReference(node), wiped.kind === 'identity-mismatch' ? EventReasons.VolumeIdentityMismatch.reason : EventReasons.DeviceError.reason, message);

@@ -75,7 +75,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   if (modeWarning) events.warning(nodeReference(options.nodeName), EventReasons.PermissionMissing.reason, modeWarning);
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
-  const deleter = new Deleter({ api, table, events, metrics, logger, mode });
+  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout });
   const controller = new DeviceController({
     api,
     mode,
@@ -85,7 +85,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     logger,
     deleter,
     limiter,
-    wipeTimeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout,
+    stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout,
     namespace: options.namespace,
     defaultPvSpecConfigMap: options.defaultPvSpecConfigMap,
     configMap: (name) => configMaps.get(name),

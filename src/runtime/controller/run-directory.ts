@@ -85,7 +85,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
     timeoutMs: first.config.cleanupTimeout,
   });
-  const deleter = new Deleter({ api, table, events, metrics, logger, mode });
+  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: first.config.cleanupStallTimeout });
   const controller = new DirectoryController({
     api,
     mode,

@@ -1,4 +1,5 @@
 /** Volume inspection: what an entry is, how big it is, whether it holds data. */
+export * from './block-device-io';
 export * from './block-device-size';
 export * from './capacity';
 export * from './device-number';

@@ -156,6 +156,23 @@ describePrivileged('cleanup Jobs through the controller', () => {
     await fx!.waitForPvGone(name, pv.metadata!.uid);
   });
 
+  test('a Job during which the device sees no I/O for cleanupStallTimeout is deleted and reported, and the PV kept for a retry', async () => {
+    fx = await ControllerFixture.start({ ...options(60_000), config: { ...options().config, cleanupStallTimeout: 1000 } });
+    const pv = await releasedDevice();
+    const name = pv.metadata!.name!;
+    await fx.pass();
+    // The test server runs no pod, so nothing ever writes to the device.
+    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
+    await fx.settle();
+
+    expect(jobOf(name)).toBeUndefined();
+    await fx.pass();
+    const [failed] = await fx.recordedEvents('CleanupFailed');
+    expect(failed).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
+    expect(failed.message).toMatch(/was stopped: no I\/O reached the device for \d+ s \(cleanupStallTimeout 1 s\)/);
+    expect(fx.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+  });
+
   test('a Job an earlier run left for this very PV is waited for, not created again', async () => {
     const server = await startTestApiServer();
     stopAfter.push(() => server.stop());

@@ -68,7 +68,7 @@ export class DeviceFixture extends AgentParts {
       logger: this.logger,
       deleter: this.deleter,
       limiter: this.limiter,
-      wipeTimeoutMs: 60_000,
+      stallTimeoutMs: 60_000,
       namespace: NAMESPACE,
       defaultPvSpecConfigMap,
       configMap: (name) => server.get<V1ConfigMap>('v1', 'ConfigMap', name, NAMESPACE),
