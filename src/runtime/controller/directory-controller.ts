@@ -97,7 +97,7 @@ export class DirectoryController {
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
     const created = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
     await this.handleMissing(config, owned);
-    this.updateMetrics(classes);
+    this.updateMetrics(classes, me);
     return { created, classes };
   }
 
@@ -277,8 +277,9 @@ export class DirectoryController {
     }
   }
 
-  private updateMetrics(classes: readonly ClassDiscovery[]): void {
-    const pvs = this.deps.cache.list();
+  /** Gauges over this agent's PVs only: another provisioner's PVs on this node (the device dialect's) are its to count. */
+  private updateMetrics(classes: readonly ClassDiscovery[], me: NodeIdentity): void {
+    const pvs = this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
     this.deps.metrics.setCapacity(capacityByMode(pvs));
     const rejected = classes.flatMap((c) => c.rejections.map((r) => ({ path: r.path, storageClass: c.className, state: 'error' as const })));
     this.deps.metrics.setVolumeStates(
