@@ -49,6 +49,7 @@ describe('the provisioner ConfigMap', () => {
       removeNodeNotReadyTaint: true,
       provisionerNotReadyNodeTaintKey: 'example.com/storage-not-ready',
       cleanupTimeout: Duration.hours(6).toMilliseconds(),
+      cleanupStallTimeout: Duration.minutes(30).toMilliseconds(),
       maxConcurrentCleanups: 4,
       missingVolumeGracePeriod: Duration.minutes(30).toMilliseconds(),
       deleteMissingReleasedVolumes: true,

@@ -90,6 +90,7 @@ export const FULL: LocalVolumeProvisionerProps = {
   removeNodeNotReadyTaint: true,
   provisionerNotReadyNodeTaintKey: 'example.com/storage-not-ready',
   cleanupTimeout: Duration.hours(6),
+  cleanupStallTimeout: Duration.minutes(30),
   maxConcurrentCleanups: 4,
   missingVolumeGracePeriod: Duration.minutes(30),
   deleteMissingReleasedVolumes: true,
