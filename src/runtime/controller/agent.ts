@@ -5,9 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { CommonOptions } from '../cli/commands';
 import { KubeApi } from '../kube/api-client';
+import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
 
 export interface Agent {
@@ -42,14 +42,6 @@ export function packageVersion(): string {
   } catch {
     return 'unknown';
   }
-}
-
-/** In-cluster configuration, or the kubeconfig named by --kubeconfig / KUBECONFIG. */
-export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromCluster();
-  return kc;
 }
 
 export async function startAgent(options: AgentOptions): Promise<Agent> {

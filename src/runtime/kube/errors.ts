@@ -64,6 +64,10 @@ export function isConflict(err: unknown): boolean {
   return err instanceof KubeApiError && err.code === 409 && err.reason !== 'AlreadyExists';
 }
 
+export function isForbidden(err: unknown): boolean {
+  return err instanceof KubeApiError && err.code === 403;
+}
+
 export function isGone(err: unknown): boolean {
   return err instanceof KubeApiError && err.code === 410;
 }

@@ -1,4 +1,4 @@
-import { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
 import { isNotFound } from './errors';

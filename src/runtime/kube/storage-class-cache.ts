@@ -1,4 +1,4 @@
-import { V1StorageClass } from '@kubernetes/client-node';
+import type { V1StorageClass } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
 

@@ -1,5 +1,5 @@
-import { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
-import { localPv, serverAndApi } from './fixtures';
+import { CoreV1Event } from '@kubernetes/client-node';
+import { coreApiOf, localPv, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../../../src/runtime/kube/event-recorder';
 import { TestApiServer } from '../../apiserver';
@@ -55,7 +55,7 @@ describe('EventRecorder', () => {
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     const [first] = events();
-    await api.kubeConfig.makeApiClient(CoreV1Api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
+    await coreApiOf(api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     expect(events()).toEqual([expect.objectContaining({ count: 2 })]);

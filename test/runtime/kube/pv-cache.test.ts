@@ -100,11 +100,12 @@ describe('NodePvCache', () => {
     expect(c.list()).toEqual([]);
   });
 
-  test('objects from the watch have the typed form of listed ones (timestamps are Dates)', async () => {
+  test('objects from the watch have the form of read ones: plain JSON, timestamps as the server writes them', async () => {
     const { cache: c } = await startCache('node-a');
-    await api.createPersistentVolume(localPv('typed', { node: 'node-a' }));
-    await eventually(() => c.get('typed') !== undefined, 'the PV arrived by watch');
-    expect(c.get('typed')!.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    await api.createPersistentVolume(localPv('plain', { node: 'node-a' }));
+    await eventually(() => c.get('plain') !== undefined, 'the PV arrived by watch');
+    expect(c.get('plain')).toEqual(await api.getPersistentVolume('plain'));
+    expect(c.get('plain')!.metadata!.creationTimestamp).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/));
   });
 
   test('a label change that moves a PV to another node removes it from the cache', async () => {
