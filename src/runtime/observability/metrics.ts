@@ -1,6 +1,6 @@
-import type { VolumeMode } from '../../config/model';
 import { ProcessMetrics } from './process-metrics';
 import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './prometheus';
+import type { VolumeMode } from '../../config/model';
 
 /**
  * Every metric the runtime exports, on a registry of its own, so two instances in one
