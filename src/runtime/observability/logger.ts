@@ -74,13 +74,15 @@ class LineLogger implements Logger {
   }
 
   private log(level: LogLevel, fieldsOrMessage: object | string, message?: string): void {
-    let fields: object = {};
+    let fields: object = fieldsOrMessage as object;
     let msg = message;
-    if (typeof fieldsOrMessage === 'string') msg = fieldsOrMessage;
-    else if (fieldsOrMessage instanceof Error) {
+    if (typeof fieldsOrMessage === 'string') {
+      fields = {};
+      msg = fieldsOrMessage;
+    } else if (fieldsOrMessage instanceof Error) {
       fields = { err: fieldsOrMessage };
       msg ??= fieldsOrMessage.message;
-    } else fields = fieldsOrMessage;
+    }
     const record: Record<string, unknown> = { level, time: new Date().toISOString(), ...this.bindings, ...fields };
     if (record.err !== undefined) record.err = serializeError(record.err);
     if (msg !== undefined) record.msg = msg;
