@@ -41,7 +41,7 @@ export class KubeApiError extends Error {
 
 function formatMessage(target: RequestTarget, d: KubeApiErrorDetails): string {
   const after = d.attempts > 1 ? ` (after ${d.attempts} attempts)` : '';
-  // Some answers (401 from client-node, proxies) carry no Status: name the HTTP status instead.
+  // Some answers (a 401, proxies) carry no Status: name the HTTP status instead.
   const reason = d.reason ?? (d.code !== undefined ? STATUS_CODES[d.code] : undefined);
   const what = d.kind === 'status'
     ? `${d.code}${reason ? ` ${reason}` : ''}${d.serverMessage ? `: ${d.serverMessage}` : ''}`
