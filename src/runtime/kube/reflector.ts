@@ -158,7 +158,7 @@ export class Reflector<T extends KubernetesObject> {
         continueToken,
         resourceVersion: this.listFromCache && !continueToken ? '0' : undefined,
       }, { signal: this.stopper.signal });
-      items.push(...page.items);
+      for (const item of page.items) items.push(trimmed(item));
       continueToken = page.metadata?._continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';
     } while (continueToken);
@@ -269,11 +269,21 @@ export class Reflector<T extends KubernetesObject> {
       if (rv) this.resourceVersion = rv;
       return;
     }
-    const object = this.options.fromWire ? this.options.fromWire(raw) : raw as T;
+    const object = trimmed(this.options.fromWire ? this.options.fromWire(raw) : raw as T);
     if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
     else if (type === 'DELETED') this.remove(object);
     if (rv) this.resourceVersion = rv;
   }
+}
+
+/**
+ * What the store keeps: the object without `metadata.managedFields`, the server-side
+ * apply bookkeeping that is often the largest part of a small object and that nothing
+ * here reads (client-go's informers are told to drop it the same way).
+ */
+function trimmed<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields) delete object.metadata.managedFields;
+  return object;
 }
 
 function nameOf(object: KubernetesObject): string {

@@ -108,6 +108,21 @@ describe('NodePvCache', () => {
     expect(c.get('plain')!.metadata!.creationTimestamp).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/));
   });
 
+  test('keeps no managedFields of the PVs it lists or watches', async () => {
+    const managed = (name: string) => {
+      const pv = localPv(name, { node: 'node-a' });
+      return { ...pv, metadata: { ...pv.metadata, managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }] } };
+    };
+    server.create(managed('listed'));
+    expect(server.get('v1', 'PersistentVolume', 'listed').metadata.managedFields).toHaveLength(1);
+    const { cache: c } = await startCache('node-a');
+    await api.createPersistentVolume(managed('watched'));
+    await eventually(() => c.get('watched') !== undefined, 'the PV arrived by watch');
+    expect(server.get('v1', 'PersistentVolume', 'watched').metadata.managedFields).toHaveLength(1);
+    expect(c.get('listed')!.metadata).not.toHaveProperty('managedFields');
+    expect(c.get('watched')!.metadata).not.toHaveProperty('managedFields');
+  });
+
   test('a label change that moves a PV to another node removes it from the cache', async () => {
     server.create(localPv('moving', { node: 'node-a' }));
     const { cache: c, changes } = await startCache('node-a');
