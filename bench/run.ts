@@ -62,12 +62,12 @@ const GO_PEER = {
 } as const;
 
 /**
- * The node flags the image should run the agent with: no optimizing compilers or
- * baseline code (V8's lite mode: interpreted, a third less memory, a little more CPU in
- * a pass) and a 1 MiB young generation (the default grows to 16 MiB per semi-space and
- * stays committed after a burst of allocations).
+ * The node flags the image should run the agent with (in NODE_OPTIONS, which allows
+ * both): V8 without its compilers (`--jitless`: interpreted only, no WebAssembly; a third
+ * less memory, a little more CPU per pass) and a 1 MiB young generation (it grows to
+ * 16 MiB per semi-space by default and stays committed after a burst of allocations).
  */
-const RECOMMENDED_NODE_FLAGS = ['--lite-mode', '--max-semi-space-size=1'];
+const RECOMMENDED_NODE_FLAGS = ['--jitless', '--max-semi-space-size=1'];
 
 interface PeerRow {
   readonly figure: string;
