@@ -47,33 +47,11 @@ export function isLogLevel(value: string): value is LogLevel {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stdout;
   const write = options.format === 'text' ? (line: string) => destination.write(readableLine(line)) : (line: string) => destination.write(line);
-  return new LineLogger(options.level ?? 'info', options.bindings ?? {}, write);
+  return lineLogger(options.level ?? 'info', options.bindings ?? {}, write);
 }
 
-class LineLogger implements Logger {
-  readonly trace: LogFn;
-  readonly debug: LogFn;
-  readonly info: LogFn;
-  readonly warn: LogFn;
-  readonly error: LogFn;
-  readonly fatal: LogFn;
-
-  constructor(readonly level: LogLevel, private readonly bindings: Record<string, unknown>, private readonly write: (line: string) => void) {
-    const threshold = LOG_LEVELS.indexOf(level);
-    const method = (l: LogLevel): LogFn => (LOG_LEVELS.indexOf(l) < threshold ? () => {} : (a: object | string, b?: string) => this.log(l, a, b));
-    this.trace = method('trace');
-    this.debug = method('debug');
-    this.info = method('info');
-    this.warn = method('warn');
-    this.error = method('error');
-    this.fatal = method('fatal');
-  }
-
-  child(bindings: Record<string, unknown>): Logger {
-    return new LineLogger(this.level, { ...this.bindings, ...bindings }, this.write);
-  }
-
-  private log(level: LogLevel, fieldsOrMessage: object | string, message?: string): void {
+function lineLogger(level: LogLevel, bindings: Record<string, unknown>, write: (line: string) => void): Logger {
+  const log = (at: LogLevel, fieldsOrMessage: object | string, message?: string): void => {
     let fields: object = fieldsOrMessage as object;
     let msg = message;
     if (typeof fieldsOrMessage === 'string') {
@@ -83,11 +61,19 @@ class LineLogger implements Logger {
       fields = { err: fieldsOrMessage };
       msg ??= fieldsOrMessage.message;
     }
-    const record: Record<string, unknown> = { level, time: new Date().toISOString(), ...this.bindings, ...fields };
+    const record: Record<string, unknown> = { level: at, time: new Date().toISOString(), ...bindings, ...fields };
     if (record.err !== undefined) record.err = serializeError(record.err);
     if (msg !== undefined) record.msg = msg;
-    this.write(`${stringify(record)}\n`);
-  }
+    write(`${stringify(record)}\n`);
+  };
+  const threshold = LOG_LEVELS.indexOf(level);
+  const methods = Object.fromEntries(LOG_LEVELS.map((at): [LogLevel, LogFn] => [at,
+    LOG_LEVELS.indexOf(at) < threshold ? () => {} : (fieldsOrMessage: object | string, message?: string) => log(at, fieldsOrMessage, message)]));
+  return {
+    ...methods as Record<LogLevel, LogFn>,
+    level,
+    child: (more) => lineLogger(level, { ...bindings, ...more }, write),
+  };
 }
 
 /** An Error as pino writes one: type, message, stack, its own fields, and its cause. */
