@@ -33,10 +33,12 @@ export class NodeInfoSource {
     this.reflector = new Reflector<V1Node>(this.api, {
       resource: 'nodes',
       watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${this.nodeName}`)}`,
-      // One Node, read by name: `get` is all RBAC must grant besides `watch`.
+      // One Node, read by name: `get` is all RBAC must grant besides `watch`. Its own
+      // resourceVersion may be older than the server's watch history (410 Gone, again and
+      // again), so the list gives none: the watch starts from now, with the Node as ADDED.
       list: async () => {
         const node = await this.api.getNode(this.nodeName);
-        return { items: node ? [node] : [], metadata: { resourceVersion: node?.metadata?.resourceVersion } };
+        return { items: node ? [node] : [], metadata: {} };
       },
       logger: this.logger,
       onForbidden: () => {

@@ -24,6 +24,7 @@ export interface WatchRequest {
   /** Collection path, e.g. `/api/v1/persistentvolumes`; may carry a field selector. */
   readonly path: string;
   readonly labelSelector?: string;
+  /** Where to start; '' starts from now, the current objects sent first as ADDED. */
   readonly resourceVersion: string;
   /** The server ends the watch after this long. */
   readonly timeoutSeconds: number;
@@ -212,7 +213,8 @@ export class KubeApi {
       query: {
         watch: 'true',
         labelSelector: request.labelSelector,
-        resourceVersion: request.resourceVersion,
+        // None: from now, the current objects first as ADDED.
+        resourceVersion: request.resourceVersion || undefined,
         allowWatchBookmarks: 'true',
         timeoutSeconds: request.timeoutSeconds,
       },

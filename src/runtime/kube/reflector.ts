@@ -24,7 +24,11 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   /** Collection URL path to watch, e.g. `/api/v1/persistentvolumes`. */
   readonly watchPath: string;
   readonly labelSelector?: string;
-  /** Fetches one page of the collection through the KubeApi. */
+  /**
+   * Fetches one page of the collection through the KubeApi. A list without a
+   * resourceVersion (one object read by name, whose own may be older than the server's
+   * watch history) makes the watch start from now, the current objects sent as ADDED.
+   */
   readonly list: (page: PageRequest, options: CallOptions) => Promise<KubernetesListObject<T>>;
   /** Turns a watch event's raw object into the form `list` returns. @default as is: both are plain JSON */
   readonly fromWire?: (raw: unknown) => T;
