@@ -286,7 +286,8 @@ async function footprint(count: number, options: FootprintOptions = {}): Promise
 
 /** The discovery rows of issue 4: start to every PV, and the requests it took. */
 function discoveryRows(count: number, f: Footprint, limits: string): void {
-  const limitMs = count >= 1000 ? 10_000 : undefined;
+  // Issue 4's goal is for 1 000 volumes; 5 000 take at least 50 s at 100 creates per second.
+  const limitMs = count === 1000 ? 10_000 : undefined;
   row(`Discovery of ${count} volumes (${limits}): agent start to all PVs created`, seconds(f.allPvsMs),
     limitMs ? `≤ ${seconds(limitMs)} (issue 4)` : '—', limitMs ? f.allPvsMs <= limitMs : undefined);
   row(`Discovery of ${count} volumes (${limits}): API requests until the agent is quiet`,
