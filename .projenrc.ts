@@ -75,7 +75,7 @@ const project = new typescript.TypeScriptProject({
     },
   },
   tsconfig: { compilerOptions },
-  // app/ is the example cdk8s app behind `npx cdk8s synth`.
+  // app/ is the example cdk8s app behind `npx projen synth`.
   eslintOptions: { dirs: ['src'], devdirs: ['test', 'app', 'bench', 'build-tools', 'projenrc'] },
   tsconfigDev: {
     include: ['../app/**/*.ts', '../bench/**/*.ts'],
@@ -134,10 +134,14 @@ project.addTask('bench', {
   exec: 'scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts',
 });
 
-// The README's main job: `npx cdk8s synth` writes dist/*.k8s.yaml from app/main.ts.
+// The README's main job: `npx projen synth` writes dist/*.k8s.yaml from app/main.ts.
+// --no-check-upgrade: cdk8s-cli's update check asks the npm registry before any command
+// runs (cdk8s.yaml cannot turn it off) and prints a stack trace offline.
+// Extra args (e.g. --output DIR) go to cdk8s synth.
 project.addTask('synth', {
   description: 'Synthesize dist/*.k8s.yaml from the example app (app/main.ts)',
   exec: 'cdk8s synth --no-check-upgrade',
+  receiveArgs: true,
 });
 
 project.synth();

@@ -5,6 +5,8 @@ export { parseGoDuration, formatGoDuration } from './duration';
 export { matchesNamePattern, matchesGlob, validateNamePattern } from './glob';
 export { DNS_SUBDOMAIN_MAX_LENGTH, dnsSubdomainProblem, qualifiedNameProblem, labelValueProblem } from './kube-names';
 export { compileDeviceNameFilter } from './device-name-filter';
+export { compileRe2 } from './re2-to-regexp';
+export { Re2SyntaxError } from './re2-syntax';
 export { resolveProvisionerConfig, TOP_LEVEL_KEYS, CLASS_KEYS } from './resolve-provisioner';
 export { resolveDeviceSpec, DEVICE_SPEC_KEYS } from './resolve-device';
 export { parseProvisionerConfig, serializeProvisionerConfig } from './directory-dialect';

@@ -28,14 +28,19 @@ export function resolveDeviceSpecInto(input: unknown, issues: IssueCollector): D
   // Upstream reads ConfigMap keys by exact name.
   const given = readFields(input, DEVICE_SPEC_KEYS, '', issues, { caseInsensitive: false });
   if (!given) return undefined;
-  // An empty ConfigMap value means the same as a missing key.
+  // An empty ConfigMap value means the same as a missing key, except where upstream reads
+  // "" as a value: an empty filter matches every device, and "" is no StorageClass at all.
   const f = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== '')) as typeof given;
   const before = issues.errors.length;
   const missing = (key: string, what: string) => issues.error(key, `is required (${what})`);
   const absent = (v: unknown) => v === undefined || v === null;
 
   let storageClassName = readString(f.storageClassName, 'storageClassName', issues);
-  if (absent(f.storageClassName)) {
+  if (given.storageClassName === '') {
+    // Upstream would create PVs of no class; nobody wants local disks bound that way (docs/migration.md).
+    issues.error('storageClassName', 'is empty: PVs without a StorageClass bind at once, before their Pod is scheduled, to any claim '
+      + `in the cluster that asks for no class; name a StorageClass (the device provisioner used "${DEFAULT_DEVICE_STORAGE_CLASS_NAME}")`);
+  } else if (absent(f.storageClassName)) {
     // The device provisioner's README promised this fixed name, so older ConfigMaps omit the key.
     issues.warn('storageClassName', `is missing; using "${DEFAULT_DEVICE_STORAGE_CLASS_NAME}"`);
     storageClassName = DEFAULT_DEVICE_STORAGE_CLASS_NAME;
@@ -61,8 +66,8 @@ export function resolveDeviceSpecInto(input: unknown, issues: IssueCollector): D
   const deviceDir = readAbsolutePath(f.deviceDir, 'deviceDir', issues);
   if (absent(f.deviceDir)) missing('deviceDir', 'the absolute directory searched for devices, e.g. /dev/disk/by-path');
 
-  const deviceNameFilter = readString(f.deviceNameFilter, 'deviceNameFilter', issues);
-  if (absent(f.deviceNameFilter)) {
+  const deviceNameFilter = readString(given.deviceNameFilter, 'deviceNameFilter', issues);
+  if (absent(given.deviceNameFilter)) {
     missing('deviceNameFilter', 'a regular expression over device names; ".*" selects every device');
   } else if (deviceNameFilter !== undefined) {
     const problem = deviceNameFilterProblem(deviceNameFilter);

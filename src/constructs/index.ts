@@ -2,5 +2,8 @@ export { LocalVolumeProvisioner } from './local-volume-provisioner';
 export * from './props';
 export { DEFAULT_IMAGE, IMAGE_REPOSITORY } from './image';
 export { CONFIG_MOUNT_PATH, DEVICE_SPEC_ANNOTATION, NODE_CLEANUP_LEASE } from './resolve-props';
-export type { ResolvedProps } from './resolve-props';
 export { ServiceMonitor, PrometheusRule } from './monitoring';
+export type {
+  AlertingRule, MatchLabelsSelector, PrometheusRuleProps, PrometheusRuleSpec, RuleGroup,
+  ServiceMonitorEndpoint, ServiceMonitorProps, ServiceMonitorSpec,
+} from './monitoring';

@@ -22,8 +22,20 @@ type MetadataOf = (name: string, extraLabels?: Record<string, string>) => { name
  * or ConfigMap name), so adding a class never renames another object.
  */
 export class LocalVolumeProvisioner extends Construct {
-  /** The props with every default applied. */
-  public readonly resolved: ResolvedProps;
+  /** The Namespaces the other provisioners of the app create, each with that construct's path. */
+  private static namespacesCreatedBesides(self: LocalVolumeProvisioner): Map<string, string> {
+    const created = new Map<string, string>();
+    for (const c of self.node.root.node.findAll()) {
+      // A provisioner whose props were refused has nothing resolved.
+      if (c !== self && c instanceof LocalVolumeProvisioner && c.resolved?.createNamespace) created.set(c.resolved.namespace, c.node.path);
+    }
+    return created;
+  }
+
+  /** The namespace of its namespaced objects (and of cleanup Jobs). */
+  public readonly namespace: string;
+  /** The props with every default applied: how the objects are built, not an API. */
+  private readonly resolved: ResolvedProps;
   /** The directory dialect's DaemonSet, when classes are configured. */
   public readonly daemonSet?: k8s.KubeDaemonSet;
   /** The device dialect's DaemonSet, when `devices` is set. */
@@ -31,8 +43,25 @@ export class LocalVolumeProvisioner extends Construct {
 
   constructor(scope: Construct, id: string, props: LocalVolumeProvisionerProps = {}) {
     super(scope, id);
-    const r = resolveProps(props, Chart.of(this).namespace);
+    const r = resolveProps(props, {
+      chartNamespace: Chart.of(this).namespace,
+      namespacesCreatedElsewhere: LocalVolumeProvisioner.namespacesCreatedBesides(this),
+    });
     this.resolved = r;
+    this.namespace = r.namespace;
+    if (r.warnings.length > 0) {
+      // cdk8s has no warning channel, but synthesis runs every construct's validations
+      // (App.synth and each chart's toJson), so warnings are said there, once, on stderr,
+      // and synthesis goes on.
+      let said = false;
+      this.node.addValidation({
+        validate: () => {
+          if (!said) r.warnings.forEach((w) => console.warn(`Warning: LocalVolumeProvisioner ${this.node.path}: ${w}`));
+          said = true;
+          return [];
+        },
+      });
+    }
     const labels = instanceLabels(r);
     const meta: MetadataOf = (name, extraLabels = {}) => ({ name, namespace: r.namespace, labels: { ...labels, ...extraLabels } });
 
@@ -55,7 +84,7 @@ export class LocalVolumeProvisioner extends Construct {
       new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(r.serviceAccount.name) });
     }
     if (r.rbac.create) {
-      this.rbac('', r.name, r.serviceAccount.name, agentRules(r.rbac.features));
+      this.rbac('', r.name, r.serviceAccount.name, agentRules(r.rbac.features), r.rbac.extraRules);
     }
 
     for (const sc of r.storageClasses.filter((c) => c.create)) {
@@ -163,11 +192,14 @@ export class LocalVolumeProvisioner extends Construct {
     }
   }
 
-  /** A ClusterRole and a Role (when there are namespaced rules), each bound to the ServiceAccount. */
-  private rbac(idPrefix: string, name: string, serviceAccount: string, rules: RoleRules): void {
+  /**
+   * A ClusterRole (its rules, then `extraClusterRules` as given) and a Role (when there are
+   * namespaced rules), each bound to the ServiceAccount.
+   */
+  private rbac(idPrefix: string, name: string, serviceAccount: string, rules: RoleRules, extraClusterRules: k8s.PolicyRule[] = []): void {
     const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace: this.resolved.namespace }];
     const labels = instanceLabels(this.resolved);
-    this.clusterScoped(new k8s.KubeClusterRole(this, `${idPrefix}ClusterRole`, { metadata: { name, labels }, rules: rules.cluster }));
+    this.clusterScoped(new k8s.KubeClusterRole(this, `${idPrefix}ClusterRole`, { metadata: { name, labels }, rules: [...rules.cluster, ...extraClusterRules] }));
     this.clusterScoped(new k8s.KubeClusterRoleBinding(this, `${idPrefix}ClusterRoleBinding`, {
       metadata: { name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },

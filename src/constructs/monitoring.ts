@@ -1,4 +1,4 @@
-import { ApiObject, ApiObjectMetadata } from 'cdk8s';
+import { ApiObject, ApiObjectMetadata, GroupVersionKind } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NamespaceSelector, RelabelConfig } from './props';
 import { ResolvedProps } from './resolve-props';
@@ -8,49 +8,121 @@ import { ResolvedProps } from './resolve-props';
  * which needs the network), and the provisioner's alerts.
  */
 
+/** One scrape endpoint of a ServiceMonitor. */
 export interface ServiceMonitorEndpoint {
+  /** Name of the Service port to scrape. */
   readonly port: string;
+  /** HTTP path of the metrics. */
   readonly path: string;
+  /**
+   * Scrape interval, a Prometheus duration.
+   * @default - Prometheus' global scrape interval
+   */
   readonly interval?: string;
+  /**
+   * Scrape timeout, a Prometheus duration.
+   * @default - Prometheus' global scrape timeout
+   */
   readonly scrapeTimeout?: string;
+  /**
+   * Relabelings applied to targets before scraping.
+   * @default - none
+   */
   readonly relabelings?: RelabelConfig[];
+  /**
+   * Relabelings applied to samples before ingestion.
+   * @default - none
+   */
   readonly metricRelabelings?: RelabelConfig[];
 }
 
+/** A label selector by exact labels. */
+export interface MatchLabelsSelector {
+  /** Labels every selected object carries. */
+  readonly matchLabels: Record<string, string>;
+}
+
+/** spec of a ServiceMonitor. */
 export interface ServiceMonitorSpec {
-  readonly selector: { readonly matchLabels: Record<string, string> };
+  /** The Services to scrape. */
+  readonly selector: MatchLabelsSelector;
+  /**
+   * The namespaces the Services are looked for in.
+   * @default - the ServiceMonitor's namespace
+   */
   readonly namespaceSelector?: NamespaceSelector;
+  /** The endpoints scraped on each Service. */
   readonly endpoints: ServiceMonitorEndpoint[];
+  /**
+   * Service label whose value becomes the `job` label.
+   * @default - the Service name
+   */
   readonly jobLabel?: string;
+}
+
+/** Props of {@link ServiceMonitor}. */
+export interface ServiceMonitorProps {
+  /** Its metadata. */
+  readonly metadata: ApiObjectMetadata;
+  /** Its spec. */
+  readonly spec: ServiceMonitorSpec;
 }
 
 /** monitoring.coreos.com/v1 ServiceMonitor. */
 export class ServiceMonitor extends ApiObject {
-  static readonly GVK = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' };
+  /** Its API version and kind. */
+  static readonly GVK: GroupVersionKind = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' };
 
-  constructor(scope: Construct, id: string, props: { readonly metadata: ApiObjectMetadata; readonly spec: ServiceMonitorSpec }) {
+  constructor(scope: Construct, id: string, props: ServiceMonitorProps) {
     super(scope, id, { ...ServiceMonitor.GVK, ...props });
   }
 }
 
+/** A Prometheus alerting rule. */
 export interface AlertingRule {
+  /** Name of the alert. */
   readonly alert: string;
+  /** PromQL expression; the alert fires for each series it returns. */
   readonly expr: string;
+  /**
+   * How long the expression must hold before the alert fires, a Prometheus duration.
+   * @default - at once
+   */
   readonly for?: string;
+  /** Labels of the alert. */
   readonly labels: Record<string, string>;
+  /** Annotations of the alert (summary, description, runbook_url). */
   readonly annotations: Record<string, string>;
 }
 
+/** A group of rules, evaluated together. */
 export interface RuleGroup {
+  /** Name of the group. */
   readonly name: string;
+  /** Its rules. */
   readonly rules: AlertingRule[];
+}
+
+/** spec of a PrometheusRule. */
+export interface PrometheusRuleSpec {
+  /** Its rule groups. */
+  readonly groups: RuleGroup[];
+}
+
+/** Props of {@link PrometheusRule}. */
+export interface PrometheusRuleProps {
+  /** Its metadata. */
+  readonly metadata: ApiObjectMetadata;
+  /** Its spec. */
+  readonly spec: PrometheusRuleSpec;
 }
 
 /** monitoring.coreos.com/v1 PrometheusRule. */
 export class PrometheusRule extends ApiObject {
-  static readonly GVK = { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' };
+  /** Its API version and kind. */
+  static readonly GVK: GroupVersionKind = { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' };
 
-  constructor(scope: Construct, id: string, props: { readonly metadata: ApiObjectMetadata; readonly spec: { readonly groups: RuleGroup[] } }) {
+  constructor(scope: Construct, id: string, props: PrometheusRuleProps) {
     super(scope, id, { ...PrometheusRule.GVK, ...props });
   }
 }

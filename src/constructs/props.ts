@@ -1,6 +1,6 @@
 import type { Duration } from 'cdk8s';
 import type { k8s } from 'cdk8s-plus-28';
-import type { AccessMode, DeviceFsType, NodeSelectorTerm, ReclaimPolicy, Toleration, VolumeMode } from '../config/model';
+import type { AccessMode, DeviceFsType, ReclaimPolicy, VolumeMode } from '../config/model';
 
 /**
  * Public props of {@link LocalVolumeProvisioner}. Every field is optional unless the
@@ -9,20 +9,17 @@ import type { AccessMode, DeviceFsType, NodeSelectorTerm, ReclaimPolicy, Tolerat
  * the Go provisioner to the prop here.
  */
 
-/** How a StorageClass object for a class of local volumes is written. */
-export interface StorageClassOptions {
+/**
+ * How a StorageClass object is written, but for its reclaimPolicy (which the device
+ * dialect takes from its specs).
+ */
+export interface StorageClassObjectOptions {
   /**
    * Create the StorageClass object. Turn off when it is managed elsewhere; it must
    * still exist, because the runtime reads it.
    * @default true
    */
   readonly create?: boolean;
-  /**
-   * `reclaimPolicy` of the StorageClass, which the runtime copies onto each PV.
-   * Only `Delete` (volumes are cleaned and offered again) and `Retain` are allowed.
-   * @default 'Delete'
-   */
-  readonly reclaimPolicy?: ReclaimPolicy;
   /**
    * Mark it as the cluster's default StorageClass
    * (`storageclass.kubernetes.io/is-default-class: "true"`).
@@ -45,6 +42,16 @@ export interface StorageClassOptions {
    * @default - none
    */
   readonly mountOptions?: string[];
+}
+
+/** How a StorageClass object for a class of local volumes is written. */
+export interface StorageClassOptions extends StorageClassObjectOptions {
+  /**
+   * `reclaimPolicy` of the StorageClass, which the runtime copies onto each PV.
+   * Only `Delete` (volumes are cleaned and offered again) and `Retain` are allowed.
+   * @default 'Delete'
+   */
+  readonly reclaimPolicy?: ReclaimPolicy;
 }
 
 /** One class of local volumes discovered under a directory (Helm chart `classes[]`). */
@@ -85,7 +92,7 @@ export interface LocalStorageClassProps {
    * Extra node selector terms, ORed with the hostname term (volumes on shared disks).
    * @default - none
    */
-  readonly selector?: NodeSelectorTerm[];
+  readonly selector?: k8s.NodeSelectorTerm[];
   /**
    * argv run to clean a Block volume (`LOCAL_PV_BLKDEVICE` names the device).
    * The image ships `/scripts/{quick_reset,shred,dd_zero,blkdiscard,fsclean}.sh`.
@@ -141,7 +148,7 @@ export interface DeviceSpecProps {
 }
 
 /** A StorageClass object for a device-dialect class. */
-export interface DeviceStorageClassProps extends Omit<StorageClassOptions, 'reclaimPolicy'> {
+export interface DeviceStorageClassProps extends StorageClassObjectOptions {
   /** The `storageClassName` of one or more specs. */
   readonly name: string;
 }
@@ -213,7 +220,7 @@ export interface NodeCleanupProps {
   readonly affinity?: k8s.Affinity;
   /**
    * Priority class of its pods.
-   * @default 'system-cluster-critical'
+   * @default - none (the cluster's default priority)
    */
   readonly priorityClassName?: string;
 }
@@ -232,7 +239,7 @@ export interface ServiceMonitorOptions {
   readonly labels?: Record<string, string>;
   /**
    * Scrape interval.
-   * @default Duration.seconds(30)
+   * @default Duration.seconds(10) (the Helm chart's)
    */
   readonly interval?: Duration;
   /**
@@ -256,20 +263,49 @@ export interface ServiceMonitorOptions {
    */
   readonly namespaceSelector?: NamespaceSelector;
   /**
-   * Label of the Service whose value becomes the `job` label.
-   * @default - none: `job` is the Service name
+   * Label of the Service whose value becomes the `job` label; `''` leaves it to
+   * prometheus-operator (`job` is then the Service name).
+   * @default 'app.kubernetes.io/name' (the Helm chart's: `job="local-volume-provisioner"`)
    */
   readonly jobLabel?: string;
 }
 
 /** A Prometheus relabel_config, as prometheus-operator spells it. */
 export interface RelabelConfig {
+  /**
+   * Labels whose values, joined by `separator`, are matched by `regex`.
+   * @default - none
+   */
   readonly sourceLabels?: string[];
+  /**
+   * Separator of the joined source label values.
+   * @default ';'
+   */
   readonly separator?: string;
+  /**
+   * Label written by `replace` and `hashmod`.
+   * @default - none
+   */
   readonly targetLabel?: string;
+  /**
+   * Regular expression (RE2, anchored) over the joined values.
+   * @default '(.*)'
+   */
   readonly regex?: string;
+  /**
+   * Modulus of `hashmod`.
+   * @default - none
+   */
   readonly modulus?: number;
+  /**
+   * Replacement for `replace`, with `$1`-style references to regex groups.
+   * @default '$1'
+   */
   readonly replacement?: string;
+  /**
+   * What to do with a match.
+   * @default 'replace'
+   */
   readonly action?: 'replace' | 'Replace' | 'keep' | 'Keep' | 'drop' | 'Drop' | 'hashmod' | 'HashMod'
   | 'labelmap' | 'LabelMap' | 'labeldrop' | 'LabelDrop' | 'labelkeep' | 'LabelKeep'
   | 'lowercase' | 'Lowercase' | 'uppercase' | 'Uppercase' | 'keepequal' | 'KeepEqual' | 'dropequal' | 'DropEqual';
@@ -277,9 +313,15 @@ export interface RelabelConfig {
 
 /** prometheus-operator NamespaceSelector. */
 export interface NamespaceSelector {
-  /** Select every namespace. */
+  /**
+   * Select every namespace.
+   * @default false
+   */
   readonly any?: boolean;
-  /** Select these namespaces. */
+  /**
+   * Select these namespaces.
+   * @default - none
+   */
   readonly matchNames?: string[];
 }
 
@@ -336,13 +378,15 @@ export interface LocalVolumeProvisionerProps {
   readonly name?: string;
   /**
    * Namespace of the namespaced objects, and of cleanup Jobs (`MY_NAMESPACE`).
-   * @default - the chart's namespace, else 'local-volume-provisioner'
+   * @default - the chart's namespace, else `name`
    */
   readonly namespace?: string;
   /**
    * Create the Namespace, labelled `pod-security.kubernetes.io/enforce: privileged`
-   * (the agent's pods are privileged and use hostPath).
-   * @default true
+   * (the agent's pods are privileged and use hostPath). Never for a namespace Kubernetes
+   * creates (`default`, `kube-*`), and never by two provisioners of one app.
+   * A namespace that is not created must allow privileged pods.
+   * @default - true when the namespace is the default one (named after the instance); false when `namespace` or the chart names it, since it may hold other workloads
    */
   readonly createNamespace?: boolean;
 
@@ -375,16 +419,18 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly labelsForPV?: Record<string, string>;
   /**
-   * Clean Block volumes in a Job (in the provisioner's namespace) instead of in-process.
-   * Adds the Role that lets the agent manage those Jobs.
+   * Clean Block volumes in a Job (in the provisioner's namespace) instead of in the
+   * agent, as upstream; Filesystem volumes are always cleaned in the agent. Adds the
+   * Role that lets the agent manage those Jobs.
    * @default false
    */
   readonly useJobForCleaning?: boolean;
   /**
-   * Tolerations of cleanup Jobs.
-   * @default - none
+   * Tolerations of cleanup Jobs (with `useJobForCleaning`). A Job runs on the volume's
+   * node, so it must tolerate that node's taints as the agent does.
+   * @default - the agent's `tolerations`, without the startup-taint toleration (the Helm chart copies `tolerations`)
    */
-  readonly jobTolerations?: Toleration[];
+  readonly jobTolerations?: k8s.Toleration[];
   /**
    * Informer resync period, randomised in [min, 2×min).
    * @default Duration.minutes(5)
@@ -470,13 +516,18 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly createRbac?: boolean;
   /**
+   * Rules appended, as given, to the agents' ClusterRole (Helm `rbac.extraRules`).
+   * @default - none
+   */
+  readonly extraRbacRules?: k8s.PolicyRule[];
+  /**
    * Create the ServiceAccount (Helm `serviceAccount.create`).
    * @default true
    */
   readonly createServiceAccount?: boolean;
   /**
    * Name of the agent's ServiceAccount (Helm `serviceAccount.name`).
-   * @default - `name`
+   * @default - `name`; with `createServiceAccount: false`, the namespace's `default` ServiceAccount (as the Helm chart)
    */
   readonly serviceAccountName?: string;
 
@@ -506,8 +557,31 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly privileged?: boolean;
   /**
-   * Share the host's PID namespace (Helm `hostPID`).
-   * @default false
+   * Security context of the agent container, written as given, with `privileged` (the
+   * prop above) added when it sets none (Helm `securityContext`).
+   * @default - `privileged`, `runAsUser: 0`, `runAsNonRoot: false`, `readOnlyRootFilesystem: false`
+   */
+  readonly securityContext?: k8s.SecurityContext;
+  /**
+   * Extra environment variables of the agent container, after the construct's own
+   * (`MY_NODE_NAME`, `MY_NAMESPACE`, `JOB_CONTAINER_IMAGE`), which they may not redefine.
+   * @default - none
+   */
+  readonly env?: k8s.EnvVar[];
+  /**
+   * Path of a kubeconfig file in the agent container, used instead of the ServiceAccount
+   * (env `KUBECONFIG`, Helm `kubeConfigEnv`). Mount the file with `extraVolumes` and
+   * `extraVolumeMounts`.
+   * @default - none: the in-cluster ServiceAccount
+   */
+  readonly kubeConfigEnv?: string;
+  /**
+   * Share the host's PID namespace (Helm `hostPID`). With it the agent sees every pod's
+   * mounts and processes, so a Released volume still mounted by a pod that did not go,
+   * or still written to, is not emptied under it; without it the agent sees only its own
+   * container's (docs/operations.md, "What the agent guarantees"). The chart's default is
+   * false; the agent is privileged either way.
+   * @default true
    */
   readonly hostPid?: boolean;
   /**
@@ -526,8 +600,9 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly podLabels?: Record<string, string>;
   /**
-   * Priority class of the agent's pods.
-   * @default 'system-node-critical'
+   * Priority class of the agent's pods. `system-node-critical` suits a node agent, but
+   * managed clusters often limit it by ResourceQuota outside `kube-system`.
+   * @default - none (the cluster's default priority), as in the Helm chart
    */
   readonly priorityClassName?: string;
   /**

@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
-  ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
-  DeviceSpecConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy,
+  compileRe2, ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
+  DeviceSpecConfig, NodeSelectorTerm, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
 import { DEFAULT_IMAGE } from './image';
+import { checkEnv, checkProbe, checkUnique, checkVolume, checkVolumeMounts, fromProp, imageProblem, Origin } from './pod-spec-rules';
 import {
-  absolutePathProblem, checkLabels, durationMs, integerProblem, namespaceNameProblem, objectNameProblem,
-  pathsOverlap, PropIssues, serviceNameProblem,
+  absolutePathProblem, checkLabels, checkPolicyRule, checkTolerations, dnsLabelProblem, durationMs, integerProblem,
+  namespaceNameProblem, objectNameProblem, pathsOverlap, PropIssues, serviceNameProblem,
 } from './prop-issues';
 import {
-  GrafanaDashboardOptions, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
+  GrafanaDashboardOptions, LocalStorageClassProps, LocalVolumeProvisionerProps, NamespaceSelector, PrometheusRuleOptions,
   RelabelConfig, StorageClassOptions,
 } from './props';
 import { qualifiedNameProblem } from '../config/kube-names';
@@ -33,8 +34,23 @@ export const SCRIPTS_PATH = '/scripts';
 export const DEVICE_SPEC_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
 /** The Lease that node-cleanup replicas elect their leader on (runtime contract). */
 export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
+/** The agent container (the Helm chart's name) and its one port. */
+export const AGENT_CONTAINER = 'provisioner';
+export const METRICS_PORT_NAME = 'metrics';
+/** The agents' own pod volumes besides those of classes and device directories. */
+export const CONFIG_VOLUME = 'config';
+export const DEV_VOLUME = 'dev';
+/** Environment variables the construct gives the agents (the Helm chart's names). */
+export const AGENT_ENV = {
+  nodeName: 'MY_NODE_NAME',
+  namespace: 'MY_NAMESPACE',
+  jobImage: 'JOB_CONTAINER_IMAGE',
+  kubeconfig: 'KUBECONFIG',
+} as const;
 
 const DEFAULT_NAME = 'local-volume-provisioner';
+/** Namespaces Kubernetes creates itself: never emitted as an object of this construct. */
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 const DEFAULT_TAINT_KEY = 'sig-storage-local-static-provisioner/agent-not-ready';
 const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
 
@@ -48,10 +64,14 @@ export interface ResolvedStorageClass {
   readonly mountOptions: string[];
 }
 
-export interface ResolvedClassMount {
-  readonly name: string;
+/** A pod volume (hostPath) of the agent mounted at a path, and the prop that put it there. */
+export interface ResolvedHostMount {
+  readonly volume: string;
   readonly hostDir: string;
   readonly mountDir: string;
+  /** The props problems with the volume's name and with the mount path are reported under. */
+  readonly volumeProp: string;
+  readonly pathProp: string;
 }
 
 export interface ResolvedDirectoryDialect {
@@ -60,7 +80,8 @@ export interface ResolvedDirectoryDialect {
   readonly configData: ConfigMapData;
   /** sha256 of the ConfigMap data: a pod annotation, so a config change rolls the pods. */
   readonly configHash: string;
-  readonly mounts: ResolvedClassMount[];
+  /** One hostDir mount per class. */
+  readonly mounts: ResolvedHostMount[];
   /** StorageClass name -> fewest volumes per node (alerting). */
   readonly expectedVolumesPerNode: Record<string, number>;
 }
@@ -76,7 +97,7 @@ export interface ResolvedDeviceDialect {
   readonly defaultSpec?: string;
   readonly pollingIntervalMs: number;
   /** deviceDirs outside the /dev mount, mounted at the same path (PV paths are container paths). */
-  readonly extraHostDirs: string[];
+  readonly mounts: ResolvedHostMount[];
 }
 
 export interface ResolvedNodeCleanup {
@@ -88,7 +109,7 @@ export interface ResolvedNodeCleanup {
   readonly nodeSelector: Record<string, string>;
   readonly tolerations: k8s.Toleration[];
   readonly affinity?: k8s.Affinity;
-  readonly priorityClassName: string;
+  readonly priorityClassName?: string;
   readonly serviceAccountName: string;
 }
 
@@ -125,6 +146,8 @@ export interface RbacFeatures {
 }
 
 export interface ResolvedProps {
+  /** What is allowed but likely wrong, each named by its prop; said at synth time. */
+  readonly warnings: string[];
   readonly name: string;
   readonly namespace: string;
   readonly createNamespace: boolean;
@@ -132,66 +155,100 @@ export interface ResolvedProps {
   readonly devices?: ResolvedDeviceDialect;
   readonly storageClasses: ResolvedStorageClass[];
   readonly nodeCleanup?: ResolvedNodeCleanup;
-  readonly rbac: { readonly create: boolean; readonly features: RbacFeatures };
-  readonly serviceAccount: { readonly create: boolean; readonly name: string };
-  readonly runtime: {
-    readonly discoveryPeriodMs: number;
-    readonly configSyncPeriodMs: number;
-    readonly kubeApiQps: number;
-    readonly kubeApiBurst: number;
-    readonly logLevel: string;
-    readonly metricsPort: number;
-  };
-  readonly pod: {
-    readonly image: string;
-    readonly imagePullPolicy: string;
-    readonly imagePullSecrets: string[];
-    readonly resources: k8s.ResourceRequirements;
-    readonly privileged: boolean;
-    readonly hostPid: boolean;
-    readonly mountDevVolume: boolean;
-    readonly podAnnotations: Record<string, string>;
-    readonly podLabels: Record<string, string>;
-    readonly priorityClassName: string;
-    readonly nodeSelector: Record<string, string>;
-    readonly tolerations: k8s.Toleration[];
-    readonly affinity?: k8s.Affinity;
-    readonly updateStrategy: k8s.DaemonSetUpdateStrategy;
-    readonly initContainers: k8s.Container[];
-    readonly extraVolumes: k8s.Volume[];
-    readonly extraVolumeMounts: k8s.VolumeMount[];
-    readonly livenessProbe?: k8s.Probe;
-    readonly readinessProbe?: k8s.Probe;
-    readonly startupProbe?: k8s.Probe;
-  };
-  readonly metrics: {
-    readonly service: boolean;
-    readonly serviceName: string;
-    readonly serviceMonitor?: ResolvedServiceMonitor;
-    readonly prometheusRule?: ResolvedPrometheusRule;
-    readonly grafanaDashboard?: ResolvedGrafanaDashboard;
-  };
+  readonly rbac: ResolvedRbac;
+  readonly serviceAccount: ResolvedServiceAccount;
+  readonly runtime: ResolvedRuntime;
+  readonly pod: ResolvedPod;
+  readonly metrics: ResolvedMetrics;
+}
+
+export interface ResolvedRbac {
+  readonly create: boolean;
+  readonly features: RbacFeatures;
+  /** `extraRbacRules`, appended to the agents' ClusterRole. */
+  readonly extraRules: k8s.PolicyRule[];
+}
+
+export interface ResolvedServiceAccount {
+  readonly create: boolean;
+  readonly name: string;
+}
+
+/** The agents' flags. */
+export interface ResolvedRuntime {
+  readonly discoveryPeriodMs: number;
+  readonly configSyncPeriodMs: number;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly logLevel: string;
+  readonly metricsPort: number;
+}
+
+/** The agents' pod and container settings. */
+export interface ResolvedPod {
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  readonly imagePullSecrets: string[];
+  readonly resources: k8s.ResourceRequirements;
+  readonly securityContext: k8s.SecurityContext;
+  /** The agents' env after the construct's own (KUBECONFIG from kubeConfigEnv, then `env`). */
+  readonly env: k8s.EnvVar[];
+  readonly hostPid: boolean;
+  readonly mountDevVolume: boolean;
+  readonly podAnnotations: Record<string, string>;
+  readonly podLabels: Record<string, string>;
+  readonly priorityClassName?: string;
+  readonly nodeSelector: Record<string, string>;
+  readonly tolerations: k8s.Toleration[];
+  readonly affinity?: k8s.Affinity;
+  readonly updateStrategy: k8s.DaemonSetUpdateStrategy;
+  readonly initContainers: k8s.Container[];
+  readonly extraVolumes: k8s.Volume[];
+  readonly extraVolumeMounts: k8s.VolumeMount[];
+  readonly livenessProbe?: k8s.Probe;
+  readonly readinessProbe?: k8s.Probe;
+  readonly startupProbe?: k8s.Probe;
+}
+
+export interface ResolvedMetrics {
+  readonly service: boolean;
+  readonly serviceName: string;
+  readonly serviceMonitor?: ResolvedServiceMonitor;
+  readonly prometheusRule?: ResolvedPrometheusRule;
+  readonly grafanaDashboard?: ResolvedGrafanaDashboard;
+}
+
+/** What resolving the props needs to know about where the construct sits. */
+export interface ConstructContext {
+  /** The namespace of the enclosing chart, if it has one. */
+  readonly chartNamespace?: string;
+  /** Namespaces other provisioners of the same app already create, each with that construct's path. */
+  readonly namespacesCreatedElsewhere: ReadonlyMap<string, string>;
 }
 
 /** Resolves and checks the props; throws one error naming every bad prop. */
-export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace: string | undefined): ResolvedProps {
+export function resolveProps(props: LocalVolumeProvisionerProps, context: ConstructContext): ResolvedProps {
   const issues = new PropIssues();
 
   const name = props.name ?? DEFAULT_NAME;
   // The base name also names the metrics Service, the strictest of the names built from it.
   issues.check('name', serviceNameProblem(name));
-  const namespace = props.namespace ?? chartNamespace ?? DEFAULT_NAME;
+  const namespace = props.namespace ?? context.chartNamespace ?? name;
   issues.check('namespace', namespaceNameProblem(namespace));
+  const createNamespace = resolveCreateNamespace(props, context, namespace, issues);
 
+  const tolerations = resolveTolerations(props, issues);
   const classStorage: ResolvedStorageClass[] = [];
-  const directory = resolveDirectoryDialect(props, name, issues, classStorage);
+  const directory = resolveDirectoryDialect(props, name, issues, classStorage, tolerations);
   const devices = resolveDeviceDialect(props, issues, classStorage);
-  checkStorageClassNames(classStorage, issues);
+  checkDefaultStorageClass(classStorage, issues);
   if ((props.storageClasses ?? []).length === 0 && !props.devices) {
     issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
   }
 
-  const serviceAccountName = props.serviceAccountName ?? name;
+  const createServiceAccount = props.createServiceAccount ?? true;
+  // The Helm chart's rule: a ServiceAccount it does not create and is not named is `default`.
+  const serviceAccountName = props.serviceAccountName ?? (createServiceAccount ? name : 'default');
   issues.check('serviceAccountName', objectNameProblem(serviceAccountName));
 
   const metricsPort = props.metricsPort ?? 8080;
@@ -201,34 +258,33 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
   const kubeApiBurst = props.kubeApiBurst ?? DEFAULT_KUBE_API_BURST;
   issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
 
-  const priorityClassName = props.priorityClassName ?? 'system-node-critical';
-  issues.check('priorityClassName', objectNameProblem(priorityClassName));
+  // None by default, as in the Helm chart: managed clusters limit the system classes by
+  // ResourceQuota outside kube-system, and pods of a quota-limited class are refused.
+  const priorityClassName = props.priorityClassName;
+  if (priorityClassName !== undefined) issues.check('priorityClassName', objectNameProblem(priorityClassName));
   checkLabels(issues, 'podLabels', props.podLabels);
   checkLabels(issues, 'nodeSelector', props.nodeSelector);
   (props.imagePullSecrets ?? []).forEach((s, i) => issues.check(`imagePullSecrets[${i}]`, objectNameProblem(s)));
-  checkExtraVolumes(props, issues);
 
   const removeTaint = props.removeNodeNotReadyTaint ?? false;
   const taintKey = props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY;
-  const tolerations: k8s.Toleration[] = [
-    ...(props.tolerations ?? [{ operator: 'Exists' }]),
-    // Without it the agent that is to remove the taint could never start on the node.
-    ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
-  ];
+  (props.extraRbacRules ?? []).forEach((rule, i) => checkPolicyRule(issues, `extraRbacRules[${i}]`, rule));
 
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
 
   const result: ResolvedProps = {
+    warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
     name,
     namespace,
-    createNamespace: props.createNamespace ?? true,
+    createNamespace,
     directory,
     devices,
     storageClasses: classStorage,
     nodeCleanup,
     rbac: {
       create: props.createRbac ?? true,
+      extraRules: props.extraRbacRules ?? [],
       features: {
         directoryDialect: directory !== undefined,
         deviceDialect: devices !== undefined,
@@ -236,7 +292,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
         removeNodeNotReadyTaint: removeTaint,
       },
     },
-    serviceAccount: { create: props.createServiceAccount ?? true, name: serviceAccountName },
+    serviceAccount: { create: createServiceAccount, name: serviceAccountName },
     runtime: {
       discoveryPeriodMs: optionalDuration(issues, 'discoveryPeriod', props.discoveryPeriod, Duration.seconds(10)),
       configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
@@ -253,14 +309,19 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
         requests: { cpu: quantity('50m'), memory: quantity('192Mi') },
         limits: { memory: quantity('512Mi') },
       },
-      privileged: props.privileged ?? true,
-      hostPid: props.hostPid ?? false,
+      securityContext: resolveSecurityContext(props, issues),
+      env: resolveAgentEnv(props, issues),
+      hostPid: props.hostPid ?? true,
       mountDevVolume: props.mountDevVolume ?? true,
       podAnnotations: props.podAnnotations ?? {},
       podLabels: props.podLabels ?? {},
       priorityClassName,
       nodeSelector: { ...props.nodeSelector, 'kubernetes.io/os': 'linux' },
-      tolerations,
+      tolerations: [
+        ...tolerations.given,
+        // Without it the agent that is to remove the taint could never start on the node.
+        ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
+      ],
       affinity: props.affinity,
       updateStrategy: props.updateStrategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: intOrString(1) } },
       initContainers: props.initContainers ?? [],
@@ -272,18 +333,97 @@ export function resolveProps(props: LocalVolumeProvisionerProps, chartNamespace:
     },
     metrics,
   };
+  checkAgentPods(props, issues, result);
   issues.throwIfAny();
   return result;
 }
 
+/**
+ * The default image is built from image/Dockerfile but published nowhere: pods that use
+ * it can never start until the user pushes it and names it.
+ */
+function unpublishedImageWarning(): string {
+  return `image: not given, so the pods use ${DEFAULT_IMAGE}, which is not published; `
+    + 'build it (image/Dockerfile), push it to a registry your nodes pull from and pass that reference as the image prop '
+    + '(pass DEFAULT_IMAGE to keep this name on purpose)';
+}
+
+/**
+ * The Namespace is the instance's own only when the construct chose it (named after the
+ * instance): one named by `namespace` or the chart may hold other workloads, and emitting
+ * it would relabel it and let `kubectl delete -f` delete it with everything in it.
+ */
+function resolveCreateNamespace(props: LocalVolumeProvisionerProps, context: ConstructContext, namespace: string, issues: PropIssues): boolean {
+  const create = props.createNamespace ?? (props.namespace === undefined && context.chartNamespace === undefined);
+  if (!create) return false;
+  if (SYSTEM_NAMESPACES.includes(namespace)) {
+    issues.add('createNamespace', `"${namespace}" is created by Kubernetes; the construct never emits it (set createNamespace: false)`);
+  }
+  const other = context.namespacesCreatedElsewhere.get(namespace);
+  if (other !== undefined) {
+    issues.add('createNamespace', `the Namespace "${namespace}" is already created by the LocalVolumeProvisioner ${other}; `
+      + 'set createNamespace: false here, or give each instance a namespace of its own');
+  }
+  return true;
+}
+
+/** The agents' own tolerations, checked; `valid` when cleanup Jobs may copy them. */
+interface AgentTolerations {
+  readonly given: k8s.Toleration[];
+  readonly valid: boolean;
+}
+
+function resolveTolerations(props: LocalVolumeProvisionerProps, issues: PropIssues): AgentTolerations {
+  // Node storage agents tolerate every taint by default: disks are often on dedicated, tainted nodes.
+  const given = props.tolerations ?? [{ operator: 'Exists' }];
+  return { given, valid: checkTolerations(issues, 'tolerations', given) };
+}
+
+/** The Helm chart's rule: a securityContext given is written as given, `privileged` added when it has none. */
+function resolveSecurityContext(props: LocalVolumeProvisionerProps, issues: PropIssues): k8s.SecurityContext {
+  const privileged = props.privileged ?? true;
+  const given = props.securityContext;
+  if (!given || Object.keys(given).length === 0) {
+    // Opening, wiping and probing block devices needs privilege (and root: device nodes
+    // are root's); the root filesystem stays writable for the cleaners' tools.
+    return { privileged, runAsUser: 0, runAsNonRoot: false, readOnlyRootFilesystem: false };
+  }
+  if (props.privileged !== undefined && given.privileged !== undefined && given.privileged !== props.privileged) {
+    issues.add('securityContext.privileged', `${given.privileged} contradicts privileged: ${props.privileged}; set only one of them`);
+  }
+  const effective = { ...given, privileged: given.privileged ?? privileged };
+  if (effective.privileged && effective.allowPrivilegeEscalation === false) {
+    issues.add('securityContext.allowPrivilegeEscalation', 'cannot be false in a privileged container (the API server rejects the pair)');
+  }
+  return effective;
+}
+
+/** KUBECONFIG (Helm `kubeConfigEnv`) after the construct's own variables, then the user's `env`. */
+function resolveAgentEnv(props: LocalVolumeProvisionerProps, issues: PropIssues): k8s.EnvVar[] {
+  const kubeconfig: k8s.EnvVar[] = props.kubeConfigEnv === undefined ? [] : [{ name: AGENT_ENV.kubeconfig, value: props.kubeConfigEnv }];
+  if (props.kubeConfigEnv === '') issues.add('kubeConfigEnv', 'must not be empty: give the kubeconfig path, or leave it out for the ServiceAccount');
+  const taken = new Map<string, string>([
+    [AGENT_ENV.nodeName, 'the construct (the node name)'],
+    [AGENT_ENV.namespace, 'the construct (the namespace)'],
+    [AGENT_ENV.jobImage, 'the construct (the image prop)'],
+    ...kubeconfig.map((e) => [e.name, 'kubeConfigEnv'] as [string, string]),
+  ]);
+  (props.env ?? []).forEach((e, i) => {
+    const owner = taken.get(e.name);
+    if (owner !== undefined) issues.add(`env[${i}].name`, `"${e.name}" is already set by ${owner}`);
+    else taken.set(e.name, `env[${i}]`);
+  });
+  return [...kubeconfig, ...(props.env ?? [])];
+}
+
 function resolveDirectoryDialect(
-  props: LocalVolumeProvisionerProps, name: string, issues: PropIssues, storageClasses: ResolvedStorageClass[],
+  props: LocalVolumeProvisionerProps, name: string, issues: PropIssues, storageClasses: ResolvedStorageClass[], tolerations: AgentTolerations,
 ): ResolvedDirectoryDialect | undefined {
   const classes = props.storageClasses ?? [];
   if (classes.length === 0) return undefined;
 
   const seen = new Map<string, number>();
-  const mounts: ResolvedClassMount[] = [];
+  const mounts: ResolvedHostMount[] = [];
   const expectedVolumesPerNode: Record<string, number> = {};
   classes.forEach((c, i) => {
     const at = `storageClasses[${i}]`;
@@ -292,7 +432,8 @@ function resolveDirectoryDialect(
     else seen.set(c.name, i);
     const mountDir = c.mountDir ?? c.hostDir;
     const hostOk = issues.check(`${at}.hostDir`, absolutePathProblem(c.hostDir));
-    const mountOk = issues.check(`${at}.mountDir`, absolutePathProblem(mountDir));
+    // A mountDir left to default is the hostDir: its problems are the hostDir's, reported once.
+    const mountOk = c.mountDir === undefined ? hostOk : issues.check(`${at}.mountDir`, absolutePathProblem(mountDir));
     if (mountOk) {
       for (const reserved of [CONFIG_MOUNT_PATH, SCRIPTS_PATH]) {
         if (pathsOverlap(mountDir, reserved)) issues.add(`${at}.mountDir`, `"${mountDir}" overlaps ${reserved}, which the agent needs`);
@@ -307,14 +448,17 @@ function resolveDirectoryDialect(
         }
       });
     }
-    mounts.push({ name: c.name, hostDir: c.hostDir, mountDir });
-    if (c.volumeMode === 'Block' && c.fsType) issues.add(`${at}.fsType`, `"${c.fsType}" is not allowed with volumeMode Block`);
+    mounts.push({
+      volume: volumeName('class', c.name), hostDir: c.hostDir, mountDir, volumeProp: `${at}.name`, pathProp: `${at}.${c.mountDir === undefined ? 'hostDir' : 'mountDir'}`,
+    });
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
     storageClasses.push(resolveStorageClass(c.name, c.storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
   });
 
+  // The props use the Kubernetes types, whose operators are free strings; the model
+  // checks every value at run time whatever its static type, so they are passed as its own.
   const input: ProvisionerConfigInput = {
     storageClassMap: Object.fromEntries(classes.map((c) => [c.name, {
       hostDir: c.hostDir,
@@ -324,12 +468,15 @@ function resolveDirectoryDialect(
       accessMode: c.accessMode,
       fsType: c.fsType,
       namePattern: c.namePattern,
-      selector: c.selector,
+      selector: c.selector as NodeSelectorTerm[] | undefined,
     }])),
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,
     useJobForCleaning: props.useJobForCleaning,
-    jobTolerations: props.jobTolerations,
+    // A cleanup Job runs on the volume's node: as the Helm chart, it tolerates what the agent
+    // tolerates there (not the startup taint, which is gone once volumes are in use).
+    jobTolerations: (props.jobTolerations
+      ?? (props.useJobForCleaning && tolerations.valid ? tolerations.given : undefined)) as Toleration[] | undefined,
     minResyncPeriod: optionalDurationInput(issues, 'minResyncPeriod', props.minResyncPeriod),
     useNodeNameOnly: props.useNodeNameOnly,
     setPVOwnerRef: props.setPVOwnerRef,
@@ -340,7 +487,7 @@ function resolveDirectoryDialect(
     missingVolumeGracePeriod: optionalDurationInput(issues, 'missingVolumeGracePeriod', props.missingVolumeGracePeriod, 0),
     deleteMissingReleasedVolumes: props.deleteMissingReleasedVolumes,
   };
-  const config = reportModelIssues(resolveProvisionerConfig(input), issues, (path) => directoryPropPath(path, classes.map((c) => c.name)));
+  const config = reportModelIssues(resolveProvisionerConfig(input), issues, (path) => directoryPropPath(path, classes));
   if (!config) return undefined;
   const configData = serializeProvisionerConfig(config);
   return {
@@ -363,6 +510,7 @@ function resolveDeviceDialect(
   const specs: ResolvedDeviceSpec[] = [];
   const seen = new Map<string, number>();
   const policyOfClass = new Map<string, { policy: ReclaimPolicy; at: string }>();
+  const directoryClasses = (props.storageClasses ?? []).map((c) => c.name);
   d.specs.forEach((s, i) => {
     const at = `devices.specs[${i}]`;
     const first = seen.get(s.name);
@@ -382,6 +530,10 @@ function resolveDeviceDialect(
     }), issues, (path) => `${at}.${path}`);
     if (!config) return;
     specs.push({ name: s.name, config, data: serializeDeviceSpec(config) });
+    const directoryClass = directoryClasses.indexOf(config.storageClassName);
+    if (directoryClass >= 0) {
+      issues.add(`${at}.storageClassName`, `"${config.storageClassName}" is also the name of storageClasses[${directoryClass}]; a StorageClass serves one dialect`);
+    }
     const earlier = policyOfClass.get(config.storageClassName);
     if (earlier && earlier.policy !== config.reclaimPolicy) {
       issues.add(`${at}.reclaimPolicy`, `"${config.reclaimPolicy}" differs from ${earlier.at}.reclaimPolicy "${earlier.policy}" for the same StorageClass "${config.storageClassName}"`);
@@ -407,14 +559,22 @@ function resolveDeviceDialect(
     storageClasses.push(resolveStorageClass(className, i === undefined ? undefined : d.storageClasses![i], policy, at, issues));
   }
 
-  const extraHostDirs = [...new Set(specs.map((s) => s.config.deviceDir))]
+  const firstSpecOfDir = new Map<string, number>();
+  d.specs.forEach((s, i) => {
+    if (!firstSpecOfDir.has(s.deviceDir)) firstSpecOfDir.set(s.deviceDir, i);
+  });
+  const mounts = [...new Set(specs.map((s) => s.config.deviceDir))]
     .filter((dir) => !(props.mountDevVolume ?? true) || !pathsOverlap(dir, '/dev'))
-    .sort();
+    .sort()
+    .map((dir) => {
+      const prop = `devices.specs[${firstSpecOfDir.get(dir)}].deviceDir`;
+      return { volume: volumeName('devices', dir), hostDir: dir, mountDir: dir, volumeProp: prop, pathProp: prop };
+    });
   return {
     specs,
     defaultSpec: d.defaultSpec,
     pollingIntervalMs: optionalDuration(issues, 'devices.pollingInterval', d.pollingInterval, Duration.minutes(5)),
-    extraHostDirs,
+    mounts,
   };
 }
 
@@ -434,14 +594,7 @@ function resolveStorageClass(
   };
 }
 
-function checkStorageClassNames(classes: ResolvedStorageClass[], issues: PropIssues): void {
-  const seen = new Set<string>();
-  for (const c of classes) {
-    if (seen.has(c.name)) {
-      issues.add('devices.specs', `storageClassName "${c.name}" is also the name of one of storageClasses; a StorageClass serves one dialect`);
-    }
-    seen.add(c.name);
-  }
+function checkDefaultStorageClass(classes: ResolvedStorageClass[], issues: PropIssues): void {
   if (classes.filter((c) => c.isDefaultClass).length > 1) {
     issues.add('storageClasses', `more than one StorageClass has isDefaultClass: ${classes.filter((c) => c.isDefaultClass).map((c) => c.name).join(', ')}`);
   }
@@ -459,8 +612,15 @@ function resolveNodeCleanup(
   });
   const replicas = n.replicas ?? 1;
   issues.check('nodeCleanup.replicas', integerProblem(replicas, 1));
-  const priorityClassName = n.priorityClassName ?? 'system-cluster-critical';
-  issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
+  const priorityClassName = n.priorityClassName;
+  if (priorityClassName !== undefined) issues.check('nodeCleanup.priorityClassName', objectNameProblem(priorityClassName));
+  const tolerations = n.tolerations ?? [];
+  checkTolerations(issues, 'nodeCleanup.tolerations', tolerations);
+  if (props.createServiceAccount === false && props.serviceAccountName === undefined) {
+    // Its ServiceAccount would be `default-node-cleanup`; binding claim deletion to the
+    // namespace's `default` instead would hand it to every pod there.
+    issues.add('serviceAccountName', 'is needed with nodeCleanup and createServiceAccount: false (node cleanup runs as <serviceAccountName>-node-cleanup)');
+  }
   checkLabels(issues, 'nodeCleanup.nodeSelector', n.nodeSelector);
   return {
     storageClassNames,
@@ -469,20 +629,20 @@ function resolveNodeCleanup(
     replicas,
     resources: n.resources ?? { requests: { cpu: quantity('10m'), memory: quantity('64Mi') }, limits: { memory: quantity('256Mi') } },
     nodeSelector: { ...n.nodeSelector, 'kubernetes.io/os': 'linux' },
-    tolerations: n.tolerations ?? [],
+    tolerations,
     affinity: n.affinity,
     priorityClassName,
     serviceAccountName: `${serviceAccountName}-node-cleanup`,
   };
 }
 
-function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namespace: string, issues: PropIssues): ResolvedProps['metrics'] {
+function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namespace: string, issues: PropIssues): ResolvedMetrics {
   const service = props.metricsService ?? true;
   const sm = props.serviceMonitor;
   if (sm && !service) issues.add('serviceMonitor', 'needs the metrics Service; do not set metricsService to false');
   let serviceMonitor: ResolvedServiceMonitor | undefined;
   if (sm) {
-    const intervalMs = optionalDuration(issues, 'serviceMonitor.interval', sm.interval, Duration.seconds(30), 1000);
+    const intervalMs = optionalDuration(issues, 'serviceMonitor.interval', sm.interval, Duration.seconds(10), 1000);
     const scrapeTimeoutMs = sm.scrapeTimeout && durationMs(issues, 'serviceMonitor.scrapeTimeout', sm.scrapeTimeout, 1000);
     if (scrapeTimeoutMs !== undefined && scrapeTimeoutMs > intervalMs) {
       issues.add('serviceMonitor.scrapeTimeout', `must not be longer than serviceMonitor.interval (${scrapeTimeoutMs} ms > ${intervalMs} ms)`);
@@ -490,7 +650,9 @@ function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namesp
     [...(sm.relabelings ?? []).map((r, i) => [`serviceMonitor.relabelings[${i}]`, r] as const),
       ...(sm.metricRelabelings ?? []).map((r, i) => [`serviceMonitor.metricRelabelings[${i}]`, r] as const)]
       .forEach(([at, r]) => checkRelabeling(at, r, issues));
-    if (sm.jobLabel !== undefined) issues.check('serviceMonitor.jobLabel', qualifiedNameProblem(sm.jobLabel));
+    // The Helm chart's job label; '' leaves `job` to prometheus-operator (the Service name).
+    const jobLabel = sm.jobLabel ?? 'app.kubernetes.io/name';
+    if (jobLabel !== '') issues.check('serviceMonitor.jobLabel', qualifiedNameProblem(jobLabel));
     checkLabels(issues, 'serviceMonitor.labels', sm.labels);
     serviceMonitor = {
       namespace: resolveNamespace(issues, 'serviceMonitor.namespace', sm.namespace, namespace),
@@ -500,7 +662,7 @@ function resolveMetrics(props: LocalVolumeProvisionerProps, name: string, namesp
       relabelings: sm.relabelings ?? [],
       metricRelabelings: sm.metricRelabelings ?? [],
       namespaceSelector: sm.namespaceSelector ?? { matchNames: [namespace] },
-      jobLabel: sm.jobLabel,
+      jobLabel: jobLabel === '' ? undefined : jobLabel,
     };
   }
   return {
@@ -535,8 +697,8 @@ function resolveGrafanaDashboard(o: GrafanaDashboardOptions, namespace: string, 
 function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void {
   if (r.regex !== undefined) {
     try {
-      // Prometheus anchors the expression; RE2 syntax is close enough to catch typos.
-      new RegExp(`^(?:${r.regex})$`);
+      // Prometheus reads it with Go's RE2, anchored.
+      compileRe2(`^(?:${r.regex})$`);
     } catch (e) {
       issues.add(`${at}.regex`, `"${r.regex}" is not a valid regular expression (${(e as Error).message})`);
     }
@@ -546,15 +708,56 @@ function checkRelabeling(at: string, r: RelabelConfig, issues: PropIssues): void
   });
 }
 
-function checkExtraVolumes(props: LocalVolumeProvisionerProps, issues: PropIssues): void {
-  const names = new Set<string>();
-  (props.extraVolumes ?? []).forEach((v, i) => {
-    if (names.has(v.name)) issues.add(`extraVolumes[${i}].name`, `"${v.name}" is given twice`);
-    names.add(v.name);
+/**
+ * The API server's pod spec rules over each agent pod as it will be written: the
+ * construct's own volumes and mounts first, then those of the props, so a clash is
+ * blamed on the prop. Only what props fill is checked; the rest is the construct's.
+ */
+function checkAgentPods(props: LocalVolumeProvisionerProps, issues: PropIssues, r: ResolvedProps): void {
+  const own = <T>(value: T, what: string): Origin<T> => ({ value, prop: what, what });
+  const ofMount = (m: ResolvedHostMount) => ({ volume: fromProp(m.volume, m.volumeProp), path: fromProp(m.mountDir, m.pathProp) });
+  const dev = r.pod.mountDevVolume
+    ? [{ volume: own(DEV_VOLUME, 'the host /dev (mountDevVolume)'), path: own('/dev', 'the host /dev (mountDevVolume)') }]
+    : [];
+  const pods = [
+    ...(r.directory ? [{
+      pod: 'directory agent\'s pod',
+      mounts: [{ volume: own(CONFIG_VOLUME, 'the agent\'s ConfigMap'), path: own(CONFIG_MOUNT_PATH, 'the agent\'s ConfigMap') }, ...dev, ...r.directory.mounts.map(ofMount)],
+    }] : []),
+    ...(r.devices ? [{ pod: 'device agent\'s pod', mounts: [...dev, ...r.devices.mounts.map(ofMount)] }] : []),
+  ];
+
+  const extraVolumes = props.extraVolumes ?? [];
+  extraVolumes.forEach((v, i) => checkVolume(issues, `extraVolumes[${i}]`, v));
+  const extraMounts = (props.extraVolumeMounts ?? []).map((m, i) => fromProp(m, `extraVolumeMounts[${i}]`));
+  const initContainers = props.initContainers ?? [];
+  checkUnique(issues, 'name', [
+    own(AGENT_CONTAINER, 'the agent container'),
+    ...initContainers.map((c, i) => fromProp(c.name, `initContainers[${i}].name`)),
+  ]);
+  initContainers.forEach((c, i) => {
+    issues.check(`initContainers[${i}].name`, dnsLabelProblem(c.name, 'container name'));
+    issues.check(`initContainers[${i}].image`, imageProblem(c.image));
+    checkEnv(issues, `initContainers[${i}].env`, c.env ?? []);
   });
-  (props.extraVolumeMounts ?? []).forEach((m, i) => {
-    issues.check(`extraVolumeMounts[${i}].mountPath`, absolutePathProblem(m.mountPath));
-  });
+
+  for (const { pod, mounts } of pods) {
+    const volumes = [...mounts.map((m) => m.volume), ...extraVolumes.map((v, i) => fromProp(v.name, `extraVolumes[${i}].name`))];
+    checkUnique(issues, 'name', volumes);
+    const names = volumes.map((v) => v.value);
+    checkVolumeMounts(issues, extraMounts, mounts.map((m) => m.path), names, pod, r.pod.securityContext.privileged ?? false);
+    initContainers.forEach((c, i) => {
+      const initMounts = (c.volumeMounts ?? []).map((m, j) => fromProp(m, `initContainers[${i}].volumeMounts[${j}]`));
+      checkVolumeMounts(issues, initMounts, [], names, pod, c.securityContext?.privileged ?? false);
+    });
+  }
+
+  if (props.image !== undefined) issues.check('image', imageProblem(props.image));
+  checkEnv(issues, 'env', props.env ?? []);
+  const ports = [METRICS_PORT_NAME];
+  if (props.livenessProbe) checkProbe(issues, 'livenessProbe', props.livenessProbe, ports, 'liveness');
+  if (props.readinessProbe) checkProbe(issues, 'readinessProbe', props.readinessProbe, ports, 'readiness');
+  if (props.startupProbe) checkProbe(issues, 'startupProbe', props.startupProbe, ports, 'startup');
 }
 
 function resolveNamespace(issues: PropIssues, prop: string, value: string | undefined, fallback: string): string {
@@ -570,33 +773,51 @@ function optionalDurationInput(issues: PropIssues, prop: string, value: Duration
   return value && durationMs(issues, prop, value, minMs);
 }
 
-/** Adds the model's errors under prop names; returns the config when there were none. */
+/**
+ * Adds the model's errors under prop names; returns the config when there were none.
+ * A prop the construct's own checks already blamed is not blamed again in the model's words.
+ */
 function reportModelIssues<T>(result: ParseResult<T>, issues: PropIssues, propPath: (path: string) => string): T | undefined {
   if (result.ok) return result.config;
-  result.errors.forEach((e: ConfigIssue) => issues.add(propPath(e.path), e.message));
+  const own = result.errors.map((e: ConfigIssue) => ({ prop: propPath(e.path), message: e.message })).filter((e) => !issues.has(e.prop));
+  own.forEach((e) => issues.add(e.prop, e.message));
   return undefined;
 }
 
 /** `storageClassMap.fast-disks.namePattern` -> `storageClasses[0].namePattern`. */
-function directoryPropPath(path: string, classNames: string[]): string {
+function directoryPropPath(path: string, classes: LocalStorageClassProps[]): string {
   const prefix = 'storageClassMap.';
   if (!path.startsWith(prefix)) return path;
   const rest = path.slice(prefix.length);
   // Longest name first: a class name may contain dots.
-  const match = classNames
-    .map((n, i) => ({ n, i }))
+  const match = classes
+    .map((c, i) => ({ n: c.name, i }))
     .filter(({ n }) => rest === n || rest.startsWith(`${n}.`) || rest.startsWith(`${n}[`))
     .sort((a, b) => b.n.length - a.n.length)[0];
   if (!match) return path;
-  // An issue on the map key itself is about the class name.
+  // An issue on the map key itself is about the class name; one on a mountDir the props
+  // leave to default is about the hostDir it was copied from.
   const field = rest.slice(match.n.length);
-  return `storageClasses[${match.i}]${field === '' ? '.name' : field}`;
+  if (field === '') return `storageClasses[${match.i}].name`;
+  if (field === '.mountDir' && classes[match.i].mountDir === undefined) return `storageClasses[${match.i}].hostDir`;
+  return `storageClasses[${match.i}]${field}`;
 }
 
 /** sha256 over the data in key order, so equal configs give equal hashes. */
 export function hashData(data: ConfigMapData): string {
   const sorted = Object.keys(data).sort().map((k) => [k, data[k]]);
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+}
+
+/**
+ * A pod volume name (a DNS label, at most 63 characters) for a class or directory:
+ * readable, and stable when other classes are added or reordered.
+ */
+function volumeName(prefix: string, key: string): string {
+  const readable = `${prefix}-${key.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  const base = readable.length <= 54 ? readable : readable.slice(0, 54).replace(/-+$/, '');
+  return `${base}-${hash}`;
 }
 
 function quantity(value: string): k8s.Quantity {

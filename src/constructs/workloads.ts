@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { k8s } from 'cdk8s-plus-28';
 import { formatGoDuration } from '../config';
-import { CONFIG_MOUNT_PATH, ResolvedProps } from './resolve-props';
+import { AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, METRICS_PORT_NAME, ResolvedProps } from './resolve-props';
 
 /**
  * Pod specs of the node agents (one DaemonSet per dialect) and of node cleanup.
@@ -15,8 +14,6 @@ import { CONFIG_MOUNT_PATH, ResolvedProps } from './resolve-props';
 
 export type Component = 'agent' | 'device-agent' | 'node-cleanup';
 
-const CONTAINER_NAME = 'provisioner';
-const METRICS_PORT_NAME = 'metrics';
 
 /** Labels shared by every object of one provisioner instance. */
 export function instanceLabels(r: ResolvedProps): Record<string, string> {
@@ -40,7 +37,6 @@ export function selectorLabels(r: ResolvedProps, component: Component): Record<s
 export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
   const d = r.directory!;
   const rt = r.runtime;
-  const classVolumes = d.mounts.map((m) => ({ volume: volumeName('class', m.name), hostDir: m.hostDir, mountDir: m.mountDir }));
   return agentDaemonSetSpec(r, 'agent', {
     args: [
       'run',
@@ -51,15 +47,15 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--config-dir=${CONFIG_MOUNT_PATH}`,
       ...commonFlags(r),
     ],
-    env: [{ name: 'JOB_CONTAINER_IMAGE', value: r.pod.image }],
+    env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],
     volumes: [
-      { name: 'config', configMap: { name: d.configMapName } },
-      ...classVolumes.map((c) => ({ name: c.volume, hostPath: { path: c.hostDir, type: 'DirectoryOrCreate' } })),
+      { name: CONFIG_VOLUME, configMap: { name: d.configMapName } },
+      ...d.mounts.map((c) => ({ name: c.volume, hostPath: { path: c.hostDir, type: 'DirectoryOrCreate' } })),
     ],
     volumeMounts: [
-      { name: 'config', mountPath: CONFIG_MOUNT_PATH, readOnly: true },
+      { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT_PATH, readOnly: true },
       // HostToContainer: a volume mounted on the host after the pod started is seen inside it.
-      ...classVolumes.map((c) => ({ name: c.volume, mountPath: c.mountDir, mountPropagation: 'HostToContainer' })),
+      ...d.mounts.map((c) => ({ name: c.volume, mountPath: c.mountDir, mountPropagation: 'HostToContainer' })),
     ],
     // Hot reload applies most changes without a restart; rolling the pods also applies
     // changes that need one and makes a bad config fail visibly on the first node.
@@ -71,12 +67,11 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
 export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
   const d = r.devices!;
   const rt = r.runtime;
-  const dirs = d.extraHostDirs.map((dir) => ({ volume: volumeName('devices', dir), dir }));
   return agentDaemonSetSpec(r, 'device-agent', {
     args: [
       'devices',
-      '--node-name=$(MY_NODE_NAME)',
-      '--namespace-name=$(MY_NAMESPACE)',
+      `--node-name=$(${AGENT_ENV.nodeName})`,
+      `--namespace-name=$(${AGENT_ENV.namespace})`,
       `--metrics-addr=:${rt.metricsPort}`,
       '--metrics-path=/metrics',
       `--polling-interval=${formatGoDuration(d.pollingIntervalMs)}`,
@@ -87,8 +82,8 @@ export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
     // PV paths are device paths as the container sees them, so each deviceDir outside
     // /dev is mounted at its own path. OrCreate: a spec may be for some nodes only, and a
     // missing directory must not keep the agent from starting on the others.
-    volumes: dirs.map((v) => ({ name: v.volume, hostPath: { path: v.dir, type: 'DirectoryOrCreate' } })),
-    volumeMounts: dirs.map((v) => ({ name: v.volume, mountPath: v.dir, mountPropagation: 'HostToContainer' })),
+    volumes: d.mounts.map((v) => ({ name: v.volume, hostPath: { path: v.hostDir, type: 'DirectoryOrCreate' } })),
+    volumeMounts: d.mounts.map((v) => ({ name: v.volume, mountPath: v.mountDir, mountPropagation: 'HostToContainer' })),
     // The specs are read through the API and watched, so a spec change needs no restart.
     podAnnotations: {},
   });
@@ -105,20 +100,20 @@ interface AgentParts {
 function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: AgentParts): k8s.DaemonSetSpec {
   const p = r.pod;
   const selector = selectorLabels(r, component);
-  const devVolume = p.mountDevVolume ? [{ name: 'dev', hostPath: { path: '/dev', type: 'Directory' } }] : [];
-  const devMount = p.mountDevVolume ? [{ name: 'dev', mountPath: '/dev' }] : [];
+  const devVolume = p.mountDevVolume ? [{ name: DEV_VOLUME, hostPath: { path: '/dev', type: 'Directory' } }] : [];
+  const devMount = p.mountDevVolume ? [{ name: DEV_VOLUME, mountPath: '/dev' }] : [];
   const container: k8s.Container = {
-    name: CONTAINER_NAME,
+    name: AGENT_CONTAINER,
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     args: parts.args,
-    env: [...downwardApiEnv(), ...parts.env],
+    env: [...downwardApiEnv(), ...parts.env, ...p.env],
     ports: [{ name: METRICS_PORT_NAME, containerPort: r.runtime.metricsPort, protocol: 'TCP' }],
     livenessProbe: p.livenessProbe ?? httpProbe('/healthz', { initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
     readinessProbe: p.readinessProbe ?? httpProbe('/readyz', { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 }),
     startupProbe: p.startupProbe,
     resources: p.resources,
-    securityContext: agentSecurityContext(r),
+    securityContext: p.securityContext,
     volumeMounts: nonEmpty([...parts.volumeMounts, ...devMount, ...p.extraVolumeMounts]),
   };
   return {
@@ -166,7 +161,7 @@ export function nodeCleanupSpec(r: ResolvedProps): k8s.DeploymentSpec {
       ...commonFlags(r),
     ],
     env: [
-      { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: AGENT_ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       // The replica's identity in the Lease.
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ],
@@ -213,35 +208,13 @@ function commonFlags(r: ResolvedProps): string[] {
 
 function downwardApiEnv(): k8s.EnvVar[] {
   return [
-    { name: 'MY_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-    { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: AGENT_ENV.nodeName, valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    { name: AGENT_ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
   ];
-}
-
-function agentSecurityContext(r: ResolvedProps): k8s.SecurityContext {
-  return {
-    // Opening, wiping and probing block devices needs privilege (and root: device
-    // nodes are root's); the root filesystem stays writable for the cleaners' tools.
-    privileged: r.pod.privileged,
-    runAsUser: 0,
-    runAsNonRoot: false,
-    readOnlyRootFilesystem: false,
-  };
 }
 
 function httpProbe(path: string, timing: Omit<k8s.Probe, 'httpGet'>): k8s.Probe {
   return { httpGet: { path, port: k8s.IntOrString.fromString(METRICS_PORT_NAME) }, ...timing };
-}
-
-/**
- * A pod volume name (a DNS label, at most 63 characters) for a class or directory:
- * readable, and stable when other classes are added or reordered.
- */
-export function volumeName(prefix: string, key: string): string {
-  const readable = `${prefix}-${key.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}`;
-  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
-  const base = readable.length <= 54 ? readable : readable.slice(0, 54).replace(/-+$/, '');
-  return `${base}-${hash}`;
 }
 
 function nonEmpty<T>(value: T[]): T[] | undefined;

@@ -10,6 +10,18 @@ export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';
 /** Ours, on every PV we create or adopt: lets each node list and watch only its own PVs. */
 export const NODE_LABEL = 'local.storage.k8s.io/node';
 
+/**
+ * Ours, on every PV we create (and add to those we manage): a Released PV cannot
+ * disappear, nor be bound while it is being deleted, until its volume is clean.
+ */
+export const CLEANUP_FINALIZER = 'local.storage.k8s.io/cleanup';
+
+/** Ours: the stable identity of the disk or filesystem a PV was made for (volume/identity.ts). */
+export const VOLUME_IDENTITY_ANNOTATION = 'local.storage.k8s.io/volume-identity';
+
+/** Set by the PV binder on a volume it bound; it stays when an administrator clears claimRef. */
+export const BOUND_BY_CONTROLLER_ANNOTATION = 'pv.kubernetes.io/bound-by-controller';
+
 /** The Node label that the hostname affinity term matches. */
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 

@@ -1,7 +1,9 @@
 /** Request bodies: object bodies (JSON or YAML), patch bodies, DeleteOptions. */
 import { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { PROTOBUF, decodeProtobufObject } from './protobuf';
 import { DeleteOptions } from './registry';
+import { ResourceType } from './resources';
 import { ApiError, badRequest, unsupportedMediaType } from './status';
 
 export function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -22,13 +24,14 @@ export function parseJson(buf: Buffer): any {
 }
 
 /**
- * An object body (create, update): JSON or YAML. Protobuf, which typed
- * client-go clientsets send (e.g. `kubectl create configmap`), is not decoded
- * here and gets the 415 a server without that codec answers.
+ * An object body (create, update) for resource `r`: JSON, YAML, or the
+ * protobuf that typed client-go clientsets send (e.g. `kubectl create
+ * configmap` from kubectl 1.32 on), for the kinds protobuf.ts can read.
  */
-export function parseObjectBody(req: IncomingMessage, buf: Buffer): any {
+export function parseObjectBody(req: IncomingMessage, buf: Buffer, r: ResourceType): any {
   const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim();
   if (type === 'application/json' || type === '') return parseJson(buf);
+  if (type === PROTOBUF) return decodeProtobufObject(r, buf);
   if (type === 'application/yaml') {
     try {
       return parseYaml(buf.toString('utf8'));
@@ -36,7 +39,7 @@ export function parseObjectBody(req: IncomingMessage, buf: Buffer): any {
       throw badRequest(`error decoding request body: ${e.message}`);
     }
   }
-  throw unsupportedMediaType(['application/json', 'application/yaml']);
+  throw unsupportedMediaType(['application/json', 'application/yaml', ...(r.custom ? [] : [PROTOBUF])]);
 }
 
 export function deleteOptions(q: URLSearchParams, body: Buffer): DeleteOptions {

@@ -1,7 +1,8 @@
 /**
  * What a new cluster holds before anyone writes to it: the system namespaces and
  * the bootstrap RBAC policy that non-resource requests rely on (discovery and
- * health for every user) plus cluster-admin for system:masters.
+ * health for every user, self access reviews for every authenticated user) plus
+ * cluster-admin for system:masters.
  */
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -33,4 +34,9 @@ export const BOOTSTRAP_OBJECTS: readonly object[] = [
   bindToGroups('system:discovery', ['system:authenticated']),
   clusterRole('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
   bindToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  // Lets every user ask what it may do (kubectl auth can-i, a controller probing its permissions).
+  clusterRole('system:basic-user', [{
+    apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'],
+  }]),
+  bindToGroups('system:basic-user', ['system:authenticated']),
 ];

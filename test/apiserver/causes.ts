@@ -24,3 +24,18 @@ export function forbiddenField(field: string, detail: string): StatusCause {
 export function immutable(field: string, value: unknown): StatusCause {
   return invalidValue(field, value, 'field is immutable');
 }
+
+/** A second entry with a value that must be unique in its list (field.Duplicate). */
+export function duplicate(field: string, value: unknown): StatusCause {
+  return { reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${JSON.stringify(value)}` };
+}
+
+/** A reference to something that does not exist (field.NotFound), e.g. a mount of an undeclared volume. */
+export function notFound(field: string, value: unknown): StatusCause {
+  return { reason: 'FieldValueNotFound', field, message: `Not found: ${JSON.stringify(value)}` };
+}
+
+/** ValidateNonnegativeField: numbers below zero. */
+export function nonNegativeProblems(field: string, value: unknown): StatusCause[] {
+  return typeof value === 'number' && value < 0 ? [invalidValue(field, value, 'must be greater than or equal to 0')] : [];
+}

@@ -63,6 +63,16 @@ describe('persistent volume controllers', () => {
     await eventually(() => getPv('held') === undefined, 'volume gone');
   });
 
+  test('a volume being deleted is never bound, even to a claim that names it', async () => {
+    const pv: any = localPv('terminating');
+    pv.metadata.finalizers = ['example.com/hold'];
+    server.create(pv);
+    server.create(claim('late'));
+    await call(server, 'DELETE', '/api/v1/persistentvolumes/terminating');
+    expect(() => server.bindClaim('terminating', { namespace: 'default', name: 'late' })).toThrow('the volume is marked for deletion "terminating"');
+    expect(getPv('terminating').spec.claimRef).toBeUndefined();
+  });
+
   test('with protection switched off a volume is deleted at once', async () => {
     server.controllers.pvProtection = false;
     server.create(localPv('bare'));

@@ -273,11 +273,14 @@ export class Controllers {
 
   /**
    * Binds a claim to a volume as the PV binder would: claimRef on the PV,
-   * volumeName on the claim, both Bound. Synchronous; throws if either is missing.
+   * volumeName on the claim, both Bound. Synchronous; throws if either is missing,
+   * or if the volume is being deleted (the binder never binds one).
    */
   bindClaim(pvName: string, claim: { namespace: string; name: string }): void {
     const pv = this.registry.get(PV, undefined, pvName);
     const pvc = this.registry.get(PVC, claim.namespace, claim.name);
+    // The binder skips such a volume (FindMatchingVolume), and refuses it to a claim that names it (checkVolumeSatisfyClaim).
+    if (pv.obj.metadata.deletionTimestamp) throw new Error(`the volume is marked for deletion "${pvName}"`);
     const nextPv = cloneObject(pv);
     nextPv.spec.claimRef = { kind: 'PersistentVolumeClaim', namespace: claim.namespace, name: claim.name, uid: pvc.obj.metadata.uid, apiVersion: 'v1', resourceVersion: pvc.obj.metadata.resourceVersion };
     nextPv.metadata.annotations = { ...nextPv.metadata.annotations, 'pv.kubernetes.io/bound-by-controller': 'yes' };

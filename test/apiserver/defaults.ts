@@ -5,12 +5,43 @@
  */
 import { ResourceType, groupVersion } from './resources';
 
+/** SetDefaults_HTTPGetAction (probes and lifecycle hooks alike). */
+function defaultHttpGet(h: any): void {
+  if (!h) return;
+  h.path ||= '/';
+  h.scheme ||= 'HTTP';
+}
+
+/** SetDefaults_Probe: zero timings take the documented defaults. */
+function defaultProbe(p: any): void {
+  if (!p) return;
+  p.timeoutSeconds ||= 1;
+  p.periodSeconds ||= 10;
+  p.successThreshold ||= 1;
+  p.failureThreshold ||= 3;
+  defaultHttpGet(p.httpGet);
+}
+
 function defaultContainer(c: any): void {
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
   c.imagePullPolicy ??= typeof c.image === 'string' && (c.image.endsWith(':latest') || !/:[^/]+$/.test(c.image.split('@')[0])) ? 'Always' : 'IfNotPresent';
   c.resources ??= {};
   for (const p of c.ports ?? []) p.protocol ??= 'TCP';
+  for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) defaultProbe(probe);
+  defaultHttpGet(c.lifecycle?.postStart?.httpGet);
+  defaultHttpGet(c.lifecycle?.preStop?.httpGet);
+  for (const e of c.env ?? []) if (e?.valueFrom?.fieldRef) e.valueFrom.fieldRef.apiVersion ||= 'v1';
+}
+
+const DEFAULT_MODE = 0o644;
+
+/** SetDefaults_Volume and the volume sources' defaults: no source means an emptyDir. */
+function defaultVolume(v: any): void {
+  const sources = Object.keys(v).filter((k) => k !== 'name' && v[k] !== undefined && v[k] !== null);
+  if (sources.length === 0) v.emptyDir = {};
+  if (v.hostPath) v.hostPath.type ??= '';
+  for (const src of [v.configMap, v.secret, v.downwardAPI, v.projected]) if (src) src.defaultMode ??= DEFAULT_MODE;
 }
 
 function defaultPodSpec(spec: any, restartPolicy = 'Always'): void {
@@ -20,8 +51,19 @@ function defaultPodSpec(spec: any, restartPolicy = 'Always'): void {
   spec.schedulerName ??= 'default-scheduler';
   spec.terminationGracePeriodSeconds ??= 30;
   spec.securityContext ??= {};
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) defaultContainer(c);
+  spec.enableServiceLinks ??= true;
+  for (const v of spec.volumes ?? []) if (v) defaultVolume(v);
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) if (c) defaultContainer(c);
   if (spec.serviceAccountName && !spec.serviceAccount) spec.serviceAccount = spec.serviceAccountName;
+}
+
+/** SetDefaults_Pod (not templates): host-network ports are host ports; limits stand in for missing requests. */
+function defaultPod(o: any): void {
+  defaultPodSpec(o.spec);
+  for (const c of [...(o.spec?.containers ?? []), ...(o.spec?.initContainers ?? [])]) {
+    if (o.spec.hostNetwork) for (const p of c?.ports ?? []) p.hostPort ||= p.containerPort;
+    if (c?.resources?.limits) c.resources.requests = { ...c.resources.limits, ...c.resources.requests };
+  }
 }
 
 const DEFAULTERS: Record<string, (o: any) => void> = {
@@ -39,7 +81,10 @@ const DEFAULTERS: Record<string, (o: any) => void> = {
     o.spec ??= {};
     o.spec.finalizers ??= ['kubernetes'];
   },
-  'v1/Pod': (o) => defaultPodSpec(o.spec),
+  'v1/Pod': defaultPod,
+  'v1/Secret': (o) => {
+    o.type ||= 'Opaque';
+  },
   'v1/Service': (o) => {
     o.spec ??= {};
     o.spec.type ??= 'ClusterIP';
@@ -68,13 +113,25 @@ const DEFAULTERS: Record<string, (o: any) => void> = {
     o.spec.replicas ??= 1;
     o.spec.revisionHistoryLimit ??= 10;
     o.spec.progressDeadlineSeconds ??= 600;
-    o.spec.strategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+    const strategy = (o.spec.strategy ??= {});
+    strategy.type ??= 'RollingUpdate';
+    if (strategy.type === 'RollingUpdate') {
+      strategy.rollingUpdate ??= {};
+      strategy.rollingUpdate.maxUnavailable ??= '25%';
+      strategy.rollingUpdate.maxSurge ??= '25%';
+    }
     defaultPodSpec(o.spec.template?.spec);
   },
   'apps/v1/DaemonSet': (o) => {
     o.spec ??= {};
     o.spec.revisionHistoryLimit ??= 10;
-    o.spec.updateStrategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
+    const strategy = (o.spec.updateStrategy ??= {});
+    strategy.type ??= 'RollingUpdate';
+    if (strategy.type === 'RollingUpdate') {
+      strategy.rollingUpdate ??= {};
+      strategy.rollingUpdate.maxUnavailable ??= 1;
+      strategy.rollingUpdate.maxSurge ??= 0;
+    }
     defaultPodSpec(o.spec.template?.spec);
   },
 };

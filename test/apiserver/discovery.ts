@@ -5,7 +5,6 @@
  */
 import { RESOURCES, groupVersion, groupVersions } from './resources';
 
-const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export function apiVersions(serverAddress: string): object {
   return {
@@ -50,7 +49,7 @@ export function apiResourceList(gv: string): object | undefined {
       singularName: r.singular,
       namespaced: r.namespaced,
       kind: r.kind,
-      verbs: VERBS,
+      verbs: r.verbs,
       ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
       ...(r.categories.length ? { categories: r.categories } : {}),
     });

@@ -55,6 +55,27 @@ describe('error responses are Status objects as the real server sends them', () 
     ]));
   });
 
+  test('a volume has a positive storage capacity and no other', async () => {
+    const zero: any = localPv('zero');
+    zero.spec.capacity = { storage: '0' };
+    expect((await call(server, 'POST', '/api/v1/persistentvolumes', zero)).body.details.causes)
+      .toEqual([{ reason: 'FieldValueInvalid', field: 'spec.capacity[storage]', message: 'Invalid value: "0": must be greater than zero' }]);
+    const cpu: any = localPv('cpu');
+    cpu.spec.capacity = { storage: '1Gi', cpu: '1' };
+    expect((await call(server, 'POST', '/api/v1/persistentvolumes', cpu)).body.details.causes)
+      .toEqual([{ reason: 'FieldValueNotSupported', field: 'spec.capacity', message: 'Unsupported value: {"storage":"1Gi","cpu":"1"}: supported values: "storage"' }]);
+  });
+
+  test('a claim asks for a positive amount of storage with at least one access mode', async () => {
+    const r = await call(server, 'POST', '/api/v1/namespaces/default/persistentvolumeclaims', {
+      metadata: { name: 'nothing' }, spec: { accessModes: [], resources: { requests: { storage: '0Gi' } } },
+    });
+    expect(r.body.details.causes).toEqual([
+      { reason: 'FieldValueRequired', field: 'spec.accessModes', message: 'Required value: at least 1 access mode is required' },
+      { reason: 'FieldValueInvalid', field: 'spec.resources[storage]', message: 'Invalid value: "0Gi": must be greater than zero' },
+    ]);
+  });
+
   test('a local volume without node affinity is invalid', async () => {
     const pv: any = localPv('loose');
     delete pv.spec.nodeAffinity;

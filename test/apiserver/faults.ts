@@ -27,6 +27,7 @@ export class Faults {
   /** Milliseconds every request waits before it is served. */
   latency = 0;
   private rules: Rule[] = [];
+  private hooks: Array<{ readonly spec: Omit<FailureSpec, 'code' | 'count' | 'retryAfterSeconds'>; readonly action: () => void }> = [];
 
   constructor(
     /** Ends every open watch. */
@@ -40,10 +41,27 @@ export class Faults {
     this.rules.push({ spec, remaining: spec.count ?? 1 });
   }
 
-  /** Forgets pending failures and latency. */
+  /**
+   * Runs `action` right before the next request matching verb/resource is served
+   * (once): something another client does in the window between two of ours.
+   */
+  beforeNext(spec: Omit<FailureSpec, 'code' | 'count' | 'retryAfterSeconds'>, action: () => void): void {
+    this.hooks.push({ spec, action });
+  }
+
+  /** Forgets pending failures, hooks and latency. */
   clear(): void {
     this.rules = [];
+    this.hooks = [];
     this.latency = 0;
+  }
+
+  /** Runs the hook waiting for this request, if any (consumes it). */
+  runHook(verb: string, resource: string): void {
+    const hook = this.hooks.find((h) => (!h.spec.verb || h.spec.verb === verb) && (!h.spec.resource || h.spec.resource === resource));
+    if (!hook) return;
+    this.hooks = this.hooks.filter((h) => h !== hook);
+    hook.action();
   }
 
   /** The injected failure for this request, if one is pending (consumes it). */

@@ -76,11 +76,18 @@ function walk(value: any, type: string, path: string, unknown: string[]): any {
 
 /**
  * Removes fields the kind does not have from `obj` and re-encodes its times (in
- * place); returns the removed fields' paths, as `spec.foo`.
+ * place); returns the removed fields' paths, as `spec.foo`. A Secret's
+ * stringData is merged into its data, as the v1 conversion merges it (the
+ * stored object has no stringData).
  */
 export function decodeFields(r: ResourceType, obj: any): string[] {
   const type = rootType(r);
   const unknown: string[] = [];
   if (type) walk(obj, type, '', unknown);
+  if (type === 'V1Secret' && obj.stringData) {
+    obj.data = { ...obj.data };
+    for (const [k, v] of Object.entries(obj.stringData)) obj.data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+    delete obj.stringData;
+  }
   return unknown;
 }

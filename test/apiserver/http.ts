@@ -12,6 +12,7 @@ import { Faults } from './faults';
 import { listPage, selectorFilter } from './list';
 import { openApiDocument, openApiRoot, openApiV2 } from './openapi';
 import { jsonPatch, mergePatch, patchSchemaFor, strategicMergePatch } from './patch';
+import { PROTOBUF } from './protobuf';
 import { RbacAuthorizer, RequestAttributes } from './rbac';
 import { Registry } from './registry';
 import { ResourceRequest, resolve } from './request-info';
@@ -43,6 +44,7 @@ interface Call {
   readonly body: Buffer;
   /** Counter key: verb and resource(/subresource). */
   readonly count: [string, string];
+  readonly user: UserInfo;
 }
 
 export class HttpHandler {
@@ -86,14 +88,29 @@ export class HttpHandler {
     try {
       this.authorize(user, rr);
       if (this.ctx.faults.latency > 0) await new Promise((r) => setTimeout(r, this.ctx.faults.latency));
+      this.ctx.faults.runHook(rr.verb, label);
       const fault = this.ctx.faults.take(rr.verb, label);
       if (fault) throw fault;
       const body = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE' ? await readBody(req) : Buffer.alloc(0);
-      await this.serveResource({ rr, q: url.searchParams, req, res, body, count });
+      await this.serveResource({ rr, q: url.searchParams, req, res, body, count, user });
     } catch (e) {
       if (!(e instanceof ApiError) || res.headersSent) throw e;
       this.sendError(res, e, count);
     }
+  }
+
+  /** A SelfSubjectAccessReview answered for `user`, as the real authorizer would answer the request it describes. */
+  private review(user: UserInfo, review: any): object {
+    const resource = review.spec?.resourceAttributes;
+    const nonResource = review.spec?.nonResourceAttributes;
+    if (!resource === !nonResource) {
+      throw new ApiError(422, 'Invalid', 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    }
+    const attrs: RequestAttributes = resource
+      ? { verb: resource.verb, apiGroup: resource.group ?? '', resource: resource.resource, subresource: resource.subresource || undefined, namespace: resource.namespace || undefined, name: resource.name || undefined }
+      : { verb: nonResource.verb, path: nonResource.path };
+    const allowed = !this.ctx.rbac || this.ctx.rbac.allows(user, attrs);
+    return { ...review, metadata: { creationTimestamp: null }, status: { allowed, ...(allowed ? { reason: 'RBAC: allowed' } : {}) } };
   }
 
   private authorize(user: UserInfo, a: RequestAttributes): void {
@@ -151,8 +168,13 @@ export class HttpHandler {
     if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) {
       throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
     }
+    if (!answersInJson(req.headers.accept)) {
+      throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
+    }
     const write = { dryRun, warnings, fieldValidation: (fv ?? 'Warn') as 'Strict' | 'Warn' | 'Ignore' };
     const reply = (code: number, e: Entry) => this.send(res, code, e.json, count, warningHeader(warnings));
+    if (!r.verbs.includes(rr.verb)) throw methodNotAllowed();
+    if (r.kind === 'SelfSubjectAccessReview') return this.send(res, 201, JSON.stringify(this.review(call.user, parseObjectBody(req, body, r))), count);
     switch (rr.verb) {
       case 'get': {
         const e = registry.get(r, rr.namespace, rr.name!);
@@ -163,17 +185,17 @@ export class HttpHandler {
       case 'watch': return this.watch(call);
       case 'create': {
         if (rr.name !== undefined) throw methodNotAllowed();
-        return reply(201, registry.create(r, rr.namespace, parseObjectBody(req, body), write));
+        return reply(201, registry.create(r, rr.namespace, parseObjectBody(req, body, r), write));
       }
       case 'update': {
         const sub = rr.subresource === 'finalize' ? 'finalize' : rr.subresource;
         if (sub === 'finalize') {
-          const candidate = parseObjectBody(req, body);
+          const candidate = parseObjectBody(req, body, r);
           const prev = registry.get(r, undefined, rr.name!);
           const next = { ...cloneObject(prev), spec: { ...prev.obj.spec, finalizers: candidate.spec?.finalizers ?? [] } };
           return reply(200, registry.replace(r, prev, next, write));
         }
-        return reply(200, registry.update(r, rr.namespace, rr.name!, parseObjectBody(req, body), { ...write, subresource: sub }));
+        return reply(200, registry.update(r, rr.namespace, rr.name!, parseObjectBody(req, body, r), { ...write, subresource: sub }));
       }
       case 'patch': {
         const prev = registry.get(r, rr.namespace, rr.name!);
@@ -255,6 +277,17 @@ export class HttpHandler {
       onBytes: (n) => this.ctx.counters.bytes(count[0], count[1], n),
     }, res);
   }
+}
+
+/**
+ * Whether a JSON answer is acceptable. Responses are always JSON (a client that
+ * lists protobuf first, as client-go's typed clients do, also lists JSON); a
+ * client that takes protobuf only gets 406, where the real server would answer
+ * in protobuf.
+ */
+function answersInJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').map((t) => t.split(';')[0].trim()).some((t) => t !== PROTOBUF && !t.startsWith(`${PROTOBUF};`));
 }
 
 /** The Warning header the real server sends: `299 - "text"` per warning. */

@@ -216,7 +216,8 @@ class Instance implements TestApiServer {
   create<T = any>(obj: object): T {
     const o = obj as any;
     const r = this.resource(o.apiVersion, o.kind);
-    return cloneObject(this.registry.create(r, o.metadata?.namespace, o));
+    // As over HTTP, the server works on its own copy: defaulting must not reach into the caller's object.
+    return cloneObject(this.registry.create(r, o.metadata?.namespace, structuredClone(o)));
   }
 
   get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined {

@@ -1,60 +1,44 @@
 /**
  * The rules of the real registry strategies for the kinds served, beyond the
- * schema: what a create must satisfy (PV sources and node affinity, Job restart
- * policy, event namespaces, RBAC rules, workload selectors...) and what an
- * update may not change.
+ * schema: what a create must satisfy (PV sources and node affinity, event
+ * namespaces, RBAC rules; pods and workloads through pod-spec.ts and
+ * workloads.ts) and what an update may not change.
  */
 import { forbiddenField, immutable, invalidValue, required, unsupported } from './causes';
-import { qualifiedNameProblems } from './names';
+import { configKeyMessages, qualifiedNameProblems } from './names';
+import { podProblems } from './pod-spec';
+import { compareQuantities, parseQuantity } from './quantity';
 import { ResourceType, groupVersion } from './resources';
+import { nodeSelectorProblems } from './scheduling';
 import { StatusCause } from './status';
+import { daemonSetProblems, deploymentProblems, jobProblems } from './workloads';
 
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 const PV_SOURCES = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 'cinder', 'csi', 'fc', 'flexVolume', 'flocker',
   'gcePersistentDisk', 'glusterfs', 'hostPath', 'iscsi', 'local', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte',
   'rbd', 'scaleIO', 'storageos', 'vsphereVolume'];
 
-function accessModeProblems(field: string, modes: unknown): StatusCause[] {
-  if (!Array.isArray(modes) || modes.length === 0) return [required(field)];
-  return modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+function accessModeProblems(field: string, modes: unknown, emptyDetail?: string): StatusCause[] {
+  if (!Array.isArray(modes) || modes.length === 0) return [required(field, emptyDetail)];
+  const out = modes.filter((m) => !ACCESS_MODES.includes(m)).map((m) => unsupported(field, m, ACCESS_MODES));
+  if (modes.includes('ReadWriteOncePod') && modes.some((m) => m !== 'ReadWriteOncePod' && ACCESS_MODES.includes(m))) {
+    out.push(forbiddenField(field, 'may not use ReadWriteOncePod with other access modes'));
+  }
+  return out;
 }
 
-/** NodeSelector rules of the core validation (PV node affinity). */
-function nodeSelectorProblems(field: string, selector: any): StatusCause[] {
-  const terms = selector?.nodeSelectorTerms;
-  if (!Array.isArray(terms) || terms.length === 0) return [required(`${field}.nodeSelectorTerms`, 'must have at least one node selector term')];
-  const out: StatusCause[] = [];
-  terms.forEach((term: any, i: number) => {
-    (term?.matchExpressions ?? []).forEach((req: any, j: number) => {
-      const f = `${field}.nodeSelectorTerms[${i}].matchExpressions[${j}]`;
-      const values: unknown[] = req?.values ?? [];
-      switch (req?.operator) {
-        case 'In':
-        case 'NotIn':
-          if (!values.length) out.push(required(`${f}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
-          break;
-        case 'Exists':
-        case 'DoesNotExist':
-          if (values.length) out.push(forbiddenField(`${f}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
-          break;
-        case 'Gt':
-        case 'Lt':
-          if (values.length !== 1 || !/^-?\d+$/.test(String(values[0]))) out.push(required(`${f}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
-          break;
-        default:
-          out.push(invalidValue(`${f}.operator`, req?.operator, 'not a valid selector operator'));
-      }
-      if (req?.key) out.push(...qualifiedNameProblems(`${f}.key`, req.key));
-    });
-  });
-  return out;
+/** ValidatePositiveQuantityValue: storage sizes of volumes and claims. */
+function positiveProblems(field: string, value: unknown): StatusCause[] {
+  return compareQuantities(parseQuantity(value), { num: 0n, den: 1n }) > 0 ? [] : [invalidValue(field, String(value), 'must be greater than zero')];
 }
 
 function pvProblems(pv: any): StatusCause[] {
   const spec = pv.spec ?? {};
   const out: StatusCause[] = [...accessModeProblems('spec.accessModes', spec.accessModes)];
-  if (!spec.capacity || Object.keys(spec.capacity).length === 0) out.push(required('spec.capacity'));
-  else if (spec.capacity.storage === undefined) out.push(required('spec.capacity[storage]'));
+  const capacity = spec.capacity ?? {};
+  if (Object.keys(capacity).length === 0) out.push(required('spec.capacity'));
+  if (capacity.storage === undefined || Object.keys(capacity).length > 1) out.push(unsupported('spec.capacity', capacity, ['storage']));
+  for (const [name, q] of Object.entries(capacity)) out.push(...positiveProblems(`spec.capacity[${name}]`, q));
   const sources = PV_SOURCES.filter((s) => spec[s] !== undefined);
   if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
   if (sources.length > 1) out.push(forbiddenField(`spec.${sources[1]}`, 'may not specify more than 1 volume type'));
@@ -77,27 +61,10 @@ function pvProblems(pv: any): StatusCause[] {
 
 function pvcProblems(pvc: any): StatusCause[] {
   const spec = pvc.spec ?? {};
-  const out = accessModeProblems('spec.accessModes', spec.accessModes);
-  if (spec.resources?.requests?.storage === undefined) out.push(required('spec.resources[storage]'));
-  return out;
-}
-
-function podSpecProblems(field: string, spec: any): StatusCause[] {
-  const out: StatusCause[] = [];
-  const containers = spec?.containers;
-  if (!Array.isArray(containers) || containers.length === 0) {out.push(required(`${field}.containers`));} else {
-    containers.forEach((c: any, i: number) => {
-      if (!c.name) out.push(required(`${field}.containers[${i}].name`));
-      if (!c.image) out.push(required(`${field}.containers[${i}].image`));
-    });
-  }
-  return out;
-}
-
-function jobProblems(job: any): StatusCause[] {
-  const out = podSpecProblems('spec.template.spec', job.spec?.template?.spec);
-  const rp = job.spec?.template?.spec?.restartPolicy;
-  if (rp !== 'OnFailure' && rp !== 'Never') out.push(unsupported('spec.template.spec.restartPolicy', rp ?? '', ['OnFailure', 'Never']));
+  const out = accessModeProblems('spec.accessModes', spec.accessModes, 'at least 1 access mode is required');
+  const storage = spec.resources?.requests?.storage;
+  if (storage === undefined) out.push(required('spec.resources[storage]'));
+  else out.push(...positiveProblems('spec.resources[storage]', storage));
   return out;
 }
 
@@ -122,22 +89,50 @@ function eventsV1Problems(e: any): StatusCause[] {
   return out;
 }
 
-const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-
 function configMapProblems(cm: any): StatusCause[] {
   const out: StatusCause[] = [];
   const keys = [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})];
-  for (const k of Object.keys(cm.data ?? {})) {
-    if (!CONFIG_KEY.test(k) || k === '.' || k === '..') {
-      out.push(invalidValue(`data[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
-        + "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
-    }
-  }
+  for (const k of Object.keys(cm.data ?? {})) out.push(...configKeyMessages(k).map((msg) => invalidValue(`data[${k}]`, k, msg)));
+  for (const k of Object.keys(cm.binaryData ?? {})) out.push(...configKeyMessages(k).map((msg) => invalidValue(`binaryData[${k}]`, k, msg)));
   const dup = keys.find((k, i) => keys.indexOf(k) !== i);
   if (dup) out.push(invalidValue(`data[${dup}]`, dup, 'duplicate of key present in binaryData'));
   const size = Object.values<string>(cm.data ?? {}).reduce((n, v) => n + String(v).length, 0)
     + Object.values<string>(cm.binaryData ?? {}).reduce((n, v) => n + Math.floor((String(v).length * 3) / 4), 0);
   if (size > 1024 * 1024) out.push({ reason: 'FieldValueTooLong', field: '', message: 'Too long: must have at most 1048576 bytes' });
+  return out;
+}
+
+/** Keys a Secret of each built-in type must have in its data (ValidateSecret). */
+const SECRET_KEYS: Record<string, string[]> = {
+  'kubernetes.io/dockercfg': ['.dockercfg'],
+  'kubernetes.io/dockerconfigjson': ['.dockerconfigjson'],
+  'kubernetes.io/ssh-auth': ['ssh-privatekey'],
+  'kubernetes.io/tls': ['tls.crt', 'tls.key'],
+};
+
+function secretProblems(secret: any): StatusCause[] {
+  const data: Record<string, string> = secret.data ?? {};
+  const out = Object.keys(data).flatMap((k) => configKeyMessages(k).map((msg) => invalidValue(`data[${k}]`, k, msg)));
+  const size = Object.values(data).reduce((n, v) => n + Buffer.from(String(v), 'base64').length, 0);
+  if (size > 1024 * 1024) out.push({ reason: 'FieldValueTooLong', field: 'data', message: 'Too long: must have at most 1048576 bytes' });
+  const type = secret.type ?? '';
+  if (type === 'kubernetes.io/service-account-token' && !secret.metadata?.annotations?.['kubernetes.io/service-account.name']) {
+    out.push(required('metadata.annotations[kubernetes.io/service-account.name]'));
+  }
+  if (type === 'kubernetes.io/basic-auth' && !('username' in data) && !('password' in data)) {
+    out.push(required('data[username]'), required('data[password]'));
+  }
+  for (const key of SECRET_KEYS[type] ?? []) {
+    if (!(key in data) || (type === 'kubernetes.io/ssh-auth' && !data[key])) out.push(required(`data[${key}]`));
+  }
+  for (const key of ['.dockercfg', '.dockerconfigjson']) {
+    if (SECRET_KEYS[type]?.[0] !== key || !(key in data)) continue;
+    try {
+      JSON.parse(Buffer.from(data[key], 'base64').toString('utf8'));
+    } catch (e: any) {
+      out.push(invalidValue(`data[${key}]`, '<secret contents redacted>', e.message));
+    }
+  }
   return out;
 }
 
@@ -181,51 +176,22 @@ function bindingProblems(b: any, clusterWide: boolean): StatusCause[] {
   return out;
 }
 
-/** Whether a LabelSelector object (matchLabels, matchExpressions) selects these labels. */
-function selects(selector: any, labels: Record<string, string>): boolean {
-  const byLabels = Object.entries<string>(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  const byExpressions = (selector?.matchExpressions ?? []).every((e: any) => {
-    const has = labels[e.key] !== undefined;
-    switch (e.operator) {
-      case 'In': return has && (e.values ?? []).includes(labels[e.key]);
-      case 'NotIn': return !has || !(e.values ?? []).includes(labels[e.key]);
-      case 'Exists': return has;
-      case 'DoesNotExist': return !has;
-      default: return false;
-    }
-  });
-  return byLabels && byExpressions;
-}
-
-/** apps/v1 workloads: a selector is required and must select the pod template's labels. */
-function workloadProblems(w: any, restartPolicies: string[]): StatusCause[] {
-  const out = podSpecProblems('spec.template.spec', w.spec?.template?.spec);
-  const selector = w.spec?.selector;
-  const labels = w.spec?.template?.metadata?.labels ?? {};
-  if (!selector || (!Object.keys(selector.matchLabels ?? {}).length && !(selector.matchExpressions ?? []).length)) {
-    out.push(required('spec.selector'));
-  } else if (!selects(selector, labels)) {
-    out.push(invalidValue('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'));
-  }
-  const rp = w.spec?.template?.spec?.restartPolicy ?? 'Always';
-  if (!restartPolicies.includes(rp)) out.push(unsupported('spec.template.spec.restartPolicy', rp, restartPolicies));
-  return out;
-}
-
-const CREATE_RULES: Record<string, (obj: any) => StatusCause[]> = {
+/** Rules of each kind's create (and update, on the new object); `prev` is the stored object on update. */
+const RULES: Record<string, (obj: any, prev?: any) => StatusCause[]> = {
   'rbac.authorization.k8s.io/v1/Role': (r) => policyRuleProblems(r.rules, true),
   'rbac.authorization.k8s.io/v1/ClusterRole': (r) => policyRuleProblems(r.rules, false),
   'rbac.authorization.k8s.io/v1/RoleBinding': (b) => bindingProblems(b, false),
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (b) => bindingProblems(b, true),
   'v1/ConfigMap': configMapProblems,
+  'v1/Secret': secretProblems,
   'v1/Event': (e) => eventNamespaceProblems(e, e.involvedObject, 'involvedObject'),
   'events.k8s.io/v1/Event': eventsV1Problems,
   'v1/PersistentVolume': pvProblems,
   'v1/PersistentVolumeClaim': pvcProblems,
-  'v1/Pod': (p) => podSpecProblems('spec', p.spec),
+  'v1/Pod': (p, prev) => podProblems(p, !prev),
   'batch/v1/Job': jobProblems,
-  'apps/v1/Deployment': (d) => workloadProblems(d, ['Always']),
-  'apps/v1/DaemonSet': (d) => workloadProblems(d, ['Always']),
+  'apps/v1/Deployment': deploymentProblems,
+  'apps/v1/DaemonSet': daemonSetProblems,
 };
 
 const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
@@ -276,6 +242,13 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
         out.push(forbiddenField(next.immutable === true ? 'data' : 'immutable', 'field is immutable when `immutable` is set'));
       }
       break;
+    case 'v1/Secret':
+      if (next.type !== prev.type) out.push(immutable('type', next.type));
+      if (prev.immutable === true) {
+        if (next.immutable !== true) out.push(forbiddenField('immutable', 'field is immutable when `immutable` is set'));
+        if (changed(next.data, prev.data)) out.push(forbiddenField('data', 'field is immutable when `immutable` is set'));
+      }
+      break;
     default:
   }
   return out;
@@ -283,7 +256,7 @@ function updateProblems(r: ResourceType, next: any, prev: any): StatusCause[] {
 
 /** What the kind's registry refuses in this object (and, on update, in its change from `prev`). */
 export function kindProblems(r: ResourceType, obj: any, prev?: any): StatusCause[] {
-  const out = CREATE_RULES[`${groupVersion(r)}/${r.kind}`]?.(obj) ?? [];
+  const out = RULES[`${groupVersion(r)}/${r.kind}`]?.(obj, prev) ?? [];
   if (prev) out.push(...updateProblems(r, obj, prev));
   return out;
 }

@@ -226,6 +226,43 @@ spec:
   });
 });
 
+describe('imperative kubectl create (typed clients: protobuf bodies from kubectl 1.32 on, JSON before)', () => {
+  test.each(['1.27', '1.32', '1.33'])('kubectl %s creates each kind it has a command for', async (version) => {
+    const ns = `imperative-${version.replace('.', '-')}`;
+    const run = (...args: string[]) => kubectl(args, { binary: join(KUBECTL_DIR, `kubectl.${version}`) });
+    const created = [
+      await run('create', 'namespace', ns),
+      await run('create', 'configmap', 'settings', '-n', ns, '--from-literal=a=1', '--from-literal=b=two'),
+      await run('create', 'secret', 'generic', 'token', '-n', ns, '--from-literal=token=s3cret'),
+      await run('create', 'serviceaccount', 'agent', '-n', ns),
+      await run('create', 'clusterrole', `reader-${ns}`, '--verb=get,list', '--resource=pods,nodes'),
+      await run('create', 'clusterrolebinding', `reader-${ns}`, `--clusterrole=reader-${ns}`, `--serviceaccount=${ns}:agent`, '--user=alice'),
+      await run('create', 'role', 'cm-reader', '-n', ns, '--verb=get', '--resource=configmaps', '--resource-name=settings'),
+      await run('create', 'rolebinding', 'cm-reader', '-n', ns, '--role=cm-reader', `--serviceaccount=${ns}:agent`),
+      await run('create', 'deployment', 'web', '-n', ns, '--image=busybox:1.36', '--port=8080', '--replicas=2'),
+      await run('create', 'job', 'once', '-n', ns, '--image=busybox:1.36', '--', 'echo', 'hi'),
+    ];
+    expect(created.map((r) => r.stderr).filter(Boolean)).toEqual([]);
+    expect(created.map((r) => r.stdout.trim().split(' ')[1])).toEqual(Array(created.length).fill('created'));
+    expect(server.get('v1', 'ConfigMap', 'settings', ns).data).toEqual({ a: '1', b: 'two' });
+    expect(server.get('v1', 'Secret', 'token', ns)).toMatchObject({ type: 'Opaque', data: { token: Buffer.from('s3cret').toString('base64') } });
+    expect(server.get('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', `reader-${ns}`).subjects).toEqual([
+      { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' },
+      { kind: 'ServiceAccount', name: 'agent', namespace: ns },
+    ]);
+    const web = server.get('apps/v1', 'Deployment', 'web', ns);
+    expect(web.spec.replicas).toBe(2);
+    expect(web.spec.template.spec.containers).toEqual([expect.objectContaining({ name: 'busybox', image: 'busybox:1.36', ports: [{ containerPort: 8080, protocol: 'TCP' }] })]);
+    expect(server.get('batch/v1', 'Job', 'once', ns).spec.template.spec).toMatchObject({ restartPolicy: 'Never', containers: [expect.objectContaining({ command: ['echo', 'hi'] })] });
+  }, 60_000);
+
+  test('an invalid object sent as protobuf is refused with the fields at fault', async () => {
+    const r = await kubectl(['create', 'deployment', 'Bad_Name', '--image=busybox'], { binary: join(KUBECTL_DIR, 'kubectl.1.33') });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Deployment.apps "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"');
+  }, 60_000);
+});
+
 describe('kubectl under RBAC (over TLS, since kubectl sends tokens only over TLS)', () => {
   let secured: TestApiServer;
   beforeAll(async () => {

@@ -19,6 +19,22 @@ const QUALIFIED_NAME_MSG = "name part must consist of alphanumeric characters, '
 const DNS_LABEL_NAMED = new Set(['namespaces', 'services']);
 const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
 
+/** IsDNS1123Label: container, volume and port-less names, namespaces. */
+export function dnsLabelProblems(field: string, value: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (value.length > 63) out.push(invalidValue(field, value, 'must be no more than 63 characters'));
+  if (!LABEL.test(value)) out.push(invalidValue(field, value, LABEL_MSG));
+  return out;
+}
+
+/** IsDNS1123Subdomain: most object names, and the names objects refer to each other by. */
+export function subdomainProblems(field: string, value: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (value.length > 253) out.push(invalidValue(field, value, 'must be no more than 253 characters'));
+  if (!SUBDOMAIN.test(value)) out.push(invalidValue(field, value, SUBDOMAIN_MSG));
+  return out;
+}
+
 /** Name syntax as the kind's registry checks it. */
 export function nameProblems(r: ResourceType, name: string, field = 'metadata.name'): StatusCause[] {
   if (PATH_SEGMENT_NAMED.has(r.resource)) {
@@ -26,16 +42,7 @@ export function nameProblems(r: ResourceType, name: string, field = 'metadata.na
     for (const bad of ['/', '%']) if (name.includes(bad)) return [invalidValue(field, name, `may not contain '${bad}'`)];
     return [];
   }
-  if (DNS_LABEL_NAMED.has(r.resource)) {
-    const out: StatusCause[] = [];
-    if (name.length > 63) out.push(invalidValue(field, name, 'must be no more than 63 characters'));
-    if (!LABEL.test(name)) out.push(invalidValue(field, name, LABEL_MSG));
-    return out;
-  }
-  const out: StatusCause[] = [];
-  if (name.length > 253) out.push(invalidValue(field, name, 'must be no more than 253 characters'));
-  if (!SUBDOMAIN.test(name)) out.push(invalidValue(field, name, SUBDOMAIN_MSG));
-  return out;
+  return DNS_LABEL_NAMED.has(r.resource) ? dnsLabelProblems(field, name) : subdomainProblems(field, name);
 }
 
 export function qualifiedNameProblems(field: string, key: string): StatusCause[] {
@@ -52,22 +59,55 @@ export function qualifiedNameProblems(field: string, key: string): StatusCause[]
   return out;
 }
 
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+  + "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
+/** IsConfigMapKey's messages: ConfigMap and Secret keys, and the keys env vars take from them. */
+export function configKeyMessages(key: string): string[] {
+  const out: string[] = [];
+  if (key.length > 253) out.push('must be no more than 253 characters');
+  if (!CONFIG_KEY.test(key)) out.push(CONFIG_KEY_MSG);
+  if (key === '.') out.push("must not be '.'");
+  else if (key === '..') out.push("must not be '..'");
+  else if (key.startsWith('..')) out.push("must not start with '..'");
+  return out;
+}
+
+/** IsValidLabelValue's messages: label values, toleration values, node selector requirement values. */
+export function labelValueMessages(value: string): string[] {
+  const out: string[] = [];
+  if (value.length > 63) out.push('must be no more than 63 characters');
+  if (!LABEL_VALUE.test(value)) out.push(LABEL_VALUE_MSG);
+  return out;
+}
+
+export function labelValueProblems(field: string, value: string): StatusCause[] {
+  return labelValueMessages(value).map((msg) => invalidValue(field, value, msg));
+}
+
+/** ValidateLabels: every key a qualified name, every value a label value, all reported at `field`. */
+export function labelsProblems(field: string, labels: Record<string, unknown> | undefined): StatusCause[] {
+  return Object.entries(labels ?? {}).flatMap(([k, v]) => [...qualifiedNameProblems(field, k), ...labelValueProblems(field, String(v))]);
+}
+
+/** ValidateAnnotations: qualified-name keys (compared in lower case), at most 256 KiB in all. */
+export function annotationsProblems(field: string, annotations: Record<string, unknown> | undefined): StatusCause[] {
+  const out: StatusCause[] = [];
+  let bytes = 0;
+  for (const [k, v] of Object.entries(annotations ?? {})) {
+    out.push(...qualifiedNameProblems(field, k.toLowerCase()));
+    bytes += k.length + String(v).length;
+  }
+  if (bytes > 256 * 1024) out.push({ reason: 'FieldValueTooLong', field, message: 'Too long: must have at most 262144 bytes' });
+  return out;
+}
+
 export function metadataProblems(r: ResourceType, meta: any): StatusCause[] {
   const out: StatusCause[] = [];
   if (!meta.name) out.push(required('metadata.name', 'name or generateName is required'));
   else out.push(...nameProblems(r, meta.name));
-  for (const [k, v] of Object.entries<any>(meta.labels ?? {})) {
-    out.push(...qualifiedNameProblems('metadata.labels', k));
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
-      out.push(invalidValue('metadata.labels', v, v?.length > 63 ? 'must be no more than 63 characters' : LABEL_VALUE_MSG));
-    }
-  }
-  let annotationBytes = 0;
-  for (const [k, v] of Object.entries<any>(meta.annotations ?? {})) {
-    out.push(...qualifiedNameProblems('metadata.annotations', k.toLowerCase()));
-    annotationBytes += k.length + String(v).length;
-  }
-  if (annotationBytes > 256 * 1024) out.push({ reason: 'FieldValueTooLong', field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' });
+  out.push(...labelsProblems('metadata.labels', meta.labels), ...annotationsProblems('metadata.annotations', meta.annotations));
   const controllers = (meta.ownerReferences ?? []).filter((o: any) => o?.controller === true);
   if (controllers.length > 1) {
     out.push(invalidValue('metadata.ownerReferences', meta.ownerReferences, 'Only one reference can have Controller set to true. '

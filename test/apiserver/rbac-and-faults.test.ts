@@ -74,6 +74,23 @@ describe('RBAC', () => {
   test('discovery is open to every authenticated user', async () => {
     expect((await call(server, 'GET', '/apis', undefined, { user: SA })).status).toBe(200);
   });
+
+  test('a SelfSubjectAccessReview says what the asking user may do, for every authenticated user, and is not stored', async () => {
+    const ask = (verb: string, resource: string, namespace?: string, group = '') => call(server, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, group, namespace } },
+    }, { user: SA });
+    const allowed = async (verb: string, resource: string, namespace?: string, group?: string) => {
+      const r = await ask(verb, resource, namespace, group);
+      expect(r.status).toBe(201);
+      return r.body.status.allowed;
+    };
+    expect(await allowed('watch', 'persistentvolumes')).toBe(true);
+    expect(await allowed('patch', 'persistentvolumes')).toBe(false);
+    expect(await allowed('create', 'jobs', 'lvp', 'batch')).toBe(true);
+    expect(await allowed('create', 'jobs', 'default', 'batch')).toBe(false);
+    expect(server.rbacDenials).toEqual([]);
+    expect((await call(server, 'GET', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', undefined)).status).toBe(405);
+  });
 });
 
 describe('faults', () => {

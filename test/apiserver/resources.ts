@@ -31,7 +31,12 @@ export interface ResourceType {
   readonly returnsDeletedObject: boolean;
   /** Module path and export of the kubernetes-models class that validates it. */
   readonly model: readonly [string, string];
+  /** The verbs served; a review (e.g. SelfSubjectAccessReview) is create-only and never stored. */
+  readonly verbs: readonly string[];
 }
+
+/** The verbs of an ordinary stored resource, as discovery lists them. */
+export const STORED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 
 export function groupVersion(r: { group: string; version: string }): string {
   return r.group ? `${r.group}/${r.version}` : r.version;
@@ -86,6 +91,7 @@ interface Spec {
   defaultPropagation?: 'Background' | 'Orphan';
   returnsDeletedObject?: boolean;
   model?: [string, string];
+  verbs?: string[];
 }
 
 function define(s: Spec): ResourceType {
@@ -107,6 +113,7 @@ function define(s: Spec): ResourceType {
     tracksGeneration: s.tracksGeneration ?? s.custom ?? false,
     defaultPropagation: s.defaultPropagation ?? 'Background',
     returnsDeletedObject: s.returnsDeletedObject ?? s.custom ?? false,
+    verbs: s.verbs ?? [...STORED_VERBS],
     model: s.model ?? [s.custom ? `@kubernetes-models/prometheus-operator/${gv}/${s.kind}` : `kubernetes-models/${gv}/${s.kind}`, s.kind],
   };
 }
@@ -131,6 +138,7 @@ export const RESOURCES: readonly ResourceType[] = [
     fields: { 'status.phase': (o) => str(o.status?.phase) },
   }),
   define({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] }),
+  define({ resource: 'secrets', kind: 'Secret', namespaced: true, fields: { type: (o) => str(o.type) } }),
   define({ resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], hasStatus: true }),
   define({ resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }),
   define({ resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], fields: eventFields }),
@@ -173,6 +181,7 @@ export const RESOURCES: readonly ResourceType[] = [
   define({ group: 'rbac.authorization.k8s.io', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true }),
   define({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false }),
   define({ group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false }),
+  define({ group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', namespaced: false, verbs: ['create'] }),
   define({ group: 'monitoring.coreos.com', resource: 'servicemonitors', kind: 'ServiceMonitor', namespaced: true, shortNames: ['smon'], categories: ['prometheus-operator'], custom: true }),
   define({ group: 'monitoring.coreos.com', resource: 'prometheusrules', kind: 'PrometheusRule', namespaced: true, shortNames: ['promrule'], categories: ['prometheus-operator'], custom: true }),
 ];

@@ -61,6 +61,7 @@ const COLUMNS: Record<string, Column[]> = {
     age],
   'v1/Namespace': [name, { name: 'Status', type: 'string', cell: (o) => o.status?.phase ?? '' }, age],
   'v1/ConfigMap': [name, { name: 'Data', type: 'integer', cell: (o) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length }, age],
+  'v1/Secret': [name, { name: 'Type', type: 'string', cell: (o) => o.type ?? '' }, { name: 'Data', type: 'integer', cell: (o) => Object.keys(o.data ?? {}).length }, age],
   'batch/v1/Job': [name,
     { name: 'Status', type: 'string', cell: (o) => jobStatus(o) },
     { name: 'Completions', type: 'string', cell: (o) => `${o.status?.succeeded ?? 0}/${o.spec?.completions ?? 1}` },

@@ -53,8 +53,8 @@ export class WatchHub {
     const r = req.resource;
     const render = req.render ?? ((e: Entry) => e.json);
     const send = (type: string, json: string) => {
-      // A timer may fire after the watch ended and before 'close' (a kept-alive connection closes later).
-      if (res.writableEnded) return;
+      // Ended (closeAll, a timeout) but not yet closed: its listener is still subscribed until 'close'.
+      if (res.writableEnded || res.destroyed) return;
       const line = `{"type":"${type}","object":${json}}\n`;
       req.onBytes?.(Buffer.byteLength(line));
       res.write(line);

@@ -45,6 +45,12 @@ describe('device dialect: valid PV spec ConfigMaps', () => {
     expect(warningsOf(result)).toEqual(['storageClassName: is missing; using "local-storage"']);
   });
 
+  test('an empty deviceNameFilter is a pattern, not a missing key: it selects every device, as in Go', () => {
+    const result = parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '' });
+    expect(valid(result).deviceNameFilter).toBe('');
+    expect(warningsOf(result)).toEqual([]);
+  });
+
   test('unknown keys are a warning', () => {
     const result = parseDeviceSpec({ ...FS_SPEC, deviceFilter: 'x', comment: 'hello' });
     valid(result);
@@ -85,7 +91,7 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
   });
 
   test('a bad regular expression in deviceNameFilter is an error', () => {
-    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '(' }))).toEqual(['deviceNameFilter: "(" is not a valid regular expression: Unterminated group']);
+    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceNameFilter: '(' }))).toEqual(['deviceNameFilter: "(" is not a valid regular expression: error parsing regexp: missing closing ): `(`']);
   });
 
   test('a missing deviceNameFilter is an error, not "match everything"', () => {
@@ -108,6 +114,13 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
     ]);
   });
 
+  test('an empty storageClassName is an error naming the key, never replaced by local-storage', () => {
+    expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, storageClassName: '' }))).toEqual([
+      'storageClassName: is empty: PVs without a StorageClass bind at once, before their Pod is scheduled, to any claim in the cluster '
+      + 'that asks for no class; name a StorageClass (the device provisioner used "local-storage")',
+    ]);
+  });
+
   test('an empty value counts as missing', () => {
     expect(errorsOf(parseDeviceSpec({ ...FS_SPEC, deviceDir: '' }))).toEqual(['deviceDir: is required (the absolute directory searched for devices, e.g. /dev/disk/by-path)']);
   });
@@ -117,7 +130,7 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
       expect.stringMatching(/^storageClassName: "Local_Storage" is not a valid StorageClass name/),
       'fsType: "ntfs" is not one of ext4, xfs, btrfs',
       'deviceDir: "dev" is not an absolute path',
-      'deviceNameFilter: "[" is not a valid regular expression: Unterminated character class',
+      'deviceNameFilter: "[" is not a valid regular expression: error parsing regexp: missing closing ]: `[`',
       'reclaimPolicy: "Recycle" is not one of Delete, Retain',
       'wipeDevicesHoldingData: "sometimes" is not a boolean (true/false, yes/no, on/off)',
     ]);

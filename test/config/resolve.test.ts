@@ -50,7 +50,7 @@ describe('resolveDeviceSpec from typed input', () => {
     expect(errorsOf(resolveDeviceSpec({ storageClassName: 'nvme', volumeMode: 'Filesystem', deviceDir: 'dev', deviceNameFilter: '*' }))).toEqual([
       'fsType: is required (one of ext4, xfs, btrfs, with volumeMode Filesystem)',
       'deviceDir: "dev" is not an absolute path',
-      'deviceNameFilter: "*" is not a valid regular expression: Nothing to repeat',
+      'deviceNameFilter: "*" is not a valid regular expression: error parsing regexp: missing argument to repetition operator: `*`',
     ]);
   });
 });

@@ -108,7 +108,7 @@ const deviceSpec: fc.Arbitrary<DeviceSpecConfig> = fc.record({
   deviceDir: absolutePath,
   deviceNameFilter: fc.oneof(
     fc.constantFrom('.*', 'sd[ab]', '^nvme', '^(?i)SD', '(?i)^loop[0-9]+$', 'pci-0000:3c:00\\.0-sas-.*', '(?P<n>sd)x'),
-    oddString.filter((s) => s !== '').map((s) => s.replace(regexSpecial, '\\$&')),
+    oddString.map((s) => s.replace(regexSpecial, '\\$&')),
   ),
   reclaimPolicy: fc.constantFrom(...RECLAIM_POLICIES),
   wipeDevicesHoldingData: fc.boolean(),

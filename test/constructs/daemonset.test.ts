@@ -88,11 +88,14 @@ describe('the directory agent DaemonSet', () => {
     expect(c.resources).toEqual({ requests: { cpu: '50m', memory: '192Mi' }, limits: { memory: '512Mi' } });
   });
 
-  test('schedules on every Linux node, tolerating every taint, at system-node-critical priority', () => {
+  test('schedules on every Linux node, tolerating every taint, at the cluster\'s default priority (as the chart)', () => {
     expect(podSpec(ds).nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(podSpec(ds).tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(podSpec(ds).priorityClassName).toBe('system-node-critical');
-    expect(podSpec(ds).hostPID).toBeUndefined();
+    expect(podSpec(ds).priorityClassName).toBeUndefined();
+  });
+
+  test('shares the host PID namespace by default, so a volume a pod still uses is seen and not emptied', () => {
+    expect(podSpec(ds).hostPID).toBe(true);
   });
 
   test('uses the default image, which is the one image/Dockerfile builds', () => {
@@ -138,8 +141,8 @@ describe('pod settings from props', () => {
     expect(podSpec(ds).tolerations).toContainEqual({ key: 'example.com/storage-not-ready', operator: 'Exists' });
   });
 
-  test('shares the host PID namespace only when asked (hostPid)', () => {
-    expect(podSpec(ds).hostPID).toBe(true);
+  test('keeps to its own PID namespace when told (hostPid: false)', () => {
+    expect(podSpec(agent(synth({ ...DEFAULTS, hostPid: false }))).hostPID).toBeUndefined();
   });
 
   test('adds extra volumes, mounts, init containers, pull secrets and probes', () => {
@@ -216,6 +219,10 @@ describe('the node-cleanup Deployment', () => {
       { name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ]);
+  });
+
+  test('runs at the cluster\'s default priority unless given one', () => {
+    expect(d.spec.template.spec.priorityClassName).toBeUndefined();
   });
 
   test('runs unprivileged under its own ServiceAccount', () => {

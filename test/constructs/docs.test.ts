@@ -13,8 +13,16 @@ test('every prop of props.ts is documented', () => {
   expect([...new Set(props)].filter((p) => !mentioned(p))).toEqual([]);
 });
 
+/** The first-column cells of the table under `heading`, up to the next heading. */
+function tableRows(heading: string): string[] {
+  const start = docs.indexOf(heading);
+  const section = docs.slice(start + heading.length).split(/\n#{2,3} /)[0];
+  return section.split('\n').filter((l) => l.startsWith('| ')).map((l) => l.split('|')[1].trim());
+}
+
 test('every Helm chart value of the Go provisioner has a row in the chart value -> prop table', () => {
-  // The list in ../shared/reference/static-provisioner.md ("Helm chart values").
+  // The values in ../shared/reference/static-provisioner.md ("Helm chart values") and
+  // upstream-deployments.md (1.6, chart v2.9.0).
   const helmValues = [
     'classes[].name', 'classes[].hostDir', 'classes[].mountDir', 'classes[].volumeMode', 'classes[].accessMode',
     'classes[].fsType', 'classes[].namePattern', 'classes[].selector', 'classes[].allowedTopologies',
@@ -26,9 +34,13 @@ test('every Helm chart value of the Go provisioner has a row in the chart value 
     'tolerations', 'affinity', 'removeNodeNotReadyTaint', 'provisionerNotReadyNodeTaintKey', 'resources', 'privileged',
     'hostPID', 'initContainers', 'liveness probe', 'readiness probe', 'startup probe', 'updateStrategy',
     'serviceMonitor.enabled', 'serviceMonitor.interval', 'serviceMonitor.namespace', 'serviceMonitor.additionalLabels',
-    'serviceMonitor.relabelings',
+    'serviceMonitor.relabelings', 'rbac.extraRules', 'securityContext', 'kubeConfigEnv',
+    'serviceAccount.create: false', 'enableWindows', 'nameOverride',
   ];
-  const table = docs.slice(docs.indexOf('## Helm chart value → prop'));
-  const rows = table.split('\n').filter((l) => l.startsWith('| ')).map((l) => l.split('|')[1].trim());
-  expect(helmValues.filter((v) => !rows.some((r) => r === `\`${v}\`` || r.startsWith(`\`${v}\` `) || r === v || r.startsWith(`${v} `)))).toEqual([]);
+  const rows = tableRows('## Helm chart value → prop');
+  expect(helmValues.filter((v) => !rows.some((r) => r === `\`${v}\`` || r.startsWith(`\`${v}\` `) || r === v || r.startsWith(`${v} `) || r.startsWith(`\`${v}\`, `)))).toEqual([]);
+});
+
+test('the chart value table lists only chart values: node cleanup is not in chart v2.9.0', () => {
+  expect(tableRows('## Helm chart value → prop').filter((r) => r.includes('nodeCleanupController'))).toEqual([]);
 });

@@ -43,7 +43,7 @@ describe('the metrics Service and ServiceMonitor', () => {
 
   test('the ServiceMonitor selects the Service by its labels and scrapes its named port', () => {
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
-    expect(monitor.spec.endpoints).toEqual([{ port: service.spec.ports[0].name, path: '/metrics', interval: '30s' }]);
+    expect(monitor.spec.endpoints).toEqual([{ port: service.spec.ports[0].name, path: '/metrics', interval: '10s' }]);
   });
 
   test('looks in the provisioner namespace by default', () => {

@@ -69,7 +69,7 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     /devices\.defaultSpec: "nvme" is not the name of any of devices\.specs/],
   ['a device class that clashes with a directory class',
     { ...DEFAULTS, devices: { specs: [{ ...spec, storageClassName: 'fast-disks' }] } },
-    /storageClassName "fast-disks" is also the name of one of storageClasses/],
+    /devices\.specs\[0\]\.storageClassName: "fast-disks" is also the name of storageClasses\[0\]; a StorageClass serves one dialect/],
   ['two default StorageClasses',
     { storageClasses: [{ name: 'a', hostDir: '/mnt/a', storageClass: { isDefaultClass: true } }, { name: 'b', hostDir: '/mnt/b', storageClass: { isDefaultClass: true } }] },
     /more than one StorageClass has isDefaultClass: a, b/],
@@ -94,6 +94,9 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
   ['an invalid relabeling regex',
     { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(', action: 'keep' }] } },
     /serviceMonitor\.relabelings\[0\]\.regex: "\(" is not a valid regular expression/],
+  ['a relabeling regex Prometheus (RE2) rejects though JavaScript takes it',
+    { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(a)\\1', action: 'keep' }] } },
+    /serviceMonitor\.relabelings\[0\]\.regex: "\(a\)\\1" is not a valid regular expression \(error parsing regexp: invalid escape sequence/],
   ['a ServiceMonitor without the metrics Service',
     { ...DEFAULTS, metricsService: false, serviceMonitor: {} },
     /serviceMonitor: needs the metrics Service/],
@@ -109,8 +112,81 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
   ['no class at all',
     {},
     /storageClasses: no class configured/],
+  ['an extra RBAC rule without verbs',
+    { ...DEFAULTS, extraRbacRules: [{ apiGroups: [''], resources: ['pods'], verbs: [] }] },
+    /extraRbacRules\[0\]\.verbs: must name at least one verb/],
+  ['an extra RBAC rule without an API group',
+    { ...DEFAULTS, extraRbacRules: [{ resources: ['pods'], verbs: ['get'] }] },
+    /extraRbacRules\[0\]\.apiGroups: must name at least one API group/],
+  ['an extra RBAC rule on both resources and non-resource URLs',
+    { ...DEFAULTS, extraRbacRules: [{ apiGroups: [''], resources: ['pods'], nonResourceUrLs: ['/metrics'], verbs: ['get'] }] },
+    /extraRbacRules\[0\]\.nonResourceUrLs: a rule applies to non-resource URLs or to resources, not both/],
+  ['a toleration of every key with operator Equal',
+    { ...DEFAULTS, tolerations: [{ operator: 'Equal', value: 'x' }] },
+    /tolerations\[0\]\.operator: must be Exists when key is empty/],
+  ['a node-cleanup toleration with an unknown effect',
+    { ...DEFAULTS, nodeCleanup: { tolerations: [{ key: 'a', operator: 'Exists', effect: 'NoRun' }] } },
+    /nodeCleanup\.tolerations\[0\]\.effect: "NoRun" is not one of NoSchedule, PreferNoSchedule, NoExecute/],
+  ['a securityContext.privileged that contradicts privileged',
+    { ...DEFAULTS, privileged: true, securityContext: { privileged: false } },
+    /securityContext\.privileged: false contradicts privileged: true/],
+  ['a privileged container that may not escalate privileges',
+    { ...DEFAULTS, securityContext: { allowPrivilegeEscalation: false } },
+    /securityContext\.allowPrivilegeEscalation: cannot be false in a privileged container/],
+  ['an env variable the construct sets',
+    { ...DEFAULTS, env: [{ name: 'MY_NODE_NAME', value: 'x' }] },
+    /env\[0\]\.name: "MY_NODE_NAME" is already set by the construct/],
+  ['KUBECONFIG in env as well as kubeConfigEnv',
+    { ...DEFAULTS, kubeConfigEnv: '/k', env: [{ name: 'KUBECONFIG', value: '/j' }] },
+    /env\[0\]\.name: "KUBECONFIG" is already set by kubeConfigEnv/],
+  ['an env variable given twice',
+    { ...DEFAULTS, env: [{ name: 'TZ', value: 'UTC' }, { name: 'TZ', value: 'CET' }] },
+    /env\[1\]\.name: "TZ" is already set by env\[0\]/],
+  ['an empty kubeConfigEnv',
+    { ...DEFAULTS, kubeConfigEnv: '' },
+    /kubeConfigEnv: must not be empty/],
+  ['node cleanup without a ServiceAccount name it could use',
+    { ...DEFAULTS, createServiceAccount: false, nodeCleanup: {} },
+    /serviceAccountName: is needed with nodeCleanup and createServiceAccount: false/],
 ])('%s fails at synth, naming the prop', (_case, props, expected) => {
   expect(errorOf(props)).toMatch(expected);
+});
+
+/** The problem lines of a failed synth, without the heading. */
+function problemsOf(props: LocalVolumeProvisionerProps): string[] {
+  return errorOf(props).split('\n').slice(1).map((l) => l.trim());
+}
+
+describe('each mistake is reported once, against the prop that holds it', () => {
+  test('a relative hostDir (whose mountDir defaults to it)', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: 'mnt/a' }] }))
+      .toEqual(['storageClasses[0].hostDir: "mnt/a" is not an absolute path']);
+  });
+
+  test('a relative mountDir', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', mountDir: 'a' }] }))
+      .toEqual(['storageClasses[0].mountDir: "a" is not an absolute path']);
+  });
+
+  test('fsType with volumeMode Block', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: 'Block', fsType: 'ext4' }] }))
+      .toEqual(['storageClasses[0].fsType: "ext4" is not allowed with volumeMode Block (a raw block volume has no filesystem)']);
+  });
+
+  test('a relative deviceDir', () => {
+    expect(problemsOf({ devices: { specs: [{ ...spec, deviceDir: 'dev/disk' }] } }))
+      .toEqual(['devices.specs[0].deviceDir: "dev/disk" is not an absolute path']);
+  });
+
+  test('two directory classes of one name, with no device dialect to blame', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a' }, { name: 'a', hostDir: '/mnt/b' }] }))
+      .toEqual(['storageClasses[1].name: "a" is also the name of storageClasses[0]']);
+  });
+
+  test('a negative count, without an upper bound nobody set', () => {
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', expectedVolumesPerNode: -1 }] }))
+      .toEqual(['storageClasses[0].expectedVolumesPerNode: -1 is not a whole number of at least 0']);
+  });
 });
 
 test('a class that fails to resolve is not also reported as missing', () => {

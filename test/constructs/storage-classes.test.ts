@@ -31,27 +31,10 @@ describe('StorageClasses', () => {
   });
 
   test('cluster-scoped objects carry no namespace even in a chart with one', () => {
-    const manifests = synth({ ...DEFAULTS, nodeCleanup: {} }, 'storage');
+    const manifests = synth({ ...DEFAULTS, nodeCleanup: {}, createNamespace: true }, 'storage');
     const clusterScoped = manifests.filter((m) => ['StorageClass', 'ClusterRole', 'ClusterRoleBinding', 'Namespace'].includes(m.kind));
     expect(clusterScoped.length).toBe(6);
     expect(clusterScoped.filter((m) => m.metadata.namespace !== undefined)).toEqual([]);
     expect(one(manifests, 'DaemonSet').metadata.namespace).toBe('storage');
-  });
-});
-
-describe('the Namespace', () => {
-  test('is created with the Pod Security label the privileged agents need', () => {
-    expect(one(synth(DEFAULTS), 'Namespace').metadata).toMatchObject({
-      name: 'local-volume-provisioner',
-      labels: { 'pod-security.kubernetes.io/enforce': 'privileged' },
-    });
-  });
-
-  test('follows the chart namespace when the props name none', () => {
-    expect(one(synth(DEFAULTS, 'storage'), 'Namespace').metadata.name).toBe('storage');
-  });
-
-  test('is left out with createNamespace: false', () => {
-    expect(all(synth({ ...DEFAULTS, createNamespace: false }), 'Namespace')).toEqual([]);
   });
 });

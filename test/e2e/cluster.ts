@@ -187,9 +187,9 @@ export class Cluster {
   }
 
   /** Polls `condition`; on timeout fails with what was awaited and the agents' recent log. */
-  async until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  async until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
+    while (!(await condition())) {
       if (Date.now() > deadline) {
         const log = this.agents.map((a) => a.lines.slice(-30).join('\n')).join('\n---\n');
         throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}\nagent log (last lines):\n${log}`);

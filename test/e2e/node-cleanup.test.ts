@@ -40,6 +40,8 @@ describePrivileged('end to end: node cleanup', () => {
     await cluster.waitForPv(used, { phase: 'Bound' });
 
     const cleaner = cluster.startAgent('local-volume-provisioner-node-cleanup', 'Deployment');
+    // Ready: it holds or can read the Lease, so the waits below time its work, not its start.
+    await cleaner.waitReady();
     // The node goes, and its agent with it.
     await agent.stop();
     await cluster.kubectl('delete', 'node', NODE_NAME);

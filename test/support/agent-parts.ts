@@ -4,7 +4,7 @@
  * controller and device fixtures want. Both fixtures extend it.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter } from '../../src/runtime/cleanup';
+import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter, ReclaimMode } from '../../src/runtime/cleanup';
 import { Deleter } from '../../src/runtime/controller/deleter';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
@@ -17,6 +17,8 @@ export interface CleanupLimits {
   readonly timeoutMs: number;
   /** Backoff of failed cleanups. */
   readonly backoff: BackoffPolicy;
+  /** How PVs are held. @default 'finalizer' (the agent's mode under the construct's RBAC) */
+  readonly mode?: ReclaimMode;
 }
 
 export class AgentParts {
@@ -27,6 +29,7 @@ export class AgentParts {
   readonly limiter: ConcurrencyLimiter;
   readonly table: CleanupProcessTable;
   readonly deleter: Deleter;
+  readonly mode: ReclaimMode;
   /** Quiet unless LVP_TEST_LOG=1. */
   protected readonly logger: Logger;
 
@@ -39,7 +42,21 @@ export class AgentParts {
     this.metrics = new ProvisionerMetrics({ version: 'test', processMetrics: false });
     this.limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
     this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
-    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger });
+    this.mode = cleanups.mode ?? 'finalizer';
+    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger, mode: this.mode });
+  }
+
+  /** The value of one metric series (labels matched exactly as written), or undefined. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+    const text = await this.metrics.exposition();
+    const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+      const labelText = line.slice(name.length).match(/^\{(.*)\}/)?.[1] ?? '';
+      const have = labelText === '' ? [] : labelText.split(/,(?=[a-z_]+=")/);
+      if (want.length === have.length && want.every((w) => have.includes(w))) return Number(line.split(' ').pop());
+    }
+    return undefined;
   }
 
   /** Waits for every cleanup started so far and every Event recorded so far. */

@@ -74,9 +74,9 @@ export class AgentProcess {
     return this.lines.map(parseJson).filter((r): r is Record<string, unknown> => r?.msg === message);
   }
 
-  /** Log lines that are errors (level 50 and up in pino's numbering). */
+  /** Log lines at level error or fatal (the logger writes level names, not pino's numbers). */
   errors(): string[] {
-    return this.lines.filter((l) => Number(parseJson(l)?.level ?? 0) >= 50);
+    return this.lines.filter((l) => ['error', 'fatal'].includes(String(parseJson(l)?.level)));
   }
 
   /** The HTTP address from the log line that announces it. */

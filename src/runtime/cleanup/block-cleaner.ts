@@ -1,20 +1,23 @@
 /**
  * The block cleaner: runs a class's `blockCleanerCommand` on one device, as
  * upstream does (env `LOCAL_PV_BLKDEVICE=<device>`), with what upstream lacks:
- * - it first refuses a device in use (exclusive open, see exclusive-open.ts);
  * - idle I/O priority (`ionice -c3`) so a wipe does not starve the node's
  *   workloads;
  * - its output is passed on line by line as it comes;
- * - a timeout after which the whole process group is killed (a cleaner script
- *   runs `shred`/`dd` as children; killing only the shell would leave them
- *   writing), and the group is also killed when the command exits, so nothing
- *   it started in the background outlives it.
+ * - the command and everything it starts live and die with this process: they
+ *   run in a PID namespace of their own whose first process is killed when this
+ *   process dies (`setpriv --pdeathsig`, `unshare --kill-child`), so a cleaner
+ *   never outlives an agent killed with SIGKILL and goes on writing to a volume
+ *   the next agent has already handed out; a timeout or abort kills the whole
+ *   tree, and so does the command's own exit (nothing it left in the background
+ *   survives it).
+ * Whether the device may be touched at all (in use, the recorded disk) is the
+ * caller's check (clean-volume.ts), made on the same open device.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { checkDeviceNotInUse } from './exclusive-open';
 
 export type OutputStream = 'stdout' | 'stderr';
 
@@ -23,6 +26,8 @@ export interface BlockCleanerOptions {
   readonly command: readonly string[];
   /** The device as the command should see it (`LOCAL_PV_BLKDEVICE`). */
   readonly device: string;
+  /** The device as people know it, for messages. @default device */
+  readonly deviceName?: string;
   /** Kill the command's process group after this long. 0 = no limit. */
   readonly timeoutMs: number;
   /** Receives each line the command prints. */
@@ -47,33 +52,53 @@ export interface BlockCleanerResult {
   /** The signal that ended it, when it was killed. */
   readonly signal: NodeJS.Signals | null;
   readonly timedOut: boolean;
-  /** False when the command never ran (device in use, or it could not start). */
+  /** False when the command never ran (it could not start). */
   readonly started: boolean;
   /** The command's pid, which is also its process group id. */
   readonly pid?: number;
   readonly durationMs: number;
 }
 
-/** Grace between SIGTERM and SIGKILL when stopping a command. */
-const KILL_GRACE_MS = 2000;
-
-let ionicePath: string | null | undefined;
-/** Where `ionice` is on PATH, looked up once. */
-function findIonice(): string | null {
-  if (ionicePath === undefined) {
-    ionicePath = null;
+const found = new Map<string, string | null>();
+/** Where a program is on PATH, looked up once. */
+function findOnPath(program: string): string | null {
+  if (!found.has(program)) {
+    found.set(program, null);
     for (const dir of (process.env.PATH ?? '').split(':')) {
-      const candidate = path.join(dir || '.', 'ionice');
+      const candidate = path.join(dir || '.', program);
       try {
         fs.accessSync(candidate, fs.constants.X_OK);
-        ionicePath = candidate;
+        found.set(program, candidate);
         break;
       } catch {
         // not here
       }
     }
   }
-  return ionicePath;
+  return found.get(program)!;
+}
+
+/** A program named by path must be executable there; a bare name must be found on PATH. */
+function isRunnable(program: string): boolean {
+  if (!program.includes('/')) return findOnPath(program) !== null;
+  try {
+    fs.accessSync(program, fs.constants.X_OK);
+    return fs.statSync(program).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The command line that runs `command` tied to this process: in its own PID
+ * namespace, killed with everything in it when this process dies. Without
+ * util-linux's setpriv and unshare (not a Linux node) the command runs as it is.
+ */
+function tiedToThisProcess(command: readonly string[]): string[] {
+  const setpriv = findOnPath('setpriv');
+  const unshare = findOnPath('unshare');
+  if (!setpriv || !unshare) return [...command];
+  return [setpriv, '--pdeathsig', 'KILL', '--', unshare, '--pid', '--fork', '--kill-child=SIGKILL', '--', ...command];
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -91,16 +116,12 @@ export async function runBlockCleaner(options: BlockCleanerOptions): Promise<Blo
     ok: false, reason, exitCode: null, signal: null, timedOut: false, started: false, durationMs: performance.now() - started,
   });
   if (options.command.length === 0) return notRun('the block cleaner command is empty');
-  // The claim is released before the command runs: the shipped cleaners (mkfs,
-  // wipefs, blkdiscard) open the device O_EXCL themselves and would fail on our
-  // claim. The window is harmless: the PV is Released, so Kubernetes mounts it
-  // nowhere until we delete it and a new PV is made, and an administrator who
-  // mounts it in between is caught by those tools' own exclusive opens.
-  const inUse = checkDeviceNotInUse(options.device);
-  if (!inUse.ok) return notRun(inUse.reason);
-
-  const ionice = options.lowIoPriority === false ? null : findIonice();
-  const argv = ionice ? [ionice, '-c3', ...options.command] : [...options.command];
+  // Looked up here: inside the wrapper a missing program would only be an exit code.
+  if (!isRunnable(options.command[0])) {
+    return notRun(`cleaner "${options.command.join(' ')}" on "${options.deviceName ?? options.device}" could not start: ${options.command[0]} is not an executable program`);
+  }
+  const ionice = options.lowIoPriority === false ? null : findOnPath('ionice');
+  const argv = tiedToThisProcess(ionice ? [ionice, '-c3', ...options.command] : options.command);
 
   return new Promise<BlockCleanerResult>((resolve) => {
     let timedOut = false;
@@ -112,10 +133,10 @@ export async function runBlockCleaner(options: BlockCleanerOptions): Promise<Blo
       detached: true,
     });
     const timers: NodeJS.Timeout[] = [];
+    // SIGKILL at once: the first process of the command's PID namespace ignores SIGTERM (it has no handler),
+    // and a wipe stopped halfway is retried from the start anyway.
     const stop = (): void => {
-      if (child.pid === undefined) return;
-      killGroup(child.pid, 'SIGTERM');
-      timers.push(setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS));
+      if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
     };
     if (options.timeoutMs > 0) {
       timers.push(setTimeout(() => {
@@ -148,7 +169,7 @@ export async function runBlockCleaner(options: BlockCleanerOptions): Promise<Blo
       options.signal?.removeEventListener('abort', onAbort);
       const durationMs = performance.now() - started;
       const base = { exitCode, signal, timedOut, durationMs, started: spawnError === undefined, pid: child.pid };
-      const what = `cleaner "${options.command.join(' ')}" on "${options.device}"`;
+      const what = `cleaner "${options.command.join(' ')}" on "${options.deviceName ?? options.device}"`;
       if (spawnError) {
         resolve({ ...base, ok: false, reason: `${what} could not start: ${spawnError.message}` });
       } else if (timedOut) {

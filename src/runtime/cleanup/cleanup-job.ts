@@ -4,9 +4,9 @@
  *
  * Upstream's Job, kept: name `cleanup-<pv>`, labels `kubernetes.io/hostname`,
  * `pv`, `pvuuid`, annotations `device` and `start-time`, a privileged container
- * `cleaner` running the class's command with `LOCAL_PV_BLKDEVICE` (or
- * `/scripts/fsclean.sh` with `LOCAL_PV_FILESYSTEM` for a directory), the class
- * directory mounted from the host at mountDir. Fixed: `/dev` is mounted for
+ * `cleaner` running the class's command with `LOCAL_PV_BLKDEVICE`, the class
+ * directory mounted from the host at mountDir. As upstream, Jobs clean Block
+ * volumes only; Filesystem volumes are emptied in the agent (by handle). Fixed: `/dev` is mounted for
  * every block cleanup, `jobTolerations` are applied, it is pinned to the Node by
  * name (upstream used the hostname label, which need not equal the node name),
  * it runs once (restartPolicy Never, backoffLimit 0; the controller retries with
@@ -19,7 +19,6 @@ import { HOSTNAME_LABEL } from '../well-known';
 
 export const CLEANUP_JOB_PREFIX = 'cleanup-';
 export const JOB_CONTAINER_NAME = 'cleaner';
-export const FS_CLEANER_COMMAND = ['/scripts/fsclean.sh'] as const;
 export const JOB_LABEL_HOSTNAME = HOSTNAME_LABEL;
 export const JOB_LABEL_PV = 'pv';
 export const JOB_LABEL_PV_UID = 'pvuuid';
@@ -33,15 +32,13 @@ const MAX_LABEL_VALUE = 63;
 export interface CleanupJobInput {
   readonly pvName: string;
   readonly pvUid: string;
-  /** What the entry is (from path safety): a directory is emptied, a block device gets the command. */
-  readonly volumeKind: 'directory' | 'block-device';
   /** The entry as the container sees it (mountDir/entry). */
   readonly path: string;
   /** The class directory on the host (mounted into the Job)… */
   readonly hostDir: string;
   /** …at this path. */
   readonly mountDir: string;
-  /** argv for a block device. */
+  /** The class's command, run on the device. */
   readonly blockCleanerCommand: readonly string[];
   readonly nodeName: string;
   /** MY_NAMESPACE. */
@@ -87,11 +84,6 @@ export function cleanupJobLabels(pvName: string, pvUid: string, nodeName: string
 /** The cleanup Job for one Released volume. */
 export function buildCleanupJob(input: CleanupJobInput): V1Job {
   const labels = cleanupJobLabels(input.pvName, input.pvUid, input.nodeName);
-  const isBlock = input.volumeKind === 'block-device';
-  const command = isBlock ? [...input.blockCleanerCommand] : [...FS_CLEANER_COMMAND];
-  const env = isBlock
-    ? [{ name: 'LOCAL_PV_BLKDEVICE', value: input.path }]
-    : [{ name: 'LOCAL_PV_FILESYSTEM', value: input.path }];
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -124,17 +116,17 @@ export function buildCleanupJob(input: CleanupJobInput): V1Job {
           containers: [{
             name: JOB_CONTAINER_NAME,
             image: input.image,
-            command,
-            env,
+            command: [...input.blockCleanerCommand],
+            env: [{ name: 'LOCAL_PV_BLKDEVICE', value: input.path }],
             securityContext: { privileged: true },
             volumeMounts: [
               { name: 'class-dir', mountPath: input.mountDir, mountPropagation: 'HostToContainer' },
-              ...(isBlock ? [{ name: 'dev', mountPath: '/dev' }] : []),
+              { name: 'dev', mountPath: '/dev' },
             ],
           }],
           volumes: [
             { name: 'class-dir', hostPath: { path: input.hostDir } },
-            ...(isBlock ? [{ name: 'dev', hostPath: { path: '/dev' } }] : []),
+            { name: 'dev', hostPath: { path: '/dev' } },
           ],
         },
       },

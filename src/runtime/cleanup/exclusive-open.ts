@@ -55,7 +55,7 @@ export function openDeviceExclusively(device: string, options: ExclusiveOpenOpti
       fs.closeSync(fd);
       return { ok: false, reason: `"${device}" is not a block device` };
     }
-    const holders = processesHoldingDevice(st.rdev, options.procRoot ?? '/proc', { pid: process.pid, fd });
+    const holders = processesHoldingDevice(st.rdev, options.procRoot ?? '/proc', process.pid);
     if (holders.length > 0) {
       fs.closeSync(fd);
       return { ok: false, reason: `device "${device}" is held open by process ${holders.map((h) => `${h.pid} (${h.command})`).join(', ')}; refusing to touch it` };
@@ -81,14 +81,16 @@ export interface DeviceHolder {
 }
 
 /**
- * Visible processes with an open file on block device `rdev`, except the one
- * fd given (our own claim). Processes that vanish or deny us while we look are skipped.
+ * Visible processes with an open file on block device `rdev`, except `ownPid` (this
+ * agent holds the device it checks, and claims it). Processes that vanish or deny us
+ * while we look are skipped.
  */
-export function processesHoldingDevice(rdev: number, procRoot: string, except?: { pid: number; fd: number }): DeviceHolder[] {
+export function processesHoldingDevice(rdev: number, procRoot: string, ownPid?: number): DeviceHolder[] {
   const holders: DeviceHolder[] = [];
   for (const pidName of fs.readdirSync(procRoot)) {
     if (!/^\d+$/.test(pidName)) continue;
     const pid = Number(pidName);
+    if (pid === ownPid) continue;
     const fdDir = path.join(procRoot, pidName, 'fd');
     let fds: string[];
     try {
@@ -97,7 +99,6 @@ export function processesHoldingDevice(rdev: number, procRoot: string, except?: 
       continue;
     }
     for (const fdName of fds) {
-      if (except && pid === except.pid && Number(fdName) === except.fd) continue;
       let st: fs.Stats;
       try {
         st = fs.statSync(path.join(fdDir, fdName));

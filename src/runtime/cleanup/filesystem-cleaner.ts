@@ -2,28 +2,30 @@
  * The filesystem cleaner: removes every child of a volume's mount point and
  * keeps the mount point itself.
  *
- * Why our own walk and not `fs.rm({ recursive: true })` on each child: Node's
- * rm does not follow symlinks (it unlinks them), but it does descend into a
- * nested mount point and empties a filesystem that is not the volume's, and it
- * gives up on a directory it may not read. This walk:
- * - never follows a symlink: entries are typed by readdir/lstat and every
- *   non-directory (symlink, file, socket, FIFO, device node) is unlinked,
- *   never opened, so nothing can hang or escape the volume;
- * - never leaves the volume's filesystem: a nested mount point (from the mount
- *   table, or a directory whose device differs) stops the cleanup with a reason
- *   before it is entered;
- * - is iterative (an explicit stack, no recursion, one directory handle at a
- *   time), and moves a subtree whose path grows too long for the kernel up to the
- *   volume root, so any depth can be removed;
- * - makes unwritable or unreadable directories writable before retrying;
- * - works in slices of synchronous calls (the fastest way to make many small
- *   calls from Node), yielding to the event loop between slices so the
- *   controller stays responsive, and stops when its signal is aborted.
+ * A Released volume may still be changed while we clean it: a container of a
+ * force-deleted pod can go on running in it and replace a directory by a symlink
+ * to another tenant's volume between our listing and our removal. So the walk
+ * never uses a path name below the volume root:
+ * - every directory is opened by handle (O_NOFOLLOW, relative to its parent's
+ *   handle, see volume/directory-handle.ts) and listed, emptied and removed
+ *   through handles; a symlink planted anywhere, at any moment, is unlinked as
+ *   an entry, never followed, and an entry that changes type between listing and
+ *   removal is handled as what it is now;
+ * - names are raw bytes, so names that are not UTF-8 are removed too;
+ * - it never leaves the volume: a directory on another filesystem, or reached
+ *   through another mount (a bind mount of the same filesystem), stops the
+ *   cleanup before it is entered;
+ * - it is iterative and holds at most {@link MAX_DEPTH} directory handles: a
+ *   deeper subtree is moved up to the volume root (a rename within the volume)
+ *   and emptied from there;
+ * - it works in slices of synchronous calls (the fastest way to make many small
+ *   calls from Node), yielding to the event loop between slices so the controller
+ *   stays responsive, and stops when its signal is aborted.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { findNestedMounts } from './nested-mounts';
+import { DirectoryHandle, handlePath, openDirectory, openUpDirectory } from '../volume/directory-handle';
 
 export interface FilesystemCleanOptions {
   /** Aborting it stops the cleanup between two filesystem calls. */
@@ -39,145 +41,200 @@ export type FilesystemCleanResult =
   | { readonly ok: true; readonly removedEntries: number }
   | { readonly ok: false; readonly removedEntries: number; readonly reason: string };
 
-/** A path longer than this (bytes) is moved up to the root before going deeper (PATH_MAX is 4096). */
-const LONG_PATH_BYTES = 3000;
+/** Directory handles held at once, at most; deeper subtrees are moved up to the root. */
+export const MAX_DEPTH = 64;
 /** Removing a directory that keeps refilling is given up after this many listings. */
 const MAX_LISTINGS_PER_DIRECTORY = 3;
+/** An entry that keeps changing type between our calls is given up after this many tries. */
+const MAX_TRIES_PER_ENTRY = 3;
 const CHECK_CLOCK_EVERY_OPS = 64;
 
 class Refusal extends Error {}
 
+/** A directory being emptied: its handle, its name in its parent, and the names of subdirectories still to visit. */
 interface Frame {
-  readonly path: string;
+  readonly dir: DirectoryHandle;
+  readonly parent?: Frame;
+  readonly name?: Buffer;
+  readonly depth: number;
   listings: number;
-  listed: boolean;
+  pending: Buffer[];
 }
 
 function code(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Removes every child of `root` (a directory, normally a mount point), keeping `root`. */
-export async function cleanFilesystemVolume(root: string, options: FilesystemCleanOptions = {}): Promise<FilesystemCleanResult> {
+function printable(name: Buffer): string {
+  return JSON.stringify(name.toString('utf8'));
+}
+
+/**
+ * Removes every child of the volume root (a directory, normally a mount point),
+ * keeping the root. `root` is a path, opened here without following a symlink, or
+ * a handle the caller opened (and checked) and keeps: then the very directory it
+ * checked is the one cleaned.
+ */
+export async function cleanFilesystemVolume(root: string | DirectoryHandle, options: FilesystemCleanOptions = {}): Promise<FilesystemCleanResult> {
   const sliceMs = options.sliceMs ?? 20;
+  const label = typeof root === 'string' ? root : handlePath(root.fd).toString();
   let removedEntries = 0;
   const failed = (reason: string): FilesystemCleanResult => ({ ok: false, removedEntries, reason });
 
-  let rootStat: fs.Stats;
+  let rootDir: DirectoryHandle;
   try {
-    rootStat = fs.lstatSync(root);
+    rootDir = typeof root === 'string' ? openDirectory(root) : root;
   } catch (e) {
-    return failed(`volume "${root}" cannot be inspected: ${code(e) ?? String(e)}`);
+    return failed(`volume "${label}" is not a directory, or is a symlink: ${code(e) ?? String(e)}`);
   }
-  if (!rootStat.isDirectory()) return failed(`volume "${root}" is not a directory`);
-  const nested = await findNestedMounts(root);
-  if (nested.length > 0) {
-    return failed(`volume "${root}" has mount points inside it (${nested.join(', ')}); they must be unmounted before it can be cleaned`);
-  }
-
-  const rootDev = rootStat.dev;
-  const rootMode = rootStat.mode % 0o10000; // permission bits only
-  let rootModeChanged = false;
-  let relocated = 0;
-
-  /** Makes `dir` readable, writable and searchable by its owner; remembers to restore the root's mode. */
-  const openUp = (dir: string): void => {
-    if (dir === root) rootModeChanged = true;
-    fs.chmodSync(dir, 0o700);
-  };
-  /** Runs `op`; on a permission error opens up `dir` (the directory that denied it) and tries once more. */
-  const withPermission = <T>(dir: string, op: () => T): T => {
-    try {
-      return op();
-    } catch (e) {
-      if (code(e) !== 'EACCES' && code(e) !== 'EPERM') throw e;
-      openUp(dir);
-      return op();
-    }
-  };
-  const ignoringMissing = (op: () => void): void => {
-    try {
-      op();
-    } catch (e) {
-      if (code(e) !== 'ENOENT') throw e;
-    }
-  };
-  /** A fresh name at the root for a subtree moved up out of a too-long path. */
-  const relocationTarget = (): string => {
-    for (;;) {
-      const candidate = path.join(root, `.lvp-cleanup-deep-${relocated++}`);
-      if (!fs.existsSync(candidate)) return candidate;
-    }
-  };
-
-  const stack: Frame[] = [{ path: root, listings: 0, listed: false }];
-  let sliceStart = performance.now();
-  let ops = 0;
+  const ownsRoot = typeof root === 'string';
   try {
-    while (stack.length > 0) {
-      if (++ops % CHECK_CLOCK_EVERY_OPS === 0 && performance.now() - sliceStart >= sliceMs) {
-        await yieldToEventLoop();
-        sliceStart = performance.now();
+    if (typeof root === 'string') {
+      const nested = await findNestedMounts(root);
+      if (nested.length > 0) {
+        return failed(`volume "${root}" has mount points inside it (${nested.join(', ')}); they must be unmounted before it can be cleaned`);
       }
-      if (options.signal?.aborted) return failed(`cleanup of "${root}" was stopped: ${String(options.signal.reason ?? 'aborted')}`);
+    }
+    const rootMode = fs.fstatSync(rootDir.fd).mode % 0o10000;
+    let rootModeChanged = false;
+    let relocated = 0;
 
-      const frame = stack[stack.length - 1];
-      if (frame.listed) {
-        stack.pop();
-        if (frame.path === root) continue;
-        try {
-          withPermission(path.dirname(frame.path), () => fs.rmdirSync(frame.path));
-          removedEntries++;
-        } catch (e) {
-          if (code(e) === 'ENOENT') continue;
-          if (code(e) === 'EBUSY') throw new Refusal(`"${frame.path}" is a mount point; it must be unmounted before the volume can be cleaned`);
-          if (code(e) !== 'ENOTEMPTY' || frame.listings >= MAX_LISTINGS_PER_DIRECTORY) throw e;
-          // Something was added meanwhile: list it again.
-          frame.listed = false;
-          stack.push(frame);
-        }
-        continue;
-      }
-
-      frame.listed = true;
-      frame.listings++;
-      let entries: fs.Dirent[];
+    /** Runs `op`; on a permission error makes `dir` writable and searchable by its owner and tries once more. */
+    const withPermission = <T>(dir: DirectoryHandle, op: () => T): T => {
       try {
-        entries = withPermission(frame.path, () => fs.readdirSync(frame.path, { withFileTypes: true }));
+        return op();
       } catch (e) {
-        if (code(e) === 'ENOENT') continue;
+        if (code(e) !== 'EACCES' && code(e) !== 'EPERM') throw e;
+        if (dir === rootDir) rootModeChanged = true;
+        fs.fchmodSync(dir.fd, 0o700);
+        return op();
+      }
+    };
+
+    /** Removes one non-directory entry; false when it is a directory now (it changed since the listing). */
+    const unlinkEntry = (frame: Frame, name: Buffer): boolean => {
+      try {
+        withPermission(frame.dir, () => fs.unlinkSync(handlePath(frame.dir.fd, name)));
+        removedEntries++;
+        return true;
+      } catch (e) {
+        if (code(e) === 'ENOENT') return true;
+        if (code(e) === 'EISDIR' || code(e) === 'EPERM' && isDirectoryEntry(frame, name)) return false;
+        if (code(e) === 'EBUSY') throw new Refusal(`${printable(name)} in volume "${label}" is a mount point; it must be unmounted before the volume can be cleaned`);
         throw e;
       }
-      for (const entry of entries) {
-        const child = path.join(frame.path, entry.name);
-        if (!entry.isDirectory()) {
-          // Symlinks, files, sockets, FIFOs, device nodes: unlinked, never opened or followed.
-          ignoringMissing(() => withPermission(frame.path, () => fs.unlinkSync(child)));
-          removedEntries++;
-          continue;
-        }
-        let st: fs.Stats;
+    };
+
+    /** Opens a subdirectory; undefined when it is gone or no directory any more (then it was unlinked). */
+    const openChild = (frame: Frame, name: Buffer): DirectoryHandle | undefined => {
+      for (let attempt = 0; attempt < MAX_TRIES_PER_ENTRY; attempt++) {
+        let child: DirectoryHandle;
         try {
-          st = withPermission(frame.path, () => fs.lstatSync(child));
+          child = withPermission(frame.dir, () => openDirectory(name, frame.dir.fd));
         } catch (e) {
-          if (code(e) === 'ENOENT') continue;
+          if (code(e) === 'ENOENT') return undefined;
+          if (code(e) === 'EACCES' && attempt === 0) {
+            // A directory its owner made unreadable: open it up (through an O_PATH handle, never by name).
+            openUpDirectory(name, frame.dir.fd);
+            continue;
+          }
+          // A symlink (ELOOP, or ENOTDIR under O_DIRECTORY) or a file planted since the listing.
+          if (code(e) === 'ENOTDIR' || code(e) === 'ELOOP') {
+            if (unlinkEntry(frame, name)) return undefined;
+            continue;
+          }
           throw e;
         }
-        if (st.dev !== rootDev) throw new Refusal(`"${child}" is on another filesystem (a mount point); it must be unmounted before the volume can be cleaned`);
-        let next = child;
-        if (Buffer.byteLength(child) > LONG_PATH_BYTES) {
-          next = relocationTarget();
-          withPermission(frame.path, () => fs.renameSync(child, next));
+        if (child.dev !== rootDir.dev || child.mountId !== rootDir.mountId) {
+          fs.closeSync(child.fd);
+          throw new Refusal(`${printable(name)} in volume "${label}" is on another filesystem or mount; it must be unmounted before the volume can be cleaned`);
         }
-        stack.push({ path: next, listings: 0, listed: false });
+        return child;
       }
+      throw new Error(`${printable(name)} in volume "${label}" keeps changing between directory and file`);
+    };
+
+    const list = (frame: Frame): void => {
+      frame.listings++;
+      const entries = withPermission(frame.dir, () => fs.readdirSync(handlePath(frame.dir.fd), { withFileTypes: true, encoding: 'buffer' }));
+      for (const entry of entries) {
+        if (entry.isDirectory() || !unlinkEntry(frame, entry.name)) frame.pending.push(entry.name);
+      }
+    };
+
+    const rootFrame: Frame = { dir: rootDir, depth: 0, listings: 0, pending: [] };
+    if (options.signal?.aborted) return failed(`cleanup of "${label}" was stopped: ${String(options.signal.reason ?? 'aborted')}`);
+    list(rootFrame);
+    const stack: Frame[] = [rootFrame];
+    let sliceStart = performance.now();
+    let ops = 0;
+    try {
+      while (stack.length > 0) {
+        if (++ops % CHECK_CLOCK_EVERY_OPS === 0 && performance.now() - sliceStart >= sliceMs) {
+          await yieldToEventLoop();
+          sliceStart = performance.now();
+        }
+        if (options.signal?.aborted) return failed(`cleanup of "${label}" was stopped: ${String(options.signal.reason ?? 'aborted')}`);
+
+        const frame = stack[stack.length - 1];
+        const next = frame.pending.pop();
+        if (next !== undefined) {
+          const child = openChild(frame, next);
+          if (!child) continue;
+          if (frame.depth + 1 >= MAX_DEPTH) {
+            // Too deep to hold another handle: move the subtree up to the root, which finishes it later.
+            fs.closeSync(child.fd);
+            const moved = Buffer.from(`.lvp-cleanup-deep-${process.pid}-${relocated++}`);
+            withPermission(frame.dir, () => fs.renameSync(handlePath(frame.dir.fd, next), handlePath(rootDir.fd, moved)));
+            rootFrame.pending.push(moved);
+            continue;
+          }
+          const childFrame: Frame = { dir: child, parent: frame, name: next, depth: frame.depth + 1, listings: 0, pending: [] };
+          stack.push(childFrame);
+          list(childFrame);
+          continue;
+        }
+        if (frame === rootFrame) {
+          // Entries may have appeared in the root meanwhile (a writer still at work): list it again, a few times.
+          if (fs.readdirSync(handlePath(rootDir.fd)).length === 0) break;
+          if (rootFrame.listings >= MAX_LISTINGS_PER_DIRECTORY) throw new Error(`volume "${label}" keeps refilling while it is cleaned`);
+          list(rootFrame);
+          continue;
+        }
+        try {
+          withPermission(frame.parent!.dir, () => fs.rmdirSync(handlePath(frame.parent!.dir.fd, frame.name)));
+          removedEntries++;
+        } catch (e) {
+          if (code(e) === 'EBUSY') throw new Refusal(`${printable(frame.name!)} in volume "${label}" is a mount point; it must be unmounted before the volume can be cleaned`);
+          if (code(e) === 'ENOTEMPTY' && frame.listings < MAX_LISTINGS_PER_DIRECTORY) {
+            // Something was added meanwhile: list it again.
+            list(frame);
+            continue;
+          }
+          if (code(e) !== 'ENOENT') throw e;
+        }
+        stack.pop();
+        fs.closeSync(frame.dir.fd);
+      }
+    } finally {
+      for (const frame of stack) if (frame !== rootFrame) fs.closeSync(frame.dir.fd);
+      if (rootModeChanged) fs.fchmodSync(rootDir.fd, rootMode);
     }
   } catch (e) {
     if (e instanceof Refusal) return failed(e.message);
     const err = e as NodeJS.ErrnoException;
-    return failed(`cleanup of "${root}" failed: ${err.code ?? ''} ${err.message}`.replace(/\s+/g, ' '));
+    return failed(`cleanup of "${label}" failed: ${err.code ?? ''} ${err.message}`.replace(/\s+/g, ' '));
   } finally {
-    if (rootModeChanged) fs.chmodSync(root, rootMode);
+    if (ownsRoot) fs.closeSync(rootDir.fd);
   }
   return { ok: true, removedEntries };
+}
+
+/** Whether `name` in the frame's directory is a directory now (lstat through the handle; never follows). */
+function isDirectoryEntry(frame: Frame, name: Buffer): boolean {
+  try {
+    return fs.lstatSync(handlePath(frame.dir.fd, name)).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -18,7 +18,10 @@ import { nextRetryAt, type BackoffPolicy } from './retry-backoff';
 
 export type CleanupState = 'queued' | 'running' | 'succeeded' | 'failed';
 
-export type TaskOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type TaskOutcome =
+  | { readonly ok: true }
+  /** `kind` classifies the failure for its reporter (e.g. a cleanup refused for safety vs a cleaner that failed). */
+  | { readonly ok: false; readonly reason: string; readonly kind?: string };
 
 /** A cleanup's work; it must stop soon after `signal` is aborted. */
 export type CleanupTask = (signal: AbortSignal) => Promise<TaskOutcome>;
@@ -36,6 +39,8 @@ export interface CleanupEntry {
   readonly durationMs?: number;
   /** Why it failed. */
   readonly reason?: string;
+  /** The failure's kind, as the task classified it. */
+  readonly failureKind?: string;
   /** Consecutive failures of this PV's cleanups (0 after a success). */
   readonly failures: number;
   /** A failed entry: not before this time may it start again. */
@@ -179,7 +184,7 @@ export class CleanupProcessTable {
     const finishedAt = this.now();
     const durationMs = finishedAt - (entry.startedAt ?? finishedAt);
     if (outcome.ok) {
-      this.update(pvUid, { state: 'succeeded', finishedAt, durationMs, failures: 0, reason: undefined, retryAt: undefined });
+      this.update(pvUid, { state: 'succeeded', finishedAt, durationMs, failures: 0, reason: undefined, failureKind: undefined, retryAt: undefined });
     } else {
       const failures = entry.failures + 1;
       this.update(pvUid, {
@@ -188,6 +193,7 @@ export class CleanupProcessTable {
         durationMs,
         failures,
         reason: outcome.reason,
+        failureKind: outcome.kind,
         retryAt: nextRetryAt(failures, finishedAt, this.options.backoff),
       });
     }

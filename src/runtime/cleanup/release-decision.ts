@@ -1,16 +1,30 @@
 /**
- * What to do with a PV when it may have been released: the deleter's decision,
- * as a pure function of the PV, who we are and what is configured.
+ * What to do with a PV of this node that may have been released: the deleter's
+ * decision, as a pure function of the PV, who we are, what is configured and how
+ * we may hold PVs.
  *
- * A volume is wiped only when it is provably ours, Released, not being deleted,
- * its reclaim policy says Delete, and its path lies under a configured directory.
- * Everything else is kept, with a reason.
+ * A volume is wiped only when its PV is provably ours, Released with reclaim
+ * policy Delete, its path lies under a configured directory, and (checked by the
+ * cleaner on the open volume) the volume is the one recorded on the PV. With the
+ * finalizer (`finalizer` mode, the normal one) the order makes every step safe:
+ *
+ *   Bound ──(pv-stewardship.ts)──> has our finalizer ──Released──> retire (DELETE,
+ *   uid+resourceVersion preconditions) ──> being deleted: no claim can bind it
+ *   ──clean──> our finalizer removed: the PV goes, discovery offers the volume again.
+ *
+ * (A Released PV that lacks our finalizer gets it first: `protect`.)
+ *
+ * A crash anywhere leaves the PV held by our finalizer, and a PV deleted by anyone
+ * is cleaned before it goes. Without update permission on PVs (the Go
+ * provisioner's RBAC) we cannot hold them: `legacy` mode cleans first and then
+ * deletes with preconditions, as upstream does.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { containerPathFor } from './path-safety';
 import type { ClassConfig, DeviceSpecConfig, VolumeMode } from '../../config';
-import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
-
+import {
+  BOUND_BY_CONTROLLER_ANNOTATION, CLEANUP_FINALIZER, DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION,
+} from '../well-known';
 
 /** Who this provisioner is on this node. */
 export interface NodeIdentity {
@@ -23,6 +37,9 @@ export interface NodeIdentity {
 export type ConfiguredVolumes =
   | { readonly dialect: 'directory'; readonly storageClassMap: Readonly<Record<string, ClassConfig>> }
   | { readonly dialect: 'device'; readonly spec: DeviceSpecConfig };
+
+/** How this agent holds the PVs it manages (see the module comment). */
+export type ReclaimMode = 'finalizer' | 'legacy';
 
 /** How a volume is to be cleaned. */
 export type CleanMethod =
@@ -46,65 +63,119 @@ export interface CleanTarget {
   /** For Jobs: the class's host directory and mount directory (directory dialect). */
   readonly hostDir?: string;
   readonly method: CleanMethod;
+  /** The identity recorded on the PV when it was made; the volume must still have it. Absent on PVs made before identities. */
+  readonly identity?: string;
 }
 
 export type ReleaseDecision =
+  /** Released, to be cleaned, without our finalizer yet: add it before anything else. */
+  | { readonly action: 'protect'; readonly reason: string; readonly target: CleanTarget }
+  /** Released and held by our finalizer: delete it (preconditions: uid, resourceVersion), so no claim can bind it. */
+  | { readonly action: 'retire'; readonly reason: string; readonly target: CleanTarget }
+  /** Clean the volume; then remove our finalizer (`finalizer` mode) or delete the PV (`legacy` mode). */
   | { readonly action: 'clean'; readonly reason: string; readonly target: CleanTarget }
+  /**
+   * Let it go without cleaning: its reclaim policy keeps the data and it is being deleted,
+   * it was never bound, or (device dialect) its device cannot be cleaned here but will be
+   * wiped before it is offered again. Our finalizer is removed, or the PV deleted.
+   */
+  | { readonly action: 'let-go'; readonly reason: string }
+  /** Ours and to be cleaned, but its volume cannot be located here: keep it, with a Warning. */
+  | { readonly action: 'hold'; readonly reason: string }
   /** Reclaim policy Retain: nothing to do. */
   | { readonly action: 'retain'; readonly reason: string }
   /** Recycle or an unknown policy: record a Warning Event, touch nothing. */
   | { readonly action: 'warn'; readonly reason: string }
   /** Not provably ours: never touched, no Event. */
   | { readonly action: 'not-ours'; readonly reason: string }
-  /** Not Released, or already being deleted. */
+  /** Not Released, or being deleted by someone else's rules. */
   | { readonly action: 'skip'; readonly reason: string };
 
-/** Decides what to do with a PV that may have been released. */
-export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configured: ConfiguredVolumes): ReleaseDecision {
-  const name = pv.metadata?.name ?? '<unnamed>';
+/** Whether the PV is one this agent manages in `dialect`; the reason when it is not. */
+export function ownership(pv: V1PersistentVolume, me: NodeIdentity, dialect: ConfiguredVolumes['dialect']): { ok: true } | { ok: false; reason: string } {
+  const by = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION];
+  const conflict = otherNodeLabel(pv, me.nodeName);
+  if (conflict) return { ok: false, reason: conflict };
+  if (by === me.provisionerName) return { ok: true };
+  // The device-selecting provisioner writes no provisioned-by; its PVs are known by its node label.
+  if (dialect === 'device' && by === undefined && DEVICE_DIALECT_NODE_LABELS.some((k) => pv.metadata?.labels?.[k] === me.nodeName)) return { ok: true };
+  return { ok: false, reason: `provisioned by "${by ?? 'nobody'}", not "${me.provisionerName}"` };
+}
+
+/** True when the PV has never been bound to a claim: nothing a tenant wrote can be on its volume. */
+export function neverBound(pv: V1PersistentVolume): boolean {
   const phase = pv.status?.phase;
-  if (phase !== 'Released') return { action: 'skip', reason: `PV "${name}" is ${phase ?? 'without a phase'}, not Released` };
-  if (pv.metadata?.deletionTimestamp) return { action: 'skip', reason: `PV "${name}" is already being deleted` };
+  return (phase === 'Available' || phase === 'Pending' || phase === undefined)
+    && pv.spec?.claimRef?.uid === undefined
+    && pv.metadata?.annotations?.[BOUND_BY_CONTROLLER_ANNOTATION] === undefined;
+}
+
+export function hasCleanupFinalizer(pv: V1PersistentVolume): boolean {
+  return pv.metadata?.finalizers?.includes(CLEANUP_FINALIZER) ?? false;
+}
+
+/** Decides what to do with a PV that may have been released. */
+export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configured: ConfiguredVolumes, mode: ReclaimMode): ReleaseDecision {
+  const name = pv.metadata?.name ?? '<unnamed>';
+  const owned = ownership(pv, me, configured.dialect);
+  if (!owned.ok) return { action: 'not-ours', reason: `PV "${name}": ${owned.reason}` };
+  const deleting = pv.metadata?.deletionTimestamp !== undefined && pv.metadata?.deletionTimestamp !== null;
+  const policy = effectiveReclaimPolicy(pv, configured);
+
+  if (deleting) {
+    if (!hasCleanupFinalizer(pv)) return { action: 'skip', reason: `PV "${name}" is being deleted and does not carry our finalizer` };
+    if (neverBound(pv)) return { action: 'let-go', reason: `PV "${name}" is being deleted and was never bound: nothing of anyone is on its volume` };
+    if (policy !== 'Delete') {
+      return { action: 'let-go', reason: `PV "${name}" is being deleted and its reclaim policy ${policy ?? '(none)'} keeps its data` };
+    }
+  } else {
+    const phase = pv.status?.phase;
+    if (phase !== 'Released') return { action: 'skip', reason: `PV "${name}" is ${phase ?? 'without a phase'}, not Released` };
+    if (policy === 'Retain') return { action: 'retain', reason: `PV "${name}" has reclaim policy Retain; its data is kept` };
+    if (policy === 'Recycle') return { action: 'warn', reason: `PV "${name}" has reclaim policy Recycle, which local volumes do not support; its data is kept` };
+    if (policy !== 'Delete') return { action: 'warn', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
+  }
 
   const located = configured.dialect === 'directory'
-    ? locateDirectoryVolume(pv, me, configured.storageClassMap)
-    : locateDeviceVolume(pv, me, configured.spec);
-  if (!located.ok) return { action: 'not-ours', reason: `PV "${name}": ${located.reason}` };
-
-  const policy = effectiveReclaimPolicy(pv, configured);
-  switch (policy) {
-    case 'Delete':
-      return { action: 'clean', reason: `PV "${name}" is Released with reclaim policy Delete`, target: located.target };
-    case 'Retain':
-      return { action: 'retain', reason: `PV "${name}" has reclaim policy Retain; its data is kept` };
-    case 'Recycle':
-      return { action: 'warn', reason: `PV "${name}" has reclaim policy Recycle, which local volumes do not support; its data is kept` };
-    default:
-      return { action: 'warn', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
+    ? locateDirectoryVolume(pv, configured.storageClassMap)
+    : locateDeviceVolume(pv, configured.spec);
+  if (!located.ok) {
+    // The device dialect wipes every device (or holds it for its data) before offering it, so its
+    // PV may go: the disk, wherever it shows up again, is never offered with old data.
+    if (configured.dialect === 'device') return { action: 'let-go', reason: `PV "${name}" cannot be cleaned here (${located.reason}); its device is wiped before it is ever offered again` };
+    return { action: 'hold', reason: `PV "${name}" cannot be cleaned here: ${located.reason}` };
   }
+  if (deleting || mode === 'legacy') {
+    return { action: 'clean', reason: `PV "${name}" is ${deleting ? 'being deleted' : 'Released'} with reclaim policy Delete`, target: located.target };
+  }
+  return hasCleanupFinalizer(pv)
+    ? { action: 'retire', reason: `PV "${name}" is Released with reclaim policy Delete`, target: located.target }
+    : { action: 'protect', reason: `PV "${name}" is Released with reclaim policy Delete and has no cleanup finalizer yet`, target: located.target };
 }
 
 export type Recheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
 /**
  * The check right before cleaning: the PV re-read from the API server (undefined
- * when it is gone) must still be the same object (UID), Released, ours, and at
- * the same path. Anything else stops the cleanup.
+ * when it is gone) must still be the same object (UID), still to be cleaned, and at
+ * the same path with the same recorded identity. Anything else stops the cleanup.
  */
 export function recheckBeforeCleaning(
   fresh: V1PersistentVolume | undefined,
   target: CleanTarget,
   me: NodeIdentity,
   configured: ConfiguredVolumes,
+  mode: ReclaimMode,
 ): Recheck {
   if (!fresh) return { ok: false, reason: `PV "${target.pvName}" no longer exists` };
   if (fresh.metadata?.uid !== target.pvUid) {
     return { ok: false, reason: `PV "${target.pvName}" was replaced (UID ${fresh.metadata?.uid ?? 'none'}, expected ${target.pvUid})` };
   }
-  const decision = decideRelease(fresh, me, configured);
+  const decision = decideRelease(fresh, me, configured, mode);
   if (decision.action !== 'clean') return { ok: false, reason: decision.reason };
-  if (decision.target.path !== target.path || decision.target.hostPath !== target.hostPath) {
-    return { ok: false, reason: `PV "${target.pvName}" now points at "${decision.target.hostPath}", not "${target.hostPath}"` };
+  const now = decision.target;
+  if (now.path !== target.path || now.hostPath !== target.hostPath || now.identity !== target.identity) {
+    return { ok: false, reason: `PV "${target.pvName}" changed: it now points at "${now.hostPath}" (identity ${now.identity ?? 'none'})` };
   }
   return { ok: true };
 }
@@ -121,25 +192,19 @@ function otherNodeLabel(pv: V1PersistentVolume, nodeName: string): string | unde
   return undefined;
 }
 
-function baseTarget(pv: V1PersistentVolume): Omit<CleanTarget, 'path' | 'classDir' | 'method' | 'hostDir'> {
+function baseTarget(pv: V1PersistentVolume): Pick<CleanTarget, 'pvName' | 'pvUid' | 'storageClassName' | 'volumeMode' | 'hostPath' | 'identity'> {
+  const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
   return {
     pvName: pv.metadata?.name ?? '',
     pvUid: pv.metadata?.uid ?? '',
     storageClassName: pv.spec?.storageClassName ?? '',
     volumeMode: pv.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem',
     hostPath: pv.spec?.local?.path ?? '',
+    ...(identity !== undefined ? { identity } : {}),
   };
 }
 
-function locateDirectoryVolume(
-  pv: V1PersistentVolume,
-  me: NodeIdentity,
-  storageClassMap: Readonly<Record<string, ClassConfig>>,
-): Located {
-  const by = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION];
-  if (by !== me.provisionerName) return { ok: false, reason: `provisioned by "${by ?? 'nobody'}", not "${me.provisionerName}"` };
-  const conflict = otherNodeLabel(pv, me.nodeName);
-  if (conflict) return { ok: false, reason: conflict };
+function locateDirectoryVolume(pv: V1PersistentVolume, storageClassMap: Readonly<Record<string, ClassConfig>>): Located {
   if (!pv.metadata?.uid) return { ok: false, reason: 'it has no UID' };
   const hostPath = pv.spec?.local?.path;
   if (!hostPath) return { ok: false, reason: 'it is not a local volume' };
@@ -160,19 +225,7 @@ function locateDirectoryVolume(
   };
 }
 
-function locateDeviceVolume(pv: V1PersistentVolume, me: NodeIdentity, spec: DeviceSpecConfig): Located {
-  const by = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION];
-  const conflict = otherNodeLabel(pv, me.nodeName);
-  if (conflict) return { ok: false, reason: conflict };
-  if (by !== undefined && by !== me.provisionerName) {
-    return { ok: false, reason: `provisioned by "${by}", not "${me.provisionerName}"` };
-  }
-  if (by === undefined) {
-    // The device-selecting provisioner writes no provisioned-by; its PVs are known by its node label.
-    const labels = pv.metadata?.labels ?? {};
-    const labelled = [NODE_LABEL, ...DEVICE_DIALECT_NODE_LABELS].some((k) => labels[k] === me.nodeName);
-    if (!labelled) return { ok: false, reason: `neither provisioned by "${me.provisionerName}" nor labelled for node "${me.nodeName}"` };
-  }
+function locateDeviceVolume(pv: V1PersistentVolume, spec: DeviceSpecConfig): Located {
   if (!pv.metadata?.uid) return { ok: false, reason: 'it has no UID' };
   const devicePath = pv.spec?.local?.path;
   if (!devicePath) return { ok: false, reason: 'it is not a local volume' };

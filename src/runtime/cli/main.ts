@@ -1,17 +1,22 @@
 #!/usr/bin/env node
 /**
  * The package's bin: `local-volume-provisioner [run|devices|plan|node-cleanup]`.
- * Started as `local-pv-provisioner` it defaults to `devices`, the device-selecting
- * provisioner's job, so its users change only the image.
+ * Without a subcommand it speaks the dialect of the program it replaces, chosen
+ * from the name it was started under (the image links `/local-provisioner`,
+ * `/local-pv-provisioner` and `/main` to it) or from flags and environment that
+ * belong to one dialect only (see dialect.ts); the first log line says which
+ * and why.
  *
  * Exit codes: 0 done, 1 failed while running, 2 unusable flags, environment or
  * configuration (the message says what to set).
  */
 import * as path from 'node:path';
 import { CommandOptions, parseCommandLine } from './commands';
+import type { Notice } from './flags';
 import { runDeviceProvisioner } from '../controller/run-devices';
 import { runDirectoryProvisioner, StartupError } from '../controller/run-directory';
 import { runNodeCleanup } from '../node-cleanup/run-node-cleanup';
+import { createLogger, isLogLevel } from '../observability';
 import { formatPlan, makePlan, PlanConfigError } from '../plan/run-plan';
 
 async function run(options: CommandOptions): Promise<void> {
@@ -28,6 +33,15 @@ async function run(options: CommandOptions): Promise<void> {
   }
 }
 
+/** The dialect chosen and what the command line asked that is not done as written, before the command logs anything. */
+function logStart(options: CommandOptions, reason: string, notices: readonly Notice[]): void {
+  // plan prints its result on stdout: no log lines there.
+  if (options.command === 'plan') return;
+  const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
+  logger.info({ command: options.command, reason }, 'dialect chosen');
+  for (const n of notices) logger[n.level](n.fields, n.msg);
+}
+
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, invokedAs: string): Promise<number> {
   const outcome = parseCommandLine(argv, env, invokedAs);
   if (outcome.kind === 'help') {
@@ -38,6 +52,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, invo
     process.stderr.write(`${outcome.message}\n`);
     return 2;
   }
+  logStart(outcome.options, outcome.reason, outcome.notices);
   try {
     await run(outcome.options);
     return 0;
@@ -52,5 +67,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, invo
 }
 
 if (require.main === module) {
+  // process.argv[1] keeps the name of a symlink the bin was started through.
   void main(process.argv.slice(2), process.env, path.basename(process.argv[1] ?? '')).then((code) => process.exit(code));
 }

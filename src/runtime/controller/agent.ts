@@ -5,7 +5,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CommonOptions } from '../cli/commands';
 import { KubeApi } from '../kube/api-client';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
@@ -25,6 +24,18 @@ export interface Agent {
   readonly stopped: Promise<string>;
   /** Stops serving and closes the API connections. */
   close(): Promise<void>;
+}
+
+/** What every long-running command takes: the API client, its rate limit, and logging. */
+export interface CommonOptions {
+  /** A kubeconfig file; in-cluster configuration when unset. */
+  readonly kubeconfig?: string;
+  /** With a kubeconfig, the API server URL to use in place of its cluster's (node-cleanup's --kube-api-endpoint). */
+  readonly kubeApiEndpoint?: string;
+  readonly qps: number;
+  readonly burst: number;
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'text';
 }
 
 export interface AgentOptions extends CommonOptions {
@@ -48,7 +59,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
   const metrics = new ProvisionerMetrics({ version: packageVersion() });
   const health = new Health({ stuckAfterMs: options.stuckAfterMs });
-  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const kubeConfig = loadKubeConfig(options.kubeconfig, options.kubeApiEndpoint);
   const client = (): KubeApi => new KubeApi(kubeConfig, {
     qps: options.qps,
     burst: options.burst,

@@ -43,7 +43,14 @@ export class ConfigReloader<T> {
       return this.reject(`${this.source.describe}: cannot be read: ${(e as Error).message}`);
     }
     const key = JSON.stringify(Object.entries(data).sort(([a], [b]) => a.localeCompare(b)));
-    if (key === this.lastData) return [];
+    if (key === this.lastData) {
+      // A rejected edit reverted: the configuration in force is the one the source holds again.
+      if (this.lastRejection !== undefined && this.good !== undefined) {
+        this.lastRejection = undefined;
+        this.hooks.onApply(this.good, []);
+      }
+      return [];
+    }
     const result = this.parse(data);
     if (!result.ok) {
       const problems = result.errors.map(formatIssue).join('\n  ');

@@ -1,15 +1,21 @@
 /**
- * The deleter: recycles this node's Released volumes, for both dialects.
+ * The deleter: recycles this node's Released volumes, for both dialects, by the
+ * protocol of cleanup/release-decision.ts.
  *
- * For each PV of ours that `decideRelease` says to clean, one cleanup task goes
- * into the process table (keyed by PV UID): re-read the PV and re-check it,
- * clean the volume (in this process, or in a Job), then delete the PV with a UID
- * precondition. Discovery offers the volume again with a new PV. The PV is
- * deleted only after a successful cleanup, so a crash at any point leaves it
- * Released and the next run cleans it again from the start.
+ * Each pass it decides for every PV of ours and acts:
+ * - `protect`, `retire`, `let-go`: one guarded API write (our finalizer added; the
+ *   PV deleted with uid and resourceVersion preconditions; our finalizer removed);
+ *   a PV that changed since it was read answers 409 and is decided again next pass;
+ * - `clean`: a cleanup task in the process table (keyed by PV UID): read the PV
+ *   again and re-check it, clean the volume through handles (cleanup/clean-volume.ts:
+ *   identity, in use, then the cleaner), then remove our finalizer (`finalizer`
+ *   mode) or delete the PV with preconditions (`legacy` mode);
+ * - `hold`, `warn`: a Warning Event, nothing touched.
+ * Discovery offers the volume again once its PV is gone. A crash at any point
+ * leaves the PV held (or, in legacy mode, Released) and the next run starts over.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { ProvisionerConfig, VolumeMode } from '../../config';
+import { ProvisionerConfig } from '../../config';
 import {
   buildCleanupJob,
   cleanupJobName,
@@ -18,19 +24,20 @@ import {
   cleanVolume,
   CleanupEntry,
   CleanupProcessTable,
+  CleanVolumeResult,
   ConfiguredVolumes,
   decideRelease,
-  FS_CLEANER_COMMAND,
   JOB_LABEL_PV_UID,
+  neverBound,
   NodeIdentity,
+  NotCleanedKind,
+  ReclaimMode,
   recheckBeforeCleaning,
-  resolveVolumePath,
   TaskOutcome,
 } from '../cleanup';
-import { isMountPoint, MountTable, readMountTable } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
-import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
+import { addCleanupFinalizer, deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { parseQuantity } from '../volume';
 
@@ -48,17 +55,22 @@ export interface DeleterDeps {
   readonly events: EventRecorder;
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
-  /** The mount table, read before a directory-dialect directory is cleaned. @default /proc/self/mountinfo */
-  readonly readMountTable?: () => Promise<MountTable>;
+  /** How PVs are held (see release-decision.ts); `finalizer` needs update permission on PVs. */
+  readonly mode: ReclaimMode;
 }
 
 export interface DeleterPass {
   readonly me: NodeIdentity;
   readonly configured: ConfiguredVolumes;
   readonly pvs: readonly V1PersistentVolume[];
-  /** Clean in Jobs instead of in this process (directory dialect's `useJobForCleaning`). */
+  /** Clean Block volumes in Jobs instead of in this process (directory dialect's `useJobForCleaning`). */
   readonly jobs?: JobCleaning;
 }
+
+/** The failure kinds of a cleanup task: why the volume was not cleaned, or that the PV changed before it was. */
+type CleanupFailureKind = NotCleanedKind | 'stale';
+/** A cleanup not done for safety. */
+export type RefusalKind = Exclude<NotCleanedKind, 'failed'>;
 
 /** What a cleanup of a target needs, for metrics and logs. */
 function cleanerCommand(target: CleanTarget): readonly string[] {
@@ -66,40 +78,68 @@ function cleanerCommand(target: CleanTarget): readonly string[] {
   return target.volumeMode === 'Block' ? target.method.blockCleanerCommand : [];
 }
 
+/** Warnings for volumes that were not cleaned for safety, by kind. */
+const REFUSAL_EVENTS: Partial<Record<CleanupFailureKind, string>> = {
+  'identity-mismatch': EventReasons.VolumeIdentityMismatch.reason,
+  'in-use': EventReasons.VolumeInUse.reason,
+  'refused': EventReasons.CleanupRefused.reason,
+  'missing': EventReasons.VolumeMissing.reason,
+};
+
 export class Deleter {
   /** PV UID -> what the metrics need once its cleanup is reported. */
   private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
-  /** UIDs of PVs cleaned and deleted here, which a cache may still list as Released for a moment. */
-  private readonly deleted = new Set<string>();
+  /** UIDs of PVs cleaned and let go here, which a cache may still list for a moment. */
+  private readonly finished = new Set<string>();
   /**
-   * Released PVs of ours with reclaim policy Delete, by UID, until their cleanup
-   * succeeds. One that disappears first (deleted by someone else) leaves its
-   * volume dirty: it is cleaned anyway before discovery may offer it again.
+   * PVs of ours whose volume must be cleaned, by UID, until their cleanup succeeds.
+   * One that disappears first (legacy mode, or someone removed our finalizer) leaves
+   * its volume dirty: it is cleaned anyway before discovery may offer it again.
    */
   private readonly awaitingCleanup = new Map<string, CleanTarget>();
   /** Names of those whose PV is gone: discovery must not offer them yet. */
   private orphanNames = new Set<string>();
+  /** PV UIDs with a guarded write under way, so a quick next pass does not send it twice. */
+  private readonly writing = new Set<string>();
 
   constructor(private readonly deps: DeleterDeps) {}
 
-  /** Starts cleanups for this pass's Released PVs and reports those that finished. */
-  run(pass: DeleterPass): void {
+  /** Acts on this pass's PVs: guarded writes now, cleanups started; reports cleanups that finished. */
+  async run(pass: DeleterPass): Promise<void> {
     const byUid = new Map(pass.pvs.map((pv) => [pv.metadata?.uid ?? '', pv]));
     this.reportFinished(byUid);
-    for (const uid of this.deleted) if (!byUid.has(uid)) this.deleted.delete(uid);
+    for (const uid of this.finished) if (!byUid.has(uid)) this.finished.delete(uid);
+    const writes: Array<Promise<void>> = [];
     for (const pv of pass.pvs) {
       const uid = pv.metadata?.uid ?? '';
-      if (this.deleted.has(uid)) continue;
-      const decision = decideRelease(pv, pass.me, pass.configured);
-      if (decision.action === 'warn') {
-        this.deps.events.warning(persistentVolumeReference(pv), EventReasons.ReclaimPolicyUnsupported.reason, decision.reason);
-      } else if (decision.action === 'clean') {
-        this.awaitingCleanup.set(uid, decision.target);
-        this.start(pv, decision.target, pass);
-      } else {
-        this.awaitingCleanup.delete(uid);
+      if (this.finished.has(uid)) continue;
+      const decision = decideRelease(pv, pass.me, pass.configured, this.deps.mode);
+      const ref = persistentVolumeReference(pv);
+      switch (decision.action) {
+        case 'protect':
+        case 'retire':
+          this.awaitingCleanup.set(uid, decision.target);
+          writes.push(this.retire(pv, decision.action === 'protect', decision.target, pass));
+          break;
+        case 'let-go':
+          this.awaitingCleanup.delete(uid);
+          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv)));
+          break;
+        case 'clean':
+          this.awaitingCleanup.set(uid, decision.target);
+          this.start(pv, decision.target, pass);
+          break;
+        case 'hold':
+          this.deps.events.warning(ref, EventReasons.CleanupRefused.reason, `${decision.reason}; nothing is wiped and the PV is kept until it can be`);
+          break;
+        case 'warn':
+          this.deps.events.warning(ref, EventReasons.ReclaimPolicyUnsupported.reason, decision.reason);
+          break;
+        default:
+          this.awaitingCleanup.delete(uid);
       }
     }
+    await Promise.all(writes);
     this.cleanOrphans(byUid, pass);
     this.deps.table.retainOnly(new Set([...byUid.keys(), ...this.awaitingCleanup.keys()]));
     const counts = this.deps.table.counts();
@@ -111,8 +151,66 @@ export class Deleter {
     return this.deps.table.isActiveForName(pvName) || this.orphanNames.has(pvName);
   }
 
+  /** Why the last cleanup of this PV UID did not clean its volume, when it was refused for safety. */
+  refusal(pvUid: string): RefusalKind | undefined {
+    const entry = this.deps.table.get(pvUid);
+    const kind = entry?.state === 'failed' ? entry.failureKind as CleanupFailureKind | undefined : undefined;
+    return kind !== undefined && kind in REFUSAL_EVENTS ? kind as RefusalKind : undefined;
+  }
+
   /**
-   * Volumes whose Released PV vanished before we cleaned it (an admin deleted
+   * Holds a Released PV with our finalizer (when `protect`), deletes it with
+   * preconditions so that no claim can bind it any more, and starts cleaning its
+   * volume: all in this pass when nothing changed meanwhile, else the next pass
+   * decides again.
+   */
+  private async retire(pv: V1PersistentVolume, protect: boolean, target: CleanTarget, pass: DeleterPass): Promise<void> {
+    let held = pv;
+    if (protect) {
+      let patched: V1PersistentVolume | undefined;
+      await this.write(pv, 'cleanup finalizer added', async () => {
+        const result = await addCleanupFinalizer(this.deps.api, pv);
+        if (typeof result === 'string') return result;
+        patched = result;
+        return 'done';
+      });
+      if (!patched) return;
+      held = patched;
+    }
+    let deleted = false;
+    await this.write(held, 'Released PV deleted; it stays until its volume is clean', async () => {
+      const { name, uid, resourceVersion } = held.metadata!;
+      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
+      deleted = outcome === 'deleted';
+      return outcome;
+    }, EventReasons.VolumeFailedDelete.reason);
+    // The cleanup reads the PV again and goes on only if it is being deleted, with our finalizer.
+    if (deleted) this.start(held, target, pass);
+  }
+
+  /**
+   * One guarded write; a PV that changed or went meanwhile is simply decided again next
+   * pass. A failure is logged, and recorded on the PV as `failureEvent` when given.
+   */
+  private async write(pv: V1PersistentVolume, done: string, write: () => Promise<string>, failureEvent?: string): Promise<void> {
+    const uid = pv.metadata?.uid ?? '';
+    if (this.writing.has(uid)) return;
+    this.writing.add(uid);
+    const log = volumeLogger(this.deps.logger, { pv: pv.metadata?.name ?? '', path: pv.spec?.local?.path ?? '', storageClass: pv.spec?.storageClassName ?? '' });
+    try {
+      const outcome = await write();
+      if (outcome === 'done' || outcome === 'deleted') log.info(done);
+      else log.debug({ outcome }, 'PV changed or went before the write; decided again next pass');
+    } catch (err) {
+      log.error({ err: (err as Error).message }, `cannot write PV (${done})`);
+      if (failureEvent) this.deps.events.warning(persistentVolumeReference(pv), failureEvent, (err as Error).message);
+    } finally {
+      this.writing.delete(uid);
+    }
+  }
+
+  /**
+   * Volumes whose PV vanished before we cleaned it (legacy mode: an admin deleted
    * it): upstream offers them again with the old data; we clean them first.
    */
   private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass): void {
@@ -126,94 +224,106 @@ export class Deleter {
     }
   }
 
-  /** Starts a cleanup of a Released PV, or with `pv` undefined of the volume of one that vanished uncleaned. */
+  /** Starts a cleanup of a PV's volume, or with `pv` undefined of the volume of one that vanished uncleaned. */
   private start(pv: V1PersistentVolume | undefined, target: CleanTarget, pass: DeleterPass): void {
-    const useJob = pass.jobs !== undefined && target.method.kind === 'class';
+    const useJob = pass.jobs !== undefined && target.method.kind === 'class' && target.volumeMode === 'Block';
     const log = volumeLogger(this.deps.logger, { pv: target.pvName, path: target.hostPath, storageClass: target.storageClassName });
-    const result = this.deps.table.start(target.pvUid, target.pvName, async (signal) => {
+    const result = this.deps.table.start(target.pvUid, target.pvName, async (signal): Promise<TaskOutcome> => {
+      let fresh: V1PersistentVolume | undefined;
       if (pv) {
-        const fresh = await this.deps.api.getPersistentVolume(target.pvName);
-        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured);
-        if (!recheck.ok) return { ok: false, reason: `not cleaned: ${recheck.reason}` };
+        fresh = await this.deps.api.getPersistentVolume(target.pvName);
+        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured, this.deps.mode);
+        if (!recheck.ok) return { ok: false, kind: 'stale', reason: `not cleaned: ${recheck.reason}` };
       }
-      const unmounted = pass.configured.dialect === 'directory' ? await this.unmountedDirectory(target) : undefined;
-      if (unmounted) return { ok: false, reason: `not cleaned: ${unmounted}` };
-      log.info({ job: useJob, pvDeleted: !pv }, 'cleaning released volume');
-      const cleaned = useJob ? await this.cleanInJob(target, pass, signal, log) : await this.cleanInProcess(target, signal, log);
-      // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
-      if (!cleaned.ok) return signal.aborted ? { ok: false, reason: `${cleaned.reason}: ${String(signal.reason)}` } : cleaned;
+      log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
+      const cleaned = await cleanVolume(target, {
+        signal,
+        onOutput: (line, stream) => log.info({ stream }, line),
+        onWritten: (bytes) => this.deps.metrics.addCleanupBytes(target.volumeMode, useJob ? 'job' : 'process', bytes),
+        ...(useJob ? { runCommandElsewhere: (s) => this.cleanInJob(target, pass.jobs!, pass.me.nodeName, s ?? signal) } : {}),
+      });
+      if (!cleaned.ok) return this.notCleaned(cleaned, fresh, target, signal);
       if (!pv) {
-        log.info('volume of a PV deleted while Released cleaned; discovery offers it again');
+        log.info('volume of a PV deleted before it was cleaned is clean; discovery offers it again');
         return { ok: true };
       }
-      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid);
-      log.info({ outcome }, 'volume cleaned; PV deleted so discovery offers it again');
-      return { ok: true };
+      return this.finish(fresh!, target, log);
     });
     if (!result.started) return;
     this.started.set(target.pvUid, { target, capacityBytes: pv ? capacityBytes(pv) : 0, type: useJob ? 'job' : 'process' });
     const where = pv ? persistentVolumeReference(pv) : nodeReference(pass.me.nodeName);
     const message = pv
       ? `cleaning ${target.hostPath}${useJob ? ' in a Job' : ''}`
-      : `PV ${target.pvName} was deleted while Released, before its volume was cleaned; cleaning ${target.hostPath} before it is offered again`;
+      : `PV ${target.pvName} was deleted before its volume was cleaned; cleaning ${target.hostPath} before it is offered again`;
     this.deps.events.normal(where, EventReasons.CleanupStarted.reason, message);
   }
 
   /**
-   * A directory-dialect directory volume is a mount point. One that is not any
-   * more has lost its disk: what lies beneath is the node's own directory, and
-   * deleting the PV would let the disk, once back, be offered with its data.
+   * A volume not cleaned: a gone volume of a PV being deleted that was never bound has
+   * nothing to clean, so our finalizer goes; everything else stays, and is retried.
    */
-  private async unmountedDirectory(target: CleanTarget): Promise<string | undefined> {
-    const resolved = await resolveVolumePath(target.path, target.classDir);
-    // Missing paths, symlinks and devices are the cleaner's to refuse or clean.
-    if (!resolved.ok || resolved.kind !== 'directory') return undefined;
-    const table = await (this.deps.readMountTable ?? readMountTable)();
-    if (isMountPoint(resolved.path, table)) return undefined;
-    return `"${target.path}" is no longer a mount point: its volume is gone (unmounted or removed), so the PV is kept`;
+  private async notCleaned(cleaned: Extract<CleanVolumeResult, { ok: false }>, fresh: V1PersistentVolume | undefined,
+    target: CleanTarget, signal: AbortSignal): Promise<TaskOutcome> {
+    // The recorded volume is not here. Nothing is cleaned in its name; its PV may go when the volume
+    // holds nothing of anyone, or (device dialect) when any device is wiped before it is offered again.
+    const gone = cleaned.kind === 'missing' || cleaned.kind === 'identity-mismatch';
+    if (gone && fresh && (neverBound(fresh) || target.method.kind === 'device-wipe')) {
+      const outcome = await this.letGo(fresh);
+      if (outcome !== 'changed') return { ok: true };
+    }
+    // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
+    const reason = signal.aborted ? `${cleaned.reason}: ${String(signal.reason)}` : cleaned.reason;
+    return { ok: false, kind: cleaned.kind, reason };
   }
 
-  private async cleanInProcess(target: CleanTarget, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
-    const mode: VolumeMode = target.volumeMode;
-    const r = await cleanVolume(target, {
-      signal,
-      onOutput: (line, stream) => log.info({ stream }, line),
-      onWritten: (bytes) => this.deps.metrics.addCleanupBytes(mode, 'process', bytes),
-    });
-    return r.ok ? { ok: true } : { ok: false, reason: r.reason };
+  /** Lets a PV go without cleaning: our finalizer removed from one being deleted, else the PV deleted with preconditions. */
+  private async letGo(pv: V1PersistentVolume): Promise<string> {
+    const { name, uid, resourceVersion, deletionTimestamp } = pv.metadata!;
+    if (deletionTimestamp) return removeCleanupFinalizer(this.deps.api, name!, uid!);
+    return deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
   }
 
-  /** Runs the cleanup as upstream's Job: create (or reuse one for this very PV UID), wait, delete the Job. */
-  private async cleanInJob(target: CleanTarget, pass: DeleterPass, signal: AbortSignal, log: Logger): Promise<TaskOutcome> {
-    const jobs = pass.jobs!;
+  /** The volume is clean: let the PV go (our finalizer removed, or in legacy mode the PV deleted). */
+  private async finish(fresh: V1PersistentVolume, target: CleanTarget, log: Logger): Promise<TaskOutcome> {
+    if (this.deps.mode === 'finalizer') {
+      const outcome = await removeCleanupFinalizer(this.deps.api, target.pvName, target.pvUid);
+      log.info({ outcome }, 'volume cleaned; cleanup finalizer removed, the PV goes and discovery offers the volume again');
+      return outcome === 'changed' ? { ok: false, kind: 'failed', reason: 'the PV kept changing while its cleanup finalizer was removed' } : { ok: true };
+    }
+    const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid, fresh.metadata?.resourceVersion);
+    log.info({ outcome }, 'volume cleaned; PV deleted so discovery offers it again');
+    if (outcome === 'changed') return { ok: false, kind: 'stale', reason: 'the PV changed while its volume was cleaned; it is decided again' };
+    return { ok: true };
+  }
+
+  /** Runs the class's command in upstream's Job: create (or reuse one for this very PV UID), wait, delete the Job. */
+  private async cleanInJob(target: CleanTarget, jobs: JobCleaning, nodeName: string, signal: AbortSignal): Promise<TaskOutcome> {
     const method = target.method;
-    if (method.kind !== 'class' || target.hostDir === undefined) return { ok: false, reason: 'a Job cleans directory-dialect volumes only' };
-    const resolved = await resolveVolumePath(target.path, target.classDir);
-    if (!resolved.ok) return { ok: false, reason: resolved.reason };
+    if (method.kind !== 'class' || target.hostDir === undefined) return { ok: false, reason: 'a Job cleans directory-dialect Block volumes only' };
     const name = cleanupJobName(target.pvName);
     const existing = await this.deps.api.getJob(jobs.namespace, name);
     // A Job left by an earlier run counts only if it cleaned this very PV (same UID).
-    if (existing && existing.metadata?.labels?.[JOB_LABEL_PV_UID] !== target.pvUid) {
+    const reusable = existing?.metadata?.labels?.[JOB_LABEL_PV_UID] === target.pvUid;
+    if (existing && !reusable) {
       await this.deps.api.deleteJob(jobs.namespace, name);
       await waitUntil(async () => (await this.deps.api.getJob(jobs.namespace, name)) === undefined, signal, jobs.pollIntervalMs);
     }
-    if (!existing || existing.metadata?.labels?.[JOB_LABEL_PV_UID] !== target.pvUid) {
+    if (!reusable) {
       await this.deps.api.createJob(jobs.namespace, buildCleanupJob({
         pvName: target.pvName,
         pvUid: target.pvUid,
-        volumeKind: resolved.kind,
         path: target.path,
         hostDir: target.hostDir,
         mountDir: target.classDir,
-        blockCleanerCommand: resolved.kind === 'directory' ? FS_CLEANER_COMMAND : method.blockCleanerCommand,
-        nodeName: pass.me.nodeName,
+        blockCleanerCommand: method.blockCleanerCommand,
+        nodeName,
         namespace: jobs.namespace,
         image: jobs.image,
         tolerations: jobs.config.jobTolerations,
         timeoutMs: jobs.config.cleanupTimeout,
         startTime: new Date(),
       }));
-      log.info({ job: name }, 'cleanup Job created');
+      this.deps.logger.info({ job: name, pv: target.pvName }, 'cleanup Job created');
     }
     let outcome = cleanupJobOutcome(existing ?? {});
     await waitUntil(async () => {
@@ -233,7 +343,7 @@ export class Deleter {
       if (!entry) continue;
       this.started.delete(uid);
       if (entry.state === 'succeeded') {
-        this.deleted.add(uid);
+        this.finished.add(uid);
         this.awaitingCleanup.delete(uid);
       }
       this.recordOutcome(pvsByUid.get(uid), info, entry);
@@ -242,6 +352,19 @@ export class Deleter {
 
   private recordOutcome(pv: V1PersistentVolume | undefined, info: { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }, entry: CleanupEntry): void {
     const succeeded = entry.state === 'succeeded';
+    const kind = entry.failureKind as CleanupFailureKind | undefined;
+    const log = volumeLogger(this.deps.logger, { pv: info.target.pvName, path: info.target.hostPath, storageClass: info.target.storageClassName });
+    if (kind === 'stale') {
+      log.info({ reason: entry.reason }, 'cleanup not started: the PV changed; it is decided again');
+      return;
+    }
+    const refusal = kind !== undefined ? REFUSAL_EVENTS[kind] : undefined;
+    if (refusal) {
+      this.deps.metrics.recordCleanupRefused(kind as RefusalKind);
+      log.warn({ reason: entry.reason, kind }, 'volume not cleaned; retried after a backoff');
+      if (pv) this.deps.events.warning(persistentVolumeReference(pv), refusal, entry.reason ?? 'not cleaned');
+      return;
+    }
     this.deps.metrics.recordCleanup({
       mode: info.target.volumeMode,
       type: info.type,
@@ -250,7 +373,6 @@ export class Deleter {
       cleanupCommand: cleanerCommand(info.target),
       seconds: (entry.durationMs ?? 0) / 1000,
     });
-    const log = volumeLogger(this.deps.logger, { pv: info.target.pvName, path: info.target.hostPath, storageClass: info.target.storageClassName });
     if (succeeded) {
       log.info({ seconds: (entry.durationMs ?? 0) / 1000 }, 'cleanup succeeded');
       return;

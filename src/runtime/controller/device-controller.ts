@@ -7,20 +7,22 @@
  * every problem is an Event and a metric, not only a log line.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { V1ConfigMap, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
-import { configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
-import { ConcurrencyLimiter, decideRelease, NodeIdentity, resolveVolumePath, wipeDevice } from '../cleanup';
-import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
+import { compileDeviceNameFilter, configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
+import { cleanVolume, ConcurrencyLimiter, isStrictlyInside, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
+import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning, recordedIdentity } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { NodePvCache } from '../kube/pv-cache';
 import { ensurePersistentVolume } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
-import { deviceNumberOf, describeProbe, formatDeviceNumber } from '../volume';
+import { describeProbe, deviceNumberOf, IdentityCache } from '../volume';
 import { Deleter } from './deleter';
+import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
 import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
 import { assignDevicePVNames, buildDevicePV, DeviceNaming, deviceSpecDifferences, NodeInfo, nodeInfoOf } from '../pv';
-import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+import { NODE_LABEL } from '../well-known';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
 export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
@@ -39,6 +41,8 @@ export interface DeviceControllerDeps {
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
   readonly deleter: Deleter;
+  /** How PVs are held (see cleanup/release-decision.ts). */
+  readonly mode: ReclaimMode;
   /** Shared with the deleter's cleanups, so wipes of new devices count against the same limit. */
   readonly limiter: ConcurrencyLimiter;
   /** A wipe running longer is aborted. 0 = none. */
@@ -53,41 +57,26 @@ export type DevicePassResult =
   | { readonly state: 'no-spec'; readonly message: string }
   | { readonly state: 'provisioned'; readonly spec: DeviceSpecConfig; readonly created: readonly string[] };
 
-/** How often a lasting condition's Warning is recorded again. */
-const REPEAT_WARNING_MS = 30 * 60_000;
-
 export class DeviceController {
   private lastSpecChange = '';
   /** The last pass's spec or problem, so the config reload metrics count changes, not passes. */
   private lastResolution?: string;
-
-  /** Warnings recorded, by object, reason and message, to when; kept while the pass after still has them. */
-  private readonly warned = new Map<string, number>();
-  private warnedThisPass = new Set<string>();
+  private readonly identities = new IdentityCache();
 
   constructor(private readonly deps: DeviceControllerDeps) {}
 
   async pass(node: V1Node): Promise<DevicePassResult> {
-    this.warnedThisPass = new Set();
-    try {
-      return await this.run(node);
-    } finally {
-      // A condition that went away is recorded again if it comes back.
-      for (const key of this.warned.keys()) if (!this.warnedThisPass.has(key)) this.warned.delete(key);
-    }
+    return this.run(node);
   }
 
-  /**
-   * Records a Warning when its condition is new, and again every half hour while it lasts (Events
-   * expire after an hour), not on every pass: repeats would use up the per-object Event limit
-   * (25, then one per 5 minutes) and the Node's other Events would be dropped.
-   */
+  /** The directories a pass discovers and cleans in, for the node's current spec (none without one). */
+  directories(node: V1Node): string[] {
+    const resolved = this.resolveSpec(node);
+    return 'spec' in resolved ? [resolved.spec.deviceDir] : [];
+  }
+
+  /** Warnings are deduplicated by the recorder: a lasting condition is written once per repeat interval. */
   private warn(object: V1ObjectReference, reason: string, message: string): void {
-    const key = [object.kind, object.name, reason, message].join('\u0000');
-    this.warnedThisPass.add(key);
-    const last = this.warned.get(key);
-    if (last !== undefined && Date.now() - last < REPEAT_WARNING_MS) return;
-    this.warned.set(key, Date.now());
     this.deps.events.warning(object, reason, message);
   }
 
@@ -98,24 +87,37 @@ export class DeviceController {
     if ('message' in resolved) {
       this.warn(nodeReference(node), EventReasons.NoPVSpecConfigMap.reason, resolved.message);
       this.deps.logger.warn({ node: info.name }, resolved.message);
-      this.deps.metrics.setDevices(info.name, { available: 0, error: 0 });
+      this.deps.metrics.setDevices(info.name, { available: 0, error: 0, held: 0 });
       return { state: 'no-spec', message: resolved.message };
     }
     const spec = resolved.spec;
     const me: NodeIdentity = { nodeName: info.name, provisionerName: devicesProvisionerName(info.name) };
+    await this.deps.deleter.run({ me, configured: { dialect: 'device', spec }, pvs: this.deps.cache.list() });
+    // Every PV of this node, of either dialect: a disk with a PV is never offered again.
     const pvs = this.deps.cache.list();
-    this.deps.deleter.run({ me, configured: { dialect: 'device', spec }, pvs });
-    this.reportRefusedReleases(pvs, me, spec);
-    this.reportSpecChange(node, spec, pvs);
+    // Only ours are inspected, reported and counted: the directory dialect's PVs are its own agent's.
+    const owned = pvs.filter((pv) => ownership(pv, me, 'device').ok);
+    this.reportSpecChange(node, spec, owned);
 
-    const { devices, errors, missing } = await this.discover(node, spec, pvs);
+    const atPaths = await Promise.all(owned.map(async (pv) => ({ pv, at: await this.deviceAtPath(pv, spec) })));
+    await steward(this.deps.api, this.deps.logger, atPaths, this.deps.mode);
+    const verdicts = new Map(atPaths.map(({ pv, at }) => [pv.metadata?.name ?? '', judgeVolume(pv, at)]));
+    this.reportVerdicts(owned, verdicts);
+    const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
+    const identityOf = (pv: V1PersistentVolume) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? '');
+
+    const { devices, errors } = await this.discover(node, spec, pvs, identityOf);
     const naming = this.name(node, spec, pvs, devices, errors);
     const plan = planProvisioning(deviceCandidates(naming.named, spec.volumeMode), pvs, {
       pvNames: new Set(naming.named.map((n) => n.name).filter((n) => this.deps.deleter.isCleaning(n))),
       paths: new Set(),
-    });
+    }, identityOf);
     for (const s of plan.skip) {
       if (s.warning) this.warn(nodeReference(node), EventReasons.DuplicatePath.reason, s.warning);
+      // A second path to a disk that is already offered (or offered under another path) counts as an error device.
+      if (s.code === 'same-volume' || s.code === 'duplicate-in-pass' || s.code === 'path-in-use') {
+        errors.push({ path: s.candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
+      }
     }
     const created: string[] = [];
     const heldData: VolumeWithoutPV[] = [];
@@ -125,37 +127,55 @@ export class DeviceController {
       else if (outcome === 'held-data') heldData.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'held-data' });
       else if (outcome === 'error') errors.push({ path: candidate.device.path, storageClass: spec.storageClassName, state: 'error' });
     }));
-    this.updateMetrics(info.name, errors, heldData, created, missing);
+    this.updateMetrics(info.name, owned, verdicts, errors, heldData, created);
     return { state: 'provisioned', spec, created };
   }
 
-  /**
-   * The devices that may be offered this pass, and what cannot: error devices, and PVs whose
-   * device is gone. Each problem is a Warning.
-   */
-  private async discover(node: V1Node, spec: DeviceSpecConfig, pvs: readonly V1PersistentVolume[]): Promise<{
-    devices: DiscoveredDevice[];
-    errors: VolumeWithoutPV[];
-    missing: Set<string>;
-  }> {
-    const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
-    // A disk with a PV may show up under another path (a new udev link, a deviceDir moved from
-    // by-path to by-id): it must be neither wiped nor offered twice, so disks are matched by number.
-    const { disks: disksWithPV, missing } = await inspectPVDevices(pvs);
-    for (const pv of pvs.filter((p) => missing.has(p.metadata?.name ?? ''))) {
-      this.warn(persistentVolumeReference(pv), EventReasons.VolumeMissing.reason,
-        `device ${pv.spec?.local?.path} of PV ${pv.metadata?.name} is gone from this node; the PV is kept and nothing is wiped`);
+  /** What is at a device PV's path now. */
+  private async deviceAtPath(pv: V1PersistentVolume, spec: DeviceSpecConfig): Promise<VolumeAtPath> {
+    const devicePath = pv.spec?.local?.path ?? '';
+    let st;
+    try {
+      st = await fs.promises.stat(devicePath, { bigint: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A pulled disk loses its udev link; other errors (EACCES, EIO) say nothing about whether it is there.
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'gone', reason: `device ${devicePath} is gone from this node` };
+      return { state: 'unknown', reason: `device ${devicePath} cannot be inspected: ${code ?? String(err)}` };
     }
-    const pvOfDisk = (d: Pick<DiscoveredDevice, 'deviceNumber'>) => disksWithPV.get(formatDeviceNumber(d.deviceNumber));
-    const discovery = await discoverDevices(spec, { shouldProbe: (d) => !withPV.has(d.path) && pvOfDisk(d) === undefined });
-    const devices: DiscoveredDevice[] = [];
-    for (const d of discovery.devices) {
-      const other = withPV.has(d.path) ? undefined : pvOfDisk(d);
-      if (other === undefined) {devices.push(d);} else {
-        this.warn(nodeReference(node), EventReasons.DuplicatePath.reason,
-          `device ${d.path} is the same disk (${d.devicePath}) as PV ${other}; it is neither wiped nor offered again`);
+    if (!st.isBlockDevice()) return { state: 'gone', reason: `${devicePath} is no block device any more` };
+    const configured = isStrictlyInside(devicePath, spec.deviceDir) && matchesFilter(spec, path.posix.basename(devicePath));
+    return { state: 'present', identity: await this.identities.block(deviceNumberOf(st.rdev)), configured };
+  }
+
+  /** Warnings for PVs whose device is gone or is another disk now. */
+  private reportVerdicts(owned: readonly V1PersistentVolume[], verdicts: ReadonlyMap<string, VolumeVerdict>): void {
+    for (const pv of owned) {
+      if (pv.metadata?.deletionTimestamp) continue;
+      const verdict = verdicts.get(pv.metadata?.name ?? '');
+      const ref = persistentVolumeReference(pv);
+      if (verdict?.kind === 'missing') {
+        this.warn(ref, EventReasons.VolumeMissing.reason, `device ${pv.spec?.local?.path} of PV ${pv.metadata?.name} is gone from this node; the PV is kept and nothing is wiped`);
+      } else if (verdict?.kind === 'identity-mismatch') {
+        this.warn(ref, EventReasons.VolumeIdentityMismatch.reason,
+          `"${pv.spec?.local?.path}" is not the disk PV "${pv.metadata?.name}" was made for: it recorded ${verdict.recorded}, the path now holds ${verdict.current}; `
+          + 'the PV is kept, and that disk is neither wiped nor offered in its name');
       }
     }
+  }
+
+  /**
+   * The devices that may be offered this pass, and the error devices. A disk that is
+   * already some PV's (by identity, under whatever path) is neither probed nor offered.
+   */
+  private async discover(node: V1Node, spec: DeviceSpecConfig, pvs: readonly V1PersistentVolume[],
+    identityOf: (pv: V1PersistentVolume) => string | undefined): Promise<{ devices: DiscoveredDevice[]; errors: VolumeWithoutPV[] }> {
+    const withPV = new Set(pvs.map((pv) => pv.spec?.local?.path));
+    const disksWithPV = new Set(pvs.map(identityOf).filter((i): i is string => i !== undefined));
+    const discovery = await discoverDevices(spec, {
+      identities: this.identities,
+      shouldProbe: (d) => !withPV.has(d.path) && !disksWithPV.has(d.identity),
+    });
     // A path with a PV is available, whatever discovery made of it as a second path: one gauge per device.
     const errorDevices = discovery.errorDevices.filter((e) => !withPV.has(e.path));
     // A filter that matches nothing leaves the node without devices as surely as a broken spec: say so too.
@@ -168,10 +188,10 @@ export class DeviceController {
     }
     for (const e of errorDevices) {
       this.warn(nodeReference(node), EventReasons.DeviceError.reason, e.reason);
-      volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).warn(e.reason);
+      volumeLogger(this.deps.logger, { path: e.path, storageClass: spec.storageClassName }).debug(e.reason);
     }
     const errors = errorDevices.map((e): VolumeWithoutPV => ({ path: e.path, storageClass: spec.storageClassName, state: 'error' }));
-    return { devices, errors, missing };
+    return { devices: [...discovery.devices], errors };
   }
 
   /** Names the devices; those whose names collide are reported and added to `errors`. */
@@ -191,7 +211,7 @@ export class DeviceController {
         ? `device(s) ${refused.join(', ')} would get PV name "${c.name}", which ${owner} already has; not provisioned`
         : `devices ${c.paths.join(', ')} would all get PV name "${c.name}"; none of them is provisioned`;
       this.warn(nodeReference(node), EventReasons.NameCollision.reason, message);
-      errors.push(...refused.map((path): VolumeWithoutPV => ({ path, storageClass: spec.storageClassName, state: 'error' })));
+      errors.push(...refused.map((p): VolumeWithoutPV => ({ path: p, storageClass: spec.storageClassName, state: 'error' })));
     }
     return naming;
   }
@@ -218,23 +238,6 @@ export class DeviceController {
     if (key === this.lastResolution) return;
     this.lastResolution = key;
     this.deps.metrics.recordConfigReload(!('message' in resolved));
-  }
-
-  /**
-   * A Released device PV that is ours but may not be wiped (its path left outside deviceDir by a
-   * spec change) would wait silently forever: say so on the PV. Upstream would have wiped it.
-   */
-  private reportRefusedReleases(pvs: readonly V1PersistentVolume[], me: NodeIdentity, spec: DeviceSpecConfig): void {
-    for (const pv of pvs) {
-      const by = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION];
-      const upstreams = by === undefined && DEVICE_DIALECT_NODE_LABELS.some((k) => pv.metadata?.labels?.[k] === me.nodeName);
-      if (by !== me.provisionerName && !upstreams) continue;
-      const decision = decideRelease(pv, me, { dialect: 'device', spec });
-      if (decision.action === 'not-ours') {
-        this.warn(persistentVolumeReference(pv), EventReasons.CleanupRefused.reason,
-          `${decision.reason}; nothing is wiped and the PV stays Released (deviceDir is ${JSON.stringify(spec.deviceDir)})`);
-      }
-    }
   }
 
   /** Upstream blocks a node silently while old PVs carry another spec; we go on and say so, once per change. */
@@ -281,19 +284,22 @@ export class DeviceController {
       }
       return 'exists';
     }
-    const located = await resolveVolumePath(device.path, spec.deviceDir);
-    if (!located.ok) {
-      this.warn(nodeReference(node), EventReasons.CleanupRefused.reason, located.reason);
-      return 'error';
-    }
+    // Wiped through the open device, checked to be the disk discovery saw (its name may have moved since).
     const signal = this.deps.wipeTimeoutMs > 0 ? AbortSignal.timeout(this.deps.wipeTimeoutMs) : undefined;
-    const wiped = await this.deps.limiter.run(() => wipeDevice(located.path, {
-      signal,
-      onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes),
-    }));
+    const wiped = await this.deps.limiter.run(() => cleanVolume({
+      pvName,
+      pvUid: '',
+      storageClassName: spec.storageClassName,
+      volumeMode: spec.volumeMode,
+      hostPath: device.path,
+      path: device.path,
+      classDir: spec.deviceDir,
+      method: { kind: 'device-wipe' },
+      identity: device.identity,
+    }, { signal, onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes) }));
     if (!wiped.ok) {
       const message = `cannot wipe device ${device.path}: ${wiped.reason}`;
-      this.warn(nodeReference(node), EventReasons.DeviceError.reason, message);
+      this.warn(nodeReference(node), wiped.kind === 'identity-mismatch' ? EventReasons.VolumeIdentityMismatch.reason : EventReasons.DeviceError.reason, message);
       log.error(message);
       return 'error';
     }
@@ -301,6 +307,8 @@ export class DeviceController {
       const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
       const result = await ensurePersistentVolume(this.deps.api, pv);
       if (!result.created) return 'exists';
+      // Known at once, even while the watch lags: the next pass never offers this disk twice.
+      this.deps.cache.observe(result.pv);
       this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
         `wiped ${device.path} and created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
       log.info({ capacity: pv.spec?.capacity?.storage }, 'device wiped; PV created');
@@ -315,47 +323,39 @@ export class DeviceController {
 
   private updateMetrics(
     nodeName: string,
+    owned: readonly V1PersistentVolume[],
+    verdicts: ReadonlyMap<string, VolumeVerdict>,
     errors: readonly VolumeWithoutPV[],
     heldData: readonly VolumeWithoutPV[],
     created: readonly string[],
-    missing: ReadonlySet<string>,
   ): void {
-    const pvs = this.deps.cache.list();
-    this.deps.metrics.setCapacity(capacityByMode(pvs));
-    // A device is counted once: offered (has a PV of this node and is there) or in error (including
-    // a PV's device that is gone). PVs created in this pass count although the cache's watch may
-    // not have delivered them yet.
-    const names = [...pvs.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name ?? ''), ...created];
-    const offered = new Set(names.filter((n) => !missing.has(n)));
-    const gone = new Set(names.filter((n) => missing.has(n)));
-    this.deps.metrics.setDevices(nodeName, { available: offered.size, error: errors.length + gone.size });
-    this.deps.metrics.setVolumeStates(volumeStateEntries(pvs, (pv) => ({
-      missing: missing.has(pv.metadata?.name ?? ''),
-      cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
-    }), [...errors, ...heldData]));
+    this.deps.metrics.setCapacity(capacityByMode(owned));
+    // A device is counted once: offered (has a PV of ours and is there), in error (including a PV's
+    // device that is gone, or another disk now), or held for its data. PVs created in this pass count
+    // although the cache's watch may not have delivered them yet.
+    const gone = (name: string) => ['missing', 'identity-mismatch'].includes(verdicts.get(name)?.kind ?? '');
+    const names = new Set([...owned.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name ?? ''), ...created]);
+    const offered = [...names].filter((n) => !gone(n));
+    this.deps.metrics.setDevices(nodeName, { available: offered.length, error: errors.length + (names.size - offered.length), held: heldData.length });
+    this.deps.metrics.setVolumeStates(volumeStateEntries(owned, (pv) => {
+      const verdict = verdicts.get(pv.metadata?.name ?? '');
+      return {
+        missing: verdict?.kind === 'missing',
+        identityMismatch: verdict?.kind === 'identity-mismatch',
+        cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
+        refusal: this.deps.deleter.refusal(pv.metadata?.uid ?? ''),
+      };
+    }, [...errors, ...heldData]));
   }
 }
 
-/**
- * The disks (`major:minor`) behind these PVs' paths on this node, to the PV's name, and the PVs
- * whose path is gone or is no block device any more (a pulled disk loses its udev link).
- */
-async function inspectPVDevices(pvs: readonly V1PersistentVolume[]): Promise<{ disks: Map<string, string>; missing: Set<string> }> {
-  const disks = new Map<string, string>();
-  const missing = new Set<string>();
-  await Promise.all(pvs.map(async (pv) => {
-    const devicePath = pv.spec?.local?.path;
-    const name = pv.metadata?.name ?? '';
-    if (!devicePath) return;
-    const { st, err } = await fs.promises.stat(devicePath, { bigint: true }).then(
-      (stats) => ({ st: stats, err: undefined }),
-      (e: NodeJS.ErrnoException) => ({ st: undefined, err: e }),
-    );
-    if (st?.isBlockDevice()) disks.set(formatDeviceNumber(deviceNumberOf(st.rdev)), name);
-    // Other errors (EACCES, EIO) say nothing about whether the disk is there.
-    else if (st || err?.code === 'ENOENT' || err?.code === 'ENOTDIR') missing.add(name);
-  }));
-  return { disks, missing };
+/** Whether the spec's filter matches a device base name (an uncompilable filter matches nothing). */
+function matchesFilter(spec: DeviceSpecConfig, baseName: string): boolean {
+  try {
+    return compileDeviceNameFilter(spec.deviceNameFilter).test(baseName);
+  } catch {
+    return false;
+  }
 }
 
 /** The provisioned-by name on device PVs we create; PVs without it were made by the upstream provisioner. */

@@ -1,20 +1,24 @@
 /**
  * One pass of the directory dialect (the Go static provisioner's job), in
- * upstream's order: the deleter, then discovery. Plus what upstream lacks:
- * missing volumes, per-volume states and capacity totals in the metrics, and a
- * Warning Event for every entry that cannot be offered.
+ * upstream's order: the deleter, then discovery. Plus what upstream lacks: the
+ * PVs that exist are checked against what is at their paths (identity, missing,
+ * no longer configured), one disk never gets two PVs whatever leads to it, and
+ * every entry that cannot be offered is a Warning and a metric.
  */
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import * as fs from 'node:fs';
+import type { V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { ProvisionerConfig } from '../../config';
-import { ConfiguredVolumes, containerPathFor, NodeIdentity } from '../cleanup';
+import { ConfiguredVolumes, containerPathFor, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
 import {
   ClassDiscovery,
   directoryCandidates,
   discoverDirectoryVolumes,
   DiscoveredVolume,
   MountTable,
+  mountAt,
   planProvisioning,
   PlanCandidate,
+  recordedIdentity,
 } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
@@ -23,8 +27,10 @@ import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume } from '../ku
 import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { buildDirectoryPV, NodeInfo, provisionerName, storageClassFields, StorageClassFieldsResult } from '../pv';
+import { IdentityCache, inspectEntry } from '../volume';
 import { Deleter } from './deleter';
 import { MissingVolumeTracker } from './missing-volumes';
+import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
 import { capacityByMode, volumeStateEntries } from './volume-states';
 
 export interface DirectoryControllerDeps {
@@ -36,6 +42,8 @@ export interface DirectoryControllerDeps {
   readonly logger: Logger;
   readonly deleter: Deleter;
   readonly readMountTable: () => Promise<MountTable>;
+  /** How PVs are held (see cleanup/release-decision.ts). */
+  readonly mode: ReclaimMode;
   /** For cleanup Jobs. */
   readonly namespace: string;
   readonly jobContainerImage: string;
@@ -52,8 +60,11 @@ export interface DirectoryPassResult {
 
 export class DirectoryController {
   private readonly missing = new MissingVolumeTracker();
-  /** UIDs of PVs whose volume was missing in the last pass. */
-  private missingNow = new Set<string>();
+  private readonly identities = new IdentityCache();
+  /** The verdict on each PV of ours this pass, by UID (for the volume_state metric). */
+  private verdicts = new Map<string, VolumeVerdict>();
+  /** Rejections reported by the last pass: a lasting one is logged at warn once. */
+  private reported = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly deps: DirectoryControllerDeps) {
@@ -64,7 +75,7 @@ export class DirectoryController {
     const me: NodeIdentity = { nodeName: node.name, provisionerName: provisionerName(node.name, node.uid, config.useNodeNameOnly) };
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
 
-    this.deps.deleter.run({
+    await this.deps.deleter.run({
       me,
       configured,
       pvs: this.deps.cache.list(),
@@ -73,78 +84,155 @@ export class DirectoryController {
         : undefined,
     });
 
-    const classes = await discoverDirectoryVolumes(config.storageClassMap, await this.deps.readMountTable());
-    const created: string[] = [];
-    for (const cls of classes) {
-      created.push(...await this.provisionClass(cls, config, node));
-    }
-    await this.handleMissing(config, classes);
+    const table = await this.deps.readMountTable();
+    this.identities.retainMounts(new Set(table.entries.map((e) => e.mountId)));
+    const classes = await discoverDirectoryVolumes(config.storageClassMap, table, this.identities);
+    const owned = this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
+    const atPaths = await Promise.all(owned.map(async (pv) => ({ pv, at: await this.volumeAtPath(pv, config, classes, table) })));
+    await steward(this.deps.api, this.deps.logger, atPaths, this.deps.mode);
+    this.verdicts = new Map(atPaths.map(({ pv, at }) => [pv.metadata?.uid ?? '', judgeVolume(pv, at)]));
+    this.reportVerdicts(owned);
+
+    this.reportRejections(classes, node);
+    const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
+    const created = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
+    await this.handleMissing(config, owned);
     this.updateMetrics(classes);
     return { created, classes };
   }
 
-  private async provisionClass(cls: ClassDiscovery, config: ProvisionerConfig, node: NodeInfo): Promise<string[]> {
-    const nodeRef = nodeReference(node.name);
-    if (cls.problem) {
-      this.deps.events.warning(nodeRef, EventReasons.VolumeRejected.reason, cls.problem);
-      this.deps.logger.warn({ storageClass: cls.className, path: cls.mountDir }, cls.problem);
-    }
-    for (const r of cls.rejections) {
-      const reason = r.code === 'not-a-mount-point' ? EventReasons.VolumeNotMountPoint.reason : EventReasons.VolumeRejected.reason;
-      const message = r.hint ? `${r.reason}: ${r.hint}` : r.reason;
-      this.deps.events.warning(nodeRef, reason, message);
-      volumeLogger(this.deps.logger, { path: r.path, storageClass: r.className }).warn({ code: r.code }, message);
-    }
-    if (cls.volumes.length === 0) return [];
-
-    let storageClass;
+  /** What is at the PV's path now, as this container sees it. */
+  private async volumeAtPath(
+    pv: V1PersistentVolume, config: ProvisionerConfig, classes: readonly ClassDiscovery[], table: MountTable,
+  ): Promise<VolumeAtPath> {
+    const className = pv.spec?.storageClassName ?? '';
+    const hostPath = pv.spec?.local?.path ?? '';
+    const cls = Object.prototype.hasOwnProperty.call(config.storageClassMap, className) ? config.storageClassMap[className] : undefined;
+    if (!cls) return { state: 'unknown', reason: `its StorageClass "${className}" is not configured on this node` };
+    const discovered = classes.find((c) => c.className === className);
+    if (discovered?.problem) return { state: 'unknown', reason: discovered.problem };
+    const accepted = discovered?.volumes.find((v) => v.hostPath === hostPath);
+    if (accepted) return { state: 'present', identity: accepted.identity, configured: true };
+    const mapped = containerPathFor(hostPath, cls.hostDir, cls.mountDir, { directChildOnly: true });
+    if (!mapped.ok) return { state: 'unknown', reason: mapped.reason };
+    // Not offered by the configuration now (e.g. namePattern narrowed): look at the entry itself.
     try {
-      storageClass = await this.deps.storageClasses.get(cls.className);
+      const inspection = await inspectEntry(mapped.containerPath);
+      if (inspection.kind === 'block-device') return { state: 'present', identity: await this.identities.block(inspection.deviceNumber!), configured: false };
+      if (inspection.kind !== 'directory') return { state: 'gone', reason: `"${mapped.containerPath}" is ${inspection.description}` };
+      const mount = mountAt(await fs.promises.realpath(mapped.containerPath), table);
+      if (!mount) return { state: 'gone', reason: `"${mapped.containerPath}" is no longer a mount point` };
+      return { state: 'present', identity: await this.identities.mount(mount), configured: false };
     } catch (err) {
-      // One class's API trouble must not stop the other classes (or the rest of the pass).
-      const message = `cannot read StorageClass "${cls.className}": ${(err as Error).message}; its volumes wait for the next pass`;
-      this.deps.events.warning(nodeRef, EventReasons.ProvisioningFailed.reason, message);
-      this.deps.logger.warn({ storageClass: cls.className }, message);
-      return [];
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'gone', reason: `"${mapped.containerPath}" does not exist` };
+      return { state: 'unknown', reason: `"${mapped.containerPath}" cannot be inspected: ${(err as Error).message}` };
     }
-    const fields: StorageClassFieldsResult = storageClassFields(cls.className, storageClass);
-    if (!fields.ok) {
-      this.deps.events.warning(nodeRef, EventReasons.StorageClassMissing.reason, fields.message);
-      this.deps.logger.warn({ storageClass: cls.className }, fields.message);
-      return [];
+  }
+
+  /** Warnings for PVs whose path holds another volume, or that the configuration no longer offers. */
+  private reportVerdicts(owned: readonly V1PersistentVolume[]): void {
+    for (const pv of owned) {
+      if (pv.metadata?.deletionTimestamp) continue;
+      const verdict = this.verdicts.get(pv.metadata?.uid ?? '');
+      const ref = persistentVolumeReference(pv);
+      const path = pv.spec?.local?.path;
+      if (verdict?.kind === 'identity-mismatch') {
+        this.deps.events.warning(ref, EventReasons.VolumeIdentityMismatch.reason,
+          `"${path}" is not the volume PV "${pv.metadata?.name}" was made for: it recorded ${verdict.recorded}, the path now holds ${verdict.current}; `
+          + 'the PV is kept, and that volume is neither cleaned nor offered in its name');
+      } else if ((verdict?.kind === 'ok' && !verdict.configured) || (verdict?.kind === 'unknown' && pv.status?.phase === 'Available')) {
+        const why = verdict.kind === 'unknown' ? verdict.reason : 'the configuration no longer offers its entry (namePattern, class or hostDir changed)';
+        this.deps.events.warning(ref, EventReasons.VolumeNotConfigured.reason,
+          `PV "${pv.metadata?.name}" for "${path}": ${why}; a configuration change never deletes a PV, so it is left as it is`);
+      }
     }
-    const classConfig = config.storageClassMap[cls.className];
-    const candidates = directoryCandidates(cls.volumes, node.name);
+  }
+
+  /** Each problem is an Event (the recorder holds repeats) and a warn log line when it appears, a debug line while it lasts. */
+  private reportRejections(classes: readonly ClassDiscovery[], node: NodeInfo): void {
+    const nodeRef = nodeReference(node.name);
+    const seen = new Set<string>();
+    const report = (reason: string, message: string, fields: Record<string, unknown>, log: Logger) => {
+      this.deps.events.warning(nodeRef, reason, message);
+      seen.add(message);
+      if (this.reported.has(message)) log.debug(fields, message);
+      else log.warn(fields, message);
+    };
+    for (const cls of classes) {
+      if (cls.problem) report(EventReasons.VolumeRejected.reason, cls.problem, { storageClass: cls.className, path: cls.mountDir }, this.deps.logger);
+      for (const r of cls.rejections) {
+        const reason = r.code === 'not-a-mount-point' ? EventReasons.VolumeNotMountPoint.reason : EventReasons.VolumeRejected.reason;
+        report(reason, r.hint ? `${r.reason}: ${r.hint}` : r.reason, { code: r.code }, volumeLogger(this.deps.logger, { path: r.path, storageClass: r.className }));
+      }
+    }
+    this.reported = seen;
+  }
+
+  /** Plans over every class at once (one disk is one PV across classes), then creates class by class. */
+  private async provision(classes: readonly ClassDiscovery[], config: ProvisionerConfig, node: NodeInfo,
+    identityOf: (pv: V1PersistentVolume) => string | undefined): Promise<string[]> {
+    const candidates = classes.flatMap((cls) => directoryCandidates(cls.volumes, node.name));
     const plan = planProvisioning(candidates, this.deps.cache.list(), {
       pvNames: new Set(candidates.map((c) => c.pvName).filter((n) => this.deps.deleter.isCleaning(n))),
       paths: new Set(),
-    });
+    }, identityOf);
+    const nodeRef = nodeReference(node.name);
     for (const s of plan.skip) {
       if (!s.warning) continue;
       this.deps.events.warning(nodeRef, EventReasons.DuplicatePath.reason, s.warning);
-      volumeLogger(this.deps.logger, { pv: s.candidate.pvName, path: s.candidate.localPath, storageClass: cls.className }).warn(s.warning);
+      volumeLogger(this.deps.logger, { pv: s.candidate.pvName, path: s.candidate.localPath, storageClass: s.candidate.className }).warn(s.warning);
     }
     const created: string[] = [];
-    for (const candidate of plan.create) {
-      const name = await this.create(candidate, classConfig, config, node, fields);
-      if (name) created.push(name);
+    for (const cls of classes) {
+      const toCreate = plan.create.filter((c) => c.className === cls.className);
+      if (toCreate.length === 0) continue;
+      const fields = await this.storageClassOf(cls.className, nodeRef);
+      if (!fields) continue;
+      for (const candidate of toCreate) {
+        const name = await this.create(candidate, config, node, fields);
+        if (name) created.push(name);
+      }
     }
     return created;
   }
 
+  /** The StorageClass fields of a class's PVs, or undefined (with a Warning) while they cannot be had. */
+  private async storageClassOf(className: string, nodeRef: V1ObjectReference): Promise<Extract<StorageClassFieldsResult, { ok: true }> | undefined> {
+    let storageClass;
+    try {
+      storageClass = await this.deps.storageClasses.get(className);
+    } catch (err) {
+      // One class's API trouble must not stop the other classes (or the rest of the pass).
+      const message = `cannot read StorageClass "${className}": ${(err as Error).message}; its volumes wait for the next pass`;
+      this.deps.events.warning(nodeRef, EventReasons.ProvisioningFailed.reason, message);
+      this.deps.logger.warn({ storageClass: className }, message);
+      return undefined;
+    }
+    const fields = storageClassFields(className, storageClass);
+    if (!fields.ok) {
+      this.deps.events.warning(nodeRef, EventReasons.StorageClassMissing.reason, fields.message);
+      this.deps.logger.warn({ storageClass: className }, fields.message);
+      return undefined;
+    }
+    return fields;
+  }
+
   private async create(
     volume: DiscoveredVolume & PlanCandidate,
-    classConfig: ProvisionerConfig['storageClassMap'][string],
     config: ProvisionerConfig,
     node: NodeInfo,
     fields: Extract<StorageClassFieldsResult, { ok: true }>,
   ): Promise<string | undefined> {
     const started = this.now();
-    const pv = buildDirectoryPV({ volume, classConfig, config, node, storageClass: fields });
+    const classConfig = config.storageClassMap[volume.className];
+    const pv = buildDirectoryPV({ volume, identity: volume.identity, classConfig, config, node, storageClass: fields });
     const log = volumeLogger(this.deps.logger, { pv: volume.pvName, path: volume.hostPath, storageClass: volume.className });
     try {
       const result = await ensurePersistentVolume(this.deps.api, pv);
       if (!result.created) return undefined;
+      // Known at once, even while the watch lags: the next pass never offers this disk twice.
+      this.deps.cache.observe(result.pv);
       this.deps.metrics.recordPVCreated(volume.volumeMode, (this.now() - started) / 1000);
       this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
         `created PV ${volume.pvName} for ${volume.hostPath} (${pv.spec?.capacity?.storage}, ${volume.volumeMode})`);
@@ -158,23 +246,22 @@ export class DirectoryController {
     }
   }
 
-  /** Deletes Available PVs whose volume stayed gone past the grace period; reports Released ones. */
-  private async handleMissing(config: ProvisionerConfig, classes: readonly ClassDiscovery[]): Promise<void> {
-    const found = new Map(classes.map((c) => [c.className, c]));
+  /**
+   * PVs whose volume is really gone (path missing, no longer a mount point or the
+   * device recorded): an Available one is deleted after the grace period, with
+   * preconditions (a claim binding it meanwhile keeps it); a Released one is reported.
+   * A configuration change alone never counts: its PVs are left alone.
+   */
+  private async handleMissing(config: ProvisionerConfig, owned: readonly V1PersistentVolume[]): Promise<void> {
     const present = (pv: V1PersistentVolume): boolean | undefined => {
-      const cls = found.get(pv.spec?.storageClassName ?? '');
-      // An unconfigured class, or a directory we could not list this pass: no verdict.
-      if (!cls || cls.problem) return undefined;
-      const classConfig = config.storageClassMap[cls.className];
-      const path = pv.spec?.local?.path ?? '';
-      if (!containerPathFor(path, classConfig.hostDir, classConfig.mountDir, { directChildOnly: true }).ok) return undefined;
-      return cls.volumes.some((v) => v.hostPath === path);
+      const verdict = this.verdicts.get(pv.metadata?.uid ?? '');
+      if (verdict === undefined || verdict.kind === 'unknown') return undefined;
+      return verdict.kind === 'ok';
     };
-    const verdict = this.missing.observe(this.deps.cache.list(), present, {
+    const verdict = this.missing.observe(owned, present, {
       gracePeriodMs: config.missingVolumeGracePeriod,
       deleteReleased: config.deleteMissingReleasedVolumes,
     }, this.now());
-    this.missingNow = new Set(verdict.missing.map((pv) => pv.metadata!.uid!));
     for (const pv of verdict.missing) {
       if (pv.status?.phase === 'Released' && !config.deleteMissingReleasedVolumes) {
         this.deps.events.warning(persistentVolumeReference(pv), EventReasons.VolumeMissing.reason,
@@ -183,11 +270,8 @@ export class DirectoryController {
     }
     for (const pv of verdict.deleteNow) {
       const name = pv.metadata!.name!;
-      // The cache may lag behind a claim that has just bound the PV: only the PV as the server has it now may be deleted.
-      const fresh = await this.deps.api.getPersistentVolume(name).catch(() => undefined);
-      const unchanged = fresh?.metadata?.uid === pv.metadata?.uid && fresh?.status?.phase === pv.status?.phase;
-      if (!unchanged || fresh?.metadata?.deletionTimestamp) continue;
-      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name, pv.metadata!.uid!).catch((e: Error) => e.message);
+      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name, pv.metadata!.uid!, pv.metadata!.resourceVersion)
+        .catch((e: Error) => e.message);
       volumeLogger(this.deps.logger, { pv: name, path: pv.spec?.local?.path ?? '', storageClass: pv.spec?.storageClassName ?? '' })
         .warn({ outcome }, 'volume gone past the grace period; PV deleted');
     }
@@ -198,10 +282,17 @@ export class DirectoryController {
     this.deps.metrics.setCapacity(capacityByMode(pvs));
     const rejected = classes.flatMap((c) => c.rejections.map((r) => ({ path: r.path, storageClass: c.className, state: 'error' as const })));
     this.deps.metrics.setVolumeStates(
-      volumeStateEntries(pvs, (pv) => ({
-        missing: this.missingNow.has(pv.metadata?.uid ?? ''),
-        cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
-      }), rejected),
+      volumeStateEntries(pvs, (pv) => {
+        const uid = pv.metadata?.uid ?? '';
+        const verdict = this.verdicts.get(uid);
+        return {
+          missing: verdict?.kind === 'missing',
+          identityMismatch: verdict?.kind === 'identity-mismatch',
+          notConfigured: verdict?.kind === 'ok' && !verdict.configured,
+          cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
+          refusal: this.deps.deleter.refusal(uid),
+        };
+      }, rejected),
       classes.map((c) => c.className),
     );
   }

@@ -17,22 +17,29 @@ import { startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { Deleter } from './deleter';
 import { DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from './device-controller';
+import type { DeviceRunOptions } from './device-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
-import type { DeviceRunOptions } from '../cli/commands';
+import { needsPassNow } from './pv-stewardship';
+import { reclaimModeOf } from './reclaim-mode';
+import { VolumeLocks } from './volume-locks';
 import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../kube/adoption';
-import { EventRecorder } from '../kube/event-recorder';
+import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { NodePvCache } from '../kube/pv-cache';
 import { Reflector } from '../kube/reflector';
 import { fromWire } from '../kube/wire';
+import { EventReasons } from '../observability';
 import { DEVICE_DIALECT_NODE_LABELS } from '../well-known';
 
 export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<void> {
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.pollingIntervalMs, 60_000) });
   const { api, logger, metrics, health } = agent;
+  // The device gauges exist from the start, so a dashboard never sees them absent.
+  metrics.setDevices(options.nodeName, { available: 0, error: 0, held: 0 });
 
   // Waits for the Node to exist; the pass re-reads it for its annotation.
   await new NodeInfoSource(api, options.nodeName, logger).get();
+  const { mode, warning: modeWarning } = await reclaimModeOf(api, logger);
   // Upstream's PVs carry its node label in one spelling or the other (older releases: .com).
   const adopted: string[] = [];
   for (const label of DEVICE_DIALECT_NODE_LABELS) {
@@ -65,11 +72,13 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
 
   const events = new EventRecorder(agent.eventsApi, { nodeName: options.nodeName, logger });
   reportAdoptedVolumes(events, cache, adopted, options.nodeName);
+  if (modeWarning) events.warning(nodeReference(options.nodeName), EventReasons.PermissionMissing.reason, modeWarning);
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
-  const deleter = new Deleter({ api, table, events, metrics, logger });
+  const deleter = new Deleter({ api, table, events, metrics, logger, mode });
   const controller = new DeviceController({
     api,
+    mode,
     cache,
     events,
     metrics,
@@ -83,13 +92,17 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   });
 
   const devices = new DirectoryWatcher(() => scheduler.trigger());
+  const locks = new VolumeLocks({ logger, metrics, retry: () => scheduler.trigger() });
   const scheduler = new PassScheduler(async () => {
     // The annotation may change at any time: read the Node on every pass.
     const node = await api.getNode(options.nodeName);
     if (!node) throw new Error(`Node "${options.nodeName}" no longer exists`);
-    const result = await controller.pass(node);
-    if (result.state === 'provisioned') devices.refresh(await directoriesUnder(result.spec.deviceDir));
+    await locks.run(controller.directories(node), async () => {
+      const result = await controller.pass(node);
+      if (result.state === 'provisioned') devices.refresh(await directoriesUnder(result.spec.deviceDir));
+    });
     health.markLoopAlive();
+    // Ready while another agent acts, so a rollout goes on and that agent stops.
     health.markReady();
   }, { periodMs: options.pollingIntervalMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
   const mounts = new MountTableWatcher(() => scheduler.trigger());
@@ -98,8 +111,8 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   nodes.onChange(({ object, previous }) => {
     if (specAnnotation(object) !== specAnnotation(previous)) scheduler.trigger();
   });
-  cache.onChange(({ type, object }) => {
-    if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
+  cache.onChange((change) => {
+    if (needsPassNow(change)) scheduler.trigger();
   });
   scheduler.start();
 
@@ -110,6 +123,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   table.abortAll();
   await scheduler.stop();
   await table.idle();
+  locks.releaseAll();
   await Promise.all([cache.stop(), configMaps.stop(), nodes.stop()]);
   await agent.close();
 }

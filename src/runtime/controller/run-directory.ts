@@ -6,9 +6,8 @@
  * period and on every change seen in a discovery directory, the mount table or
  * this node's PVs.
  */
-import { formatIssue, parseProvisionerConfig, ProvisionerConfig, readConfigMapDirectory } from '../../config';
+import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfig, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
-import type { DirectoryRunOptions } from '../cli/commands';
 import { readMountTable } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
@@ -23,12 +22,26 @@ import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { ConfigReloader } from './config-reloader';
 import { Deleter } from './deleter';
 import { DirectoryController } from './directory-controller';
+import type { DirectoryRunOptions } from './directory-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
+import { needsPassNow } from './pv-stewardship';
+import { reclaimModeOf } from './reclaim-mode';
 import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
+import { VolumeLocks } from './volume-locks';
 
 /** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
 export class StartupError extends Error {}
+
+/** A configuration that asks for cleanup Jobs needs their image (JOB_CONTAINER_IMAGE), at start and on every edit. */
+export function requireJobImage(result: ParseResult<ProvisionerConfig>, jobContainerImage: string): ParseResult<ProvisionerConfig> {
+  if (!result.ok || !result.config.useJobForCleaning || jobContainerImage) return result;
+  return {
+    ok: false,
+    warnings: result.warnings,
+    errors: [{ path: 'useJobForCleaning', message: 'is on, so cleanup Jobs need an image: set JOB_CONTAINER_IMAGE (or --job-container-image) on the agent' }],
+  };
+}
 
 export async function runDirectoryProvisioner(options: DirectoryRunOptions): Promise<void> {
   const source = { describe: `provisioner ConfigMap in ${options.configDir}`, read: () => readConfigMapDirectory(options.configDir) };
@@ -38,12 +51,11 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   } catch (e) {
     throw new StartupError(`${source.describe} cannot be read (${(e as Error).message}); mount the provisioner ConfigMap there or pass --config-dir`);
   }
-  const first = parseProvisionerConfig(data);
+  // What this agent can run, checked for the first configuration and every edit alike.
+  const parse = (d: ConfigMapData) => requireJobImage(parseProvisionerConfig(d), options.jobContainerImage);
+  const first = parse(data);
   if (!first.ok) {
     throw new StartupError(`${source.describe} is invalid:\n  ${first.errors.map(formatIssue).join('\n  ')}`);
-  }
-  if (first.config.useJobForCleaning && !options.jobContainerImage) {
-    throw new StartupError('useJobForCleaning is on, so cleanup Jobs need an image: set JOB_CONTAINER_IMAGE (or --job-container-image)');
   }
 
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.discoveryPeriodMs, 60_000) });
@@ -53,6 +65,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
   await nodes.start();
+  const { mode, warning: modeWarning } = await reclaimModeOf(api, logger);
   const ourName = provisionerName(node.name, node.uid, first.config.useNodeNameOnly);
   const ours = provisionedBy(ourName);
   const adoption = await adoptUnlabelledPersistentVolumes(api, {
@@ -69,13 +82,15 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   reportAdoptedVolumes(events, cache, adoption.adopted, node.name);
+  if (modeWarning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, modeWarning);
   const table = new CleanupProcessTable({
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
     timeoutMs: first.config.cleanupTimeout,
   });
-  const deleter = new Deleter({ api, table, events, metrics, logger });
+  const deleter = new Deleter({ api, table, events, metrics, logger, mode });
   const controller = new DirectoryController({
     api,
+    mode,
     cache,
     storageClasses,
     events,
@@ -88,7 +103,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   });
 
   let taintRemoved = false;
-  const reloader: ConfigReloader<ProvisionerConfig> = new ConfigReloader(source, parseProvisionerConfig, {
+  const reloader: ConfigReloader<ProvisionerConfig> = new ConfigReloader(source, parse, {
     onApply: (config, warnings) => {
       metrics.recordConfigReload(true);
       for (const w of warnings) logger.warn({ key: w.path }, formatIssue(w));
@@ -101,10 +116,15 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
       events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
     },
   });
+  const locks = new VolumeLocks({ logger, metrics, retry: () => scheduler.trigger() });
   const scheduler = new PassScheduler(async () => {
     const config = reloader.current!;
-    await controller.pass(config, await nodes.get());
+    const classDirs = Object.values(config.storageClassMap).map((c) => c.mountDir);
+    await locks.run(classDirs, async () => {
+      await controller.pass(config, await nodes.get());
+    });
     health.markLoopAlive();
+    // Ready while another agent acts, so a rollout goes on and that agent stops.
     health.markReady();
     if (config.removeNodeNotReadyTaint && config.provisionerNotReadyNodeTaintKey && !taintRemoved) {
       const outcome = await removeNodeTaint(api, node.name, config.provisionerNotReadyNodeTaintKey);
@@ -123,9 +143,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     if (directories.refresh(dirs).length > 0) scheduler.trigger();
   }, options.configSyncPeriodMs);
   rewatch.unref();
-  // A PV that became Released is cleaned now, and one we deleted after cleaning is offered again now.
-  cache.onChange(({ type, object }) => {
-    if (type === 'delete' || object.status?.phase === 'Released') scheduler.trigger();
+  // A PV bound, Released or deleted is acted on now, and one let go after cleaning is offered again now.
+  cache.onChange((change) => {
+    if (needsPassNow(change)) scheduler.trigger();
   });
   reloader.reload();
   reloader.start(options.configSyncPeriodMs);
@@ -140,6 +160,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   table.abortAll();
   await scheduler.stop();
   await table.idle();
+  locks.releaseAll();
   await Promise.all([cache.stop(), storageClasses.stop(), nodes.stop()]);
   await agent.close();
 }

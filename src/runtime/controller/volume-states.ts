@@ -9,13 +9,31 @@ import { parseQuantity } from '../volume';
 export interface VolumeFacts {
   /** Its volume is gone (see MissingVolumeTracker). */
   readonly missing: boolean;
+  /** Its path holds another disk or filesystem than the one recorded on it. */
+  readonly identityMismatch?: boolean;
+  /** Its volume is there, but the configuration no longer offers it. */
+  readonly notConfigured?: boolean;
   /** A cleanup of it is queued or running. */
   readonly cleaning: boolean;
+  /** Its last cleanup was refused for safety, and why. */
+  readonly refusal?: 'identity-mismatch' | 'in-use' | 'refused' | 'missing';
 }
+
+const REFUSAL_STATES: Record<NonNullable<VolumeFacts['refusal']>, VolumeState> = {
+  'identity-mismatch': 'identity-mismatch',
+  'in-use': 'in-use',
+  'refused': 'error',
+  'missing': 'missing',
+};
 
 export function volumeStateOf(pv: V1PersistentVolume, facts: VolumeFacts): VolumeState {
   if (facts.cleaning) return 'cleaning';
+  if (facts.refusal) return REFUSAL_STATES[facts.refusal];
+  if (facts.identityMismatch) return 'identity-mismatch';
   if (facts.missing) return 'missing';
+  if (facts.notConfigured) return 'not-configured';
+  // Being deleted: held by our finalizer until its volume is clean.
+  if (pv.metadata?.deletionTimestamp) return 'cleaning';
   switch (pv.status?.phase) {
     case 'Available':
       return 'available';

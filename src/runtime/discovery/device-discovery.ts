@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { compileDeviceNameFilter, type DeviceSpecConfig } from '../../config';
 import {
   blockDeviceSize,
-  formatDeviceNumber,
+  IdentityCache,
   inspectEntry,
   probeSignatures,
   type DeviceNumber,
@@ -28,6 +28,8 @@ export interface DiscoveredDevice {
   readonly deviceNumber: DeviceNumber;
   /** Exact size in bytes. */
   readonly capacityBytes: number;
+  /** What the disk really is (volume/identity.ts), whatever path leads to it. */
+  readonly identity: string;
   /** What the device holds; undefined when the caller chose not to probe it. */
   readonly signatures?: SignatureProbe;
 }
@@ -54,6 +56,8 @@ export interface DeviceDiscoveryOptions {
    */
   readonly shouldProbe?: (device: Omit<DiscoveredDevice, 'signatures'>) => boolean;
   readonly wipefs?: WipefsOptions;
+  /** Identities seen before (a pass over many devices reads one sysfs file each). */
+  readonly identities?: IdentityCache;
 }
 
 export async function discoverDevices(
@@ -78,8 +82,9 @@ export async function discoverDevices(
     path: u.path,
     reason: `directory ${JSON.stringify(u.path)} under deviceDir cannot be listed, so its devices are unknown: ${u.reason}`,
   }));
+  const identities = options.identities ?? new IdentityCache();
   const examined = await Promise.all(
-    walk.entries.filter((entry) => filter.test(path.posix.basename(entry))).map((entry) => examineDevice(entry)),
+    walk.entries.filter((entry) => filter.test(path.posix.basename(entry))).map((entry) => examineDevice(entry, identities)),
   );
 
   const found: Array<{ device: Omit<DiscoveredDevice, 'signatures'>; viaSymlink: boolean }> = [];
@@ -100,6 +105,7 @@ export async function discoverDevices(
 /** A matched entry as a device, as an error device, or undefined for a symlink to a directory (not a device at all). */
 async function examineDevice(
   entry: string,
+  identities: IdentityCache,
 ): Promise<{ device: Omit<DiscoveredDevice, 'signatures'>; viaSymlink: boolean } | ErrorDevice | undefined> {
   const p = JSON.stringify(entry);
   let inspection: EntryInspection;
@@ -114,6 +120,7 @@ async function examineDevice(
   }
   try {
     const capacityBytes = await blockDeviceSize(entry);
+    const identity = await identities.block(inspection.deviceNumber!);
     return {
       device: {
         path: entry,
@@ -121,6 +128,7 @@ async function examineDevice(
         devicePath: inspection.resolvedPath ?? entry,
         deviceNumber: inspection.deviceNumber!,
         capacityBytes,
+        identity,
       },
       viaSymlink: inspection.linkTarget !== undefined,
     };
@@ -141,15 +149,14 @@ function onePathPerDisk(
   const ordered = [...found].sort((a, b) => Number(a.viaSymlink) - Number(b.viaSymlink) || a.device.path.localeCompare(b.device.path));
   const kept = new Map<string, Omit<DiscoveredDevice, 'signatures'>>();
   for (const { device } of ordered) {
-    const key = formatDeviceNumber(device.deviceNumber);
-    const first = kept.get(key);
+    const first = kept.get(device.identity);
     if (first) {
       errorDevices.push({
         path: device.path,
         reason: `${JSON.stringify(device.path)} is the same disk (${device.devicePath}) as ${JSON.stringify(first.path)}, which is offered instead`,
       });
     } else {
-      kept.set(key, device);
+      kept.set(device.identity, device);
     }
   }
   return [...kept.values()].sort((a, b) => a.path.localeCompare(b.path));

@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { matchesNamePattern, type ClassConfig } from '../../config';
 import type { DirectoryVolume } from '../pv';
-import { blockDeviceSize, filesystemSize, inspectEntry, type EntryInspection } from '../volume';
+import { blockDeviceSize, filesystemSize, IdentityCache, inspectEntry, type EntryInspection } from '../volume';
 import { classifyEntry, type RejectionCode } from './entry-classification';
-import { isMountPoint, type MountTable } from './mount-table';
+import { mountAt, type MountTable } from './mount-table';
 
 export interface DiscoveredVolume extends DirectoryVolume {
   /** mountDir/entry: the same volume as this container sees it (what cleanup works on). */
@@ -20,6 +20,8 @@ export interface DiscoveredVolume extends DirectoryVolume {
   readonly source: 'mount-point' | 'block-device';
   /** The resolved block device, for block entries (e.g. /dev/sdb for a by-id symlink). */
   readonly devicePath?: string;
+  /** What the volume really is (volume/identity.ts): two entries with one identity are one disk. */
+  readonly identity: string;
 }
 
 /** An entry that is not offered, and why, for logs, Events and `plan`. */
@@ -45,7 +47,12 @@ export interface ClassDiscovery {
 }
 
 /** Discovers one class's volumes, given a fresh mount table. */
-export async function discoverClassVolumes(className: string, classConfig: ClassConfig, mountTable: MountTable): Promise<ClassDiscovery> {
+export async function discoverClassVolumes(
+  className: string,
+  classConfig: ClassConfig,
+  mountTable: MountTable,
+  identities: IdentityCache = new IdentityCache(),
+): Promise<ClassDiscovery> {
   const { mountDir } = classConfig;
   let names: string[];
   let realMountDir: string;
@@ -60,7 +67,7 @@ export async function discoverClassVolumes(className: string, classConfig: Class
   const results = await Promise.all(
     names
       .filter((name) => matchesNamePattern(classConfig.namePattern, name))
-      .map((name) => examineEntry(className, classConfig, mountTable, name, realMountDir)),
+      .map((name) => examineEntry(className, classConfig, mountTable, identities, name, realMountDir)),
   );
   return {
     className,
@@ -74,15 +81,17 @@ export async function discoverClassVolumes(className: string, classConfig: Class
 export async function discoverDirectoryVolumes(
   storageClassMap: Readonly<Record<string, ClassConfig>>,
   mountTable: MountTable,
+  identities: IdentityCache = new IdentityCache(),
 ): Promise<ClassDiscovery[]> {
   const classNames = Object.keys(storageClassMap).sort();
-  return Promise.all(classNames.map((name) => discoverClassVolumes(name, storageClassMap[name], mountTable)));
+  return Promise.all(classNames.map((name) => discoverClassVolumes(name, storageClassMap[name], mountTable, identities)));
 }
 
 async function examineEntry(
   className: string,
   classConfig: ClassConfig,
   mountTable: MountTable,
+  identities: IdentityCache,
   entryName: string,
   realMountDir: string,
 ): Promise<DiscoveredVolume | Rejection> {
@@ -102,10 +111,11 @@ async function examineEntry(
   } catch (error) {
     return reject('unreadable-entry', `cannot inspect path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
   }
+  const mount = mountAt(path.posix.join(realMountDir, entryName), mountTable);
   const decision = classifyEntry({
     path: mountPath,
     inspection,
-    isMountPoint: isMountPoint(path.posix.join(realMountDir, entryName), mountTable),
+    isMountPoint: mount !== undefined,
     className,
     classVolumeMode: classConfig.volumeMode,
   });
@@ -114,8 +124,10 @@ async function examineEntry(
   }
 
   let capacityBytes: number;
+  let identity: string;
   try {
     capacityBytes = decision.source === 'block-device' ? await blockDeviceSize(mountPath) : await filesystemSize(mountPath);
+    identity = decision.source === 'block-device' ? await identities.block(inspection.deviceNumber!) : await identities.mount(mount!);
   } catch (error) {
     return reject('size-unknown', `cannot measure path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
   }
@@ -127,6 +139,7 @@ async function examineEntry(
     volumeMode: decision.volumeMode,
     capacityBytes,
     source: decision.source,
+    identity,
     ...(decision.source === 'block-device' ? { devicePath: inspection.resolvedPath } : {}),
   };
 }

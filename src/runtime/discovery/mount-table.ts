@@ -76,3 +76,11 @@ export function isMountPoint(dir: string, table: MountTable): boolean {
   const normalised = path.posix.normalize(dir);
   return table.mountPoints.has(normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised);
 }
+
+/** The mount at `dir` (the topmost, when several are stacked there), if `dir` is a mount point. */
+export function mountAt(dir: string, table: MountTable): MountEntry | undefined {
+  const normalised = path.posix.normalize(dir);
+  const key = normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
+  for (let i = table.entries.length - 1; i >= 0; i--) if (table.entries[i].mountPoint === key) return table.entries[i];
+  return undefined;
+}

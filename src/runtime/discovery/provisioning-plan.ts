@@ -9,6 +9,7 @@ import type { VolumeMode } from '../../config';
 import { directoryPVName, type NamedDevice } from '../pv';
 import type { DiscoveredDevice } from './device-discovery';
 import type { DiscoveredVolume } from './directory-discovery';
+import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 /** A volume that could get a PV. */
 export interface PlanCandidate {
@@ -16,6 +17,8 @@ export interface PlanCandidate {
   /** `spec.local.path` it would get. */
   readonly localPath: string;
   readonly volumeMode: VolumeMode;
+  /** What the volume really is (volume/identity.ts). */
+  readonly identity: string;
 }
 
 export type SkipCode =
@@ -25,6 +28,8 @@ export type SkipCode =
   | 'cleanup-running'
   /** Another PV already has this `spec.local.path` (e.g. the class was renamed): offering it again would share one disk. */
   | 'path-in-use'
+  /** Another PV is already this very disk or filesystem, under another path (a second link, a second mount, a moved name). */
+  | 'same-volume'
   /** Another candidate of this pass has the same path or name (two classes over one directory). */
   | 'duplicate-in-pass';
 
@@ -57,24 +62,32 @@ function normalisePath(p: string): string {
 /**
  * Decides for each candidate, in order: skip if a PV of that name exists, if its
  * cleanup is running, if any PV already has the same path (the duplicate-path
- * guard), or if an earlier candidate of this pass took the path or name; else create.
+ * guard) or is already the same disk or filesystem (by identity: the PV's recorded
+ * one, or `identityOf` for PVs made before identities), or if an earlier candidate
+ * of this pass took the path, the name or the disk; else create. One disk never
+ * gets two PVs, whatever names, links or classes lead to it.
  */
 export function planProvisioning<C extends PlanCandidate>(
   candidates: readonly C[],
   existingPVs: readonly V1PersistentVolume[],
   running: RunningCleanups = NO_RUNNING_CLEANUPS,
+  identityOf: (pv: V1PersistentVolume) => string | undefined = recordedIdentity,
 ): ProvisioningPlan<C> {
   const byName = new Map<string, V1PersistentVolume>();
   const byPath = new Map<string, V1PersistentVolume>();
+  const byIdentity = new Map<string, V1PersistentVolume>();
   for (const pv of existingPVs) {
     const name = pv.metadata?.name;
     if (name) byName.set(name, pv);
     const local = pv.spec?.local?.path;
     if (local) byPath.set(normalisePath(local), pv);
+    const identity = identityOf(pv);
+    if (identity !== undefined) byIdentity.set(identity, pv);
   }
   const runningPaths = new Set([...running.paths].map(normalisePath));
   const takenPaths = new Map<string, string>();
   const takenNames = new Set<string>();
+  const takenIdentities = new Map<string, C>();
 
   const create: C[] = [];
   const skip: Array<PlannedSkip<C>> = [];
@@ -100,20 +113,35 @@ export function planProvisioning<C extends PlanCandidate>(
       skip.push({ candidate, code: 'path-in-use', message, warning: `${message}; not creating PV "${candidate.pvName}" for it` });
       continue;
     }
+    const sameVolume = byIdentity.get(candidate.identity);
+    if (sameVolume) {
+      const message = `"${candidate.localPath}" is the same disk or filesystem (${candidate.identity}) as PV "${sameVolume.metadata?.name}" at "${sameVolume.spec?.local?.path}"`;
+      skip.push({ candidate, code: 'same-volume', message, warning: `${message}; it is neither cleaned nor offered again` });
+      continue;
+    }
     const earlier = takenPaths.get(localPath);
-    if (earlier !== undefined || takenNames.has(candidate.pvName)) {
+    const twin = takenIdentities.get(candidate.identity);
+    if (earlier !== undefined || takenNames.has(candidate.pvName) || twin) {
       const message =
         earlier !== undefined
           ? `path "${candidate.localPath}" is also found as PV "${earlier}" in this pass`
-          : `PV name "${candidate.pvName}" is also given to another volume in this pass`;
+          : twin
+            ? `"${candidate.localPath}" is the same disk or filesystem (${candidate.identity}) as "${twin.localPath}", which is offered instead`
+            : `PV name "${candidate.pvName}" is also given to another volume in this pass`;
       skip.push({ candidate, code: 'duplicate-in-pass', message, warning: message });
       continue;
     }
     takenPaths.set(localPath, candidate.pvName);
     takenNames.add(candidate.pvName);
+    takenIdentities.set(candidate.identity, candidate);
     create.push(candidate);
   }
   return { create, skip };
+}
+
+/** The identity recorded on a PV when it was made, if any. */
+export function recordedIdentity(pv: V1PersistentVolume): string | undefined {
+  return pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
 }
 
 /** Directory-dialect volumes as plan candidates (PV names as the Go provisioner computes them). */
@@ -129,5 +157,5 @@ export function deviceCandidates(
   named: ReadonlyArray<NamedDevice<DiscoveredDevice>>,
   volumeMode: VolumeMode,
 ): Array<NamedDevice<DiscoveredDevice> & PlanCandidate> {
-  return named.map((n) => ({ ...n, pvName: n.name, localPath: n.device.path, volumeMode }));
+  return named.map((n) => ({ ...n, pvName: n.name, localPath: n.device.path, volumeMode, identity: n.device.identity }));
 }

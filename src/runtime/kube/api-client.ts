@@ -1,6 +1,6 @@
 import type {
   CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList,
-  V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeList, V1StorageClass,
+  V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeList, V1SelfSubjectAccessReview, V1StorageClass,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
 import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './http-transport';
@@ -81,10 +81,26 @@ export class KubeApi {
       { method: 'POST', path: resourcePath(CORE, 'persistentvolumes'), body: pv });
   }
 
-  /** Deletes the PV only if its UID is still `uid` (else 409 Conflict). */
-  deletePersistentVolume(name: string, uid: string): Promise<unknown> {
-    return this.send({ verb: 'delete', resource: 'persistentvolumes', name },
-      { method: 'DELETE', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { preconditions: { uid } } });
+  /**
+   * Deletes the PV only if it is still the object `uid` and, when given, still at
+   * `resourceVersion` (else 409 Conflict). A finalizer may keep it, terminating, a while.
+   */
+  async deletePersistentVolume(name: string, uid: string, resourceVersion?: string): Promise<void> {
+    await this.send({ verb: 'delete', resource: 'persistentvolumes', name },
+      { method: 'DELETE', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { preconditions: { uid, resourceVersion } } });
+  }
+
+  /**
+   * Sets the PV's finalizers, and sets (string) or removes (null) annotations, only if
+   * it is still at `resourceVersion` (else 409 Conflict): a JSON merge patch that
+   * carries the resourceVersion is an optimistic-concurrency update.
+   */
+  patchPersistentVolumeMetadata(name: string, resourceVersion: string, change: {
+    readonly finalizers?: readonly string[];
+    readonly annotations?: Readonly<Record<string, string | null>>;
+  }): Promise<V1PersistentVolume> {
+    return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { resourceVersion, ...change } }, contentType: MERGE_PATCH });
   }
 
   /** Sets (string) or removes (null) labels with a JSON merge patch, leaving the others alone. */
@@ -185,6 +201,18 @@ export class KubeApi {
     const name = lease.metadata!.name!;
     return this.send({ verb: 'update', resource: 'leases', namespace, name },
       { method: 'PUT', path: resourcePath(COORDINATION, 'leases', namespace, name), body: lease }, options);
+  }
+
+  // Authorization
+
+  /** Whether this client may `verb` the `resource` (of `group`, cluster-wide), by a SelfSubjectAccessReview. */
+  async canI(verb: string, resource: string, group = ''): Promise<boolean> {
+    const review = await this.send<V1SelfSubjectAccessReview>({ verb: 'create', resource: 'selfsubjectaccessreviews' }, {
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, group } } },
+    });
+    return review.status?.allowed === true;
   }
 
   // Events (core/v1)

@@ -41,7 +41,8 @@ const SUMMARY_NAMES_CHARS = 600;
 
 /**
  * Writes core/v1 Events about our PVs and Node, deduplicated like client-go's recorder
- * (a repeat patches count and lastTimestamp of the Event already written). Recording
+ * (a repeat patches count and lastTimestamp of the Event already written, at most once
+ * per repeat interval; see EventCorrelator). Recording
  * never blocks and never throws: Events are written in order in the background, and a
  * failure is logged and counted.
  *
@@ -132,6 +133,7 @@ export class EventRecorder {
 
   private async write(event: EventInput): Promise<void> {
     const decision = this.correlator.decide(event);
+    if (decision.action === 'hold') return;
     if (decision.action === 'drop') {
       this.logger.debug({ reason: event.reason, object: event.involvedObject.name }, 'event dropped by per-object rate limit');
       return;

@@ -66,9 +66,17 @@ export interface KubeContext {
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** The kubeconfig `file` names, or the service account when `file` is undefined. */
-export function loadKubeConfig(file: string | undefined): KubeConfigData {
-  return file === undefined ? inClusterConfig() : kubeConfigFromFile(file);
+/**
+ * The kubeconfig `file` names, its current cluster's server replaced by `server` when
+ * given (as client-go's BuildConfigFromFlags does with a master URL); or the service
+ * account when `file` is undefined.
+ */
+export function loadKubeConfig(file: string | undefined, server?: string): KubeConfigData {
+  if (file === undefined) return inClusterConfig();
+  const config = kubeConfigFromFile(file);
+  if (!server) return config;
+  const current = config.contexts.find((c) => c.name === config.currentContext)?.cluster;
+  return { ...config, clusters: config.clusters.map((c) => (c.name === current ? { ...c, server } : c)) };
 }
 
 /**

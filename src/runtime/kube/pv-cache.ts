@@ -26,7 +26,10 @@ export class NodePvCache {
   private readonly reflector: Reflector<V1PersistentVolume>;
   private readonly byPath = new Map<string, Set<string>>();
 
+  private readonly nodeName: string;
+
   constructor(api: KubeApi, options: NodePvCacheOptions) {
+    this.nodeName = options.nodeName;
     this.reflector = new Reflector<V1PersistentVolume>(api, {
       resource: 'persistentvolumes',
       watchPath: '/api/v1/persistentvolumes',
@@ -62,6 +65,11 @@ export class NodePvCache {
 
   list(): V1PersistentVolume[] {
     return this.reflector.list();
+  }
+
+  /** Takes in a PV of this node we have just created or changed (see Reflector.observe). */
+  observe(pv: V1PersistentVolume): void {
+    if (pv.metadata?.labels?.[NODE_LABEL] === this.nodeName) this.reflector.observe(pv);
   }
 
   /** PVs of this node whose `spec.local.path` is `path`. */

@@ -116,6 +116,17 @@ export class Reflector<T extends KubernetesObject> {
     return [...this.store.values()];
   }
 
+  /**
+   * Takes in an object this process has just written (the server's answer to a
+   * create or update), unless the copy already holds it or a newer state: so what we
+   * wrote is known before the watch brings it, even while the watch is failing.
+   */
+  observe(object: T): void {
+    const known = this.store.get(nameOf(object))?.metadata?.resourceVersion;
+    if (known !== undefined && !isNewer(object.metadata?.resourceVersion, known)) return;
+    this.upsert(trimmed(object));
+  }
+
   /** Calls `listener` for every add, update and delete from now on; returns the unsubscribe function. */
   onChange(listener: ChangeListener<T>): () => void {
     this.listeners.add(listener);
@@ -288,6 +299,14 @@ export class Reflector<T extends KubernetesObject> {
 function trimmed<T extends KubernetesObject>(object: T): T {
   if (object.metadata?.managedFields) delete object.metadata.managedFields;
   return object;
+}
+
+/**
+ * resourceVersions are opaque, but etcd's are increasing integers, which is what
+ * every real server sends; anything else is never taken as newer.
+ */
+function isNewer(candidate: string | undefined, known: string): boolean {
+  return candidate !== undefined && /^\d+$/.test(candidate) && /^\d+$/.test(known) && BigInt(candidate) > BigInt(known);
 }
 
 function nameOf(object: KubernetesObject): string {

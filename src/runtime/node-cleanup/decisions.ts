@@ -2,7 +2,8 @@
  * The node-cleanup controller's decisions, as pure functions: which node a
  * local PV lives on, whether that node is gone, and what may be deleted.
  *
- * Upstream's rules, kept: a node "exists" when a Node has that name or that
+ * Upstream's rules, kept: only PVs and claims of opted-in StorageClasses are
+ * ever deleted; a node "exists" when a Node has that name or that
  * `kubernetes.io/hostname` label; a PV without hostname affinity is on an
  * *unknown* node, never a deleted one; a claim is deleted only when the node is
  * still gone, the binding is intact, the UIDs match and its class opted in.
@@ -49,17 +50,22 @@ export function isPVOfGoneNode(pv: V1PersistentVolume, nodes: readonly V1Node[])
 export type PVAction = { readonly delete: true } | { readonly delete: false; readonly reason: string };
 
 /**
- * A local PV of a gone node is deleted when nothing can still need it:
- * Available, or Released with reclaim policy Delete (its data went with the node).
+ * A local PV of a gone node is deleted, as upstream's deleter does, only when its
+ * StorageClass opted in (`--storageclass-names`; hand-made local PVs of other
+ * classes are never touched) and nothing can still need it: Available, or
+ * Released with reclaim policy Delete (its data went with the node).
  */
-export function decidePVOfGoneNode(pv: V1PersistentVolume, nodes: readonly V1Node[]): PVAction {
+export function decidePVOfGoneNode(pv: V1PersistentVolume, nodes: readonly V1Node[], storageClassNames: readonly string[]): PVAction {
   if (!pv.spec?.local) return { delete: false, reason: 'not a local PV' };
+  const className = pv.spec.storageClassName ?? '';
+  if (!storageClassNames.includes(className)) return { delete: false, reason: `StorageClass ${JSON.stringify(className)} has not opted in` };
   if (pv.metadata?.deletionTimestamp) return { delete: false, reason: 'already being deleted' };
   if (!isPVOfGoneNode(pv, nodes)) return { delete: false, reason: 'its node exists or is unknown' };
   const phase = pv.status?.phase;
+  const policy = pv.spec.persistentVolumeReclaimPolicy;
   if (phase === 'Available') return { delete: true };
-  if (phase === 'Released' && (pv.spec.persistentVolumeReclaimPolicy ?? 'Delete') === 'Delete') return { delete: true };
-  return { delete: false, reason: `phase ${phase ?? 'unknown'} with reclaim policy ${pv.spec.persistentVolumeReclaimPolicy ?? 'Delete'} may still hold wanted data` };
+  if (phase === 'Released' && policy === 'Delete') return { delete: true };
+  return { delete: false, reason: `phase ${phase ?? 'unknown'} with reclaim policy ${policy ?? 'unset'} may still hold wanted data` };
 }
 
 export interface ClaimDecisionInput {
@@ -82,7 +88,7 @@ export interface ClaimDecisionInput {
 export function decideClaimOfGoneNode(input: ClaimDecisionInput): PVAction {
   const { pvc, pv } = input;
   const className = pvc.spec?.storageClassName ?? '';
-  if (!input.storageClassNames.includes(className)) return { delete: false, reason: `StorageClass "${className}" has not opted in` };
+  if (!input.storageClassNames.includes(className)) return { delete: false, reason: `StorageClass ${JSON.stringify(className)} has not opted in` };
   if (pvc.metadata?.deletionTimestamp) return { delete: false, reason: 'already being deleted' };
   if (!pv) return { delete: false, reason: 'its PV is gone' };
   if (!pv.spec?.local) return { delete: false, reason: 'its PV is not local' };

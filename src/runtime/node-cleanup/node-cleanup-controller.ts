@@ -1,12 +1,13 @@
 /**
  * The node-cleanup controller (upstream's separate binary, here a subcommand):
- * while leader, it looks every interval for local PVs of nodes that are gone and
- * deletes those nothing can need, and, after a delay and only for opted-in
- * StorageClasses, the claims bound to them, so StatefulSet pods can be
- * rescheduled with new volumes. Every delete carries a UID precondition.
+ * it looks every interval for local PVs of the opted-in StorageClasses whose
+ * nodes are gone, deletes those nothing can need, and, after a delay, the
+ * claims bound to them, so StatefulSet pods can be rescheduled with new
+ * volumes. Every delete carries a UID precondition.
  */
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from '../kube/api-client';
+import { KubeApiError } from '../kube/errors';
 import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
 import { Logger, ProvisionerMetrics } from '../observability';
 import { decideClaimOfGoneNode, decidePVOfGoneNode, isPVOfGoneNode, nodeNamesOfPV } from './decisions';
@@ -31,6 +32,13 @@ async function listAll<T>(list: (page: PageRequest) => Promise<{ items: T[]; met
 export interface NodeCleanupPassResult {
   readonly deletedPVs: string[];
   readonly deletedClaims: string[];
+  /** Deletes the API server refused with 403 (the ServiceAccount lacks a rule), each its error message. */
+  readonly denied: string[];
+}
+
+/** A 403: RBAC refused the request, which no retry will change. */
+export function isForbidden(err: unknown): boolean {
+  return err instanceof KubeApiError && err.code === 403;
 }
 
 export class NodeCleanupController {
@@ -46,30 +54,38 @@ export class NodeCleanupController {
   ) {}
 
   async pass(): Promise<NodeCleanupPassResult> {
+    // Upstream's rule: no opted-in class, nothing is ever deleted (so nothing need be read).
+    if (this.settings.storageClassNames.length === 0) return { deletedPVs: [], deletedClaims: [], denied: [] };
     const [nodes, pvs] = await Promise.all([
       listAll<V1Node>((p) => this.api.listNodes(p)),
       listAll<V1PersistentVolume>((p) => this.api.listPersistentVolumes(p)),
     ]);
-    const localPVs = pvs.filter((pv) => pv.spec?.local);
-    this.trackGoneNodes(localPVs, nodes);
+    const optedIn = pvs.filter((pv) => pv.spec?.local && this.settings.storageClassNames.includes(pv.spec.storageClassName ?? ''));
+    this.trackGoneNodes(optedIn, nodes);
 
     const deletedPVs: string[] = [];
-    for (const pv of localPVs) {
-      if (!decidePVOfGoneNode(pv, nodes).delete) continue;
+    const denied: string[] = [];
+    for (const pv of optedIn) {
+      if (!decidePVOfGoneNode(pv, nodes, this.settings.storageClassNames).delete) continue;
       const name = pv.metadata!.name!;
       try {
-        const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!);
+        // Only a DELETE, never a finalizer removed: a Released PV carrying the agent's
+        // `local.storage.k8s.io/cleanup` finalizer (its volume is dirty) stays Terminating
+        // until its node's agent has cleaned the volume and removed the finalizer, which
+        // is never if the node does not come back. That PV is then for a person to judge.
+        const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!, pv.metadata!.resourceVersion);
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', true);
         if (outcome === 'deleted') deletedPVs.push(name);
         this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'deleted PV of a gone node');
       } catch (e) {
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', false);
         this.logger.error({ pv: name, err: (e as Error).message }, 'cannot delete PV of a gone node');
+        if (isForbidden(e)) denied.push((e as Error).message);
       }
     }
 
-    const deletedClaims = this.settings.storageClassNames.length > 0 ? await this.cleanClaims(localPVs, nodes) : [];
-    return { deletedPVs, deletedClaims };
+    const deletedClaims = await this.cleanClaims(optedIn, nodes, denied);
+    return { deletedPVs, deletedClaims, denied };
   }
 
   private trackGoneNodes(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[]): void {
@@ -82,7 +98,7 @@ export class NodeCleanupController {
     for (const n of [...this.goneSince.keys()]) if (!goneNow.has(n)) this.goneSince.delete(n);
   }
 
-  private async cleanClaims(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[]): Promise<string[]> {
+  private async cleanClaims(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[], denied: string[]): Promise<string[]> {
     const boundOnGoneNodes = pvs.filter((pv) => pv.status?.phase === 'Bound' && pv.spec?.claimRef && isPVOfGoneNode(pv, nodes));
     const deleted: string[] = [];
     for (const pv of boundOnGoneNodes) {
@@ -115,6 +131,7 @@ export class NodeCleanupController {
       } catch (e) {
         this.metrics.recordNodeCleanupPVCDelete(false);
         this.logger.error({ claim, err: (e as Error).message }, 'cannot delete claim of a gone node');
+        if (isForbidden(e)) denied.push((e as Error).message);
       }
     }
     return deleted;

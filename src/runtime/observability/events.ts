@@ -109,7 +109,14 @@ export const EventReasons = {
     meaning: 'A device could not be opened, sized, wiped or turned into a PV; the other devices go on (local_pv_provisioner_error_devices).',
     example: 'device "/dev/disk/by-id/nvme-x": open: EIO',
   },
-  // Configuration.
+  // Configuration and permissions.
+  PermissionMissing: {
+    reason: 'PermissionMissing',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The agent runs with less RBAC than it can use (e.g. the Go provisioner\'s ClusterRole); it works as the replaced provisioner did, and the message names the rule to add for what it cannot do.',
+    example: 'this agent may not patch PersistentVolumes (the Go provisioner\'s RBAC): Released volumes are cleaned as it cleans them, … Add {apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]} to the agent\'s ClusterRole and restart it for the cleanup finalizer',
+  },
   ConfigInvalid: {
     reason: 'ConfigInvalid',
     type: 'Warning',
@@ -150,8 +157,22 @@ export const EventReasons = {
     reason: 'CleanupRefused',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'A Released PV is not provably ours (another provisioner, or a path outside every configured directory); nothing is wiped.',
-    example: 'path "/var/lib/data" is outside every configured directory; not cleaned',
+    meaning: 'A PV of ours to be cleaned cannot be cleaned here (its class is not configured, its path is outside every configured directory, it is not what its volumeMode says); nothing is wiped and the PV is kept until it can be.',
+    example: 'PV "local-pv-1a2b3c4d" cannot be cleaned here: StorageClass "old-disks" is not configured on this node',
+  },
+  VolumeIdentityMismatch: {
+    reason: 'VolumeIdentityMismatch',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The PV\'s path now holds another disk or filesystem than the one recorded when the PV was made (a device name or mount moved); it is never cleaned and its volume is not offered again.',
+    example: '"/mnt/disks/sdb" is not the volume PV "local-pv-1a2b3c4d" was made for: it recorded wwid:naa.5000c500a0b1c2d3, the path now holds wwid:naa.5000c500e4f5a6b7',
+  },
+  VolumeInUse: {
+    reason: 'VolumeInUse',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The volume to be cleaned is still mounted elsewhere or held open by a process (e.g. a pod whose container did not stop); it is cleaned once nothing uses it.',
+    example: '"/mnt/disks/vol1" is still in use: mounted at /var/lib/kubelet/pods/…/volumes/kubernetes.io~local-volume/local-pv-1a2b3c4d (mount namespace of pid 1 systemd)',
   },
   VolumeFailedDelete: {
     reason: 'VolumeFailedDelete',
@@ -173,6 +194,13 @@ export const EventReasons = {
     regarding: 'PersistentVolume',
     meaning: 'The PV\'s path no longer exists on this node (disk removed or unmounted); the PV is kept and nothing is cleaned.',
     example: 'path "/mnt/disks/vol1" of PV "local-pv-1a2b3c4d" does not exist',
+  },
+  VolumeNotConfigured: {
+    reason: 'VolumeNotConfigured',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The configuration no longer offers this PV\'s volume (namePattern narrowed, class removed, hostDir changed); as upstream, a configuration change never deletes a PV, so it is left as it is.',
+    example: 'PV "local-pv-1a2b3c4d" for "/mnt/disks/vol1": the configuration no longer offers its entry (namePattern, class or hostDir changed); a configuration change never deletes a PV, so it is left as it is',
   },
   VolumeModeMismatch: {
     reason: 'VolumeModeMismatch',

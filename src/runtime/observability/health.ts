@@ -5,7 +5,8 @@
  * Liveness means "the loop is not stuck", nothing more: a pass that found bad entries
  * or met API errors is still alive (those are metrics and Events). Readiness, once
  * reached, stays: upstream's readiness dropped on any discovery error, so one stray
- * file kept a node unready for ever.
+ * file kept a node unready for ever. Only a blocker the operator must fix (such as a
+ * missing permission) withdraws it, and says so.
  */
 export interface HealthOptions {
   /**
@@ -36,6 +37,8 @@ export class Health {
   /** Start counts as a heartbeat: a loop that has not turned yet is starting, not stuck. */
   private lastHeartbeat: number;
   private ready = false;
+  /** Why readiness is withheld, when something the operator must fix blocks the work. */
+  private blockedBy: string | undefined;
 
   constructor(options: HealthOptions = {}) {
     this.stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
@@ -48,9 +51,19 @@ export class Health {
     this.lastHeartbeat = this.now();
   }
 
-  /** The first complete pass is done; readiness stays from now on. */
+  /** The first complete pass is done; readiness stays from now on (unless {@link markBlocked}). */
   markReady(): void {
     this.ready = true;
+    this.blockedBy = undefined;
+  }
+
+  /**
+   * Withholds readiness for a reason the operator must fix (e.g. a permission the
+   * ServiceAccount lacks), said in the `/readyz` body; {@link markReady} lifts it.
+   */
+  markBlocked(reason: string): void {
+    this.ready = false;
+    this.blockedBy = reason;
   }
 
   liveness(): HealthReport {
@@ -63,7 +76,8 @@ export class Health {
   }
 
   readiness(): HealthReport {
-    return this.ready ? { ok: true, message: 'ok' } : { ok: false, message: 'not ready: the first complete pass has not finished' };
+    if (this.ready) return { ok: true, message: 'ok' };
+    return { ok: false, message: `not ready: ${this.blockedBy ?? 'the first complete pass has not finished'}` };
   }
 }
 

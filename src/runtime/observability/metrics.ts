@@ -15,7 +15,7 @@ import type { VolumeMode } from '../../config/model';
 export type CleanupType = 'process' | 'job';
 
 /** The one state each volume of this node is in, as exported by `volume_state`. */
-export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing'] as const;
+export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing', 'identity-mismatch', 'in-use', 'not-configured'] as const;
 export type VolumeState = (typeof VOLUME_STATES)[number];
 /**
  * The states of a healthy volume at rest: counted per StorageClass, not listed one
@@ -101,6 +101,9 @@ export class ProvisionerMetrics {
   private readonly deleteDuration = this.histogram(`${PREFIX}persistentvolume_delete_duration_seconds`,
     'Latency in seconds to clean and delete a PersistentVolume, by volume mode, cleanup type, capacity (rounded up to 500G) and cleanup command.',
     ['mode', 'type', 'capacity', 'cleanup_command'], CLEANUP_BUCKETS);
+  private readonly cleanupRefused = this.counter(`${PREFIX}cleanup_refused_total`,
+    'Total number of cleanups not done for safety, by reason: identity-mismatch (the path holds another disk than recorded), in-use (mounted elsewhere or held open), refused (not locatable, not what its volumeMode says), missing (the volume is gone).',
+    ['reason']);
   private readonly cleanupBytes = this.counter(`${PREFIX}cleanup_bytes_total`,
     'Total number of bytes wiped or removed by cleanups, by volume mode and cleanup type.', ['mode', 'type']);
 
@@ -129,6 +132,8 @@ export class ProvisionerMetrics {
     'Unix time in seconds when a configuration was last applied (0 before the first).', []);
   private readonly configLastSuccessful = this.gauge(`${PREFIX}config_last_reload_successful`,
     'Whether the last configuration change was applied (1) or rejected (0: the last good configuration stays in use).', []);
+  private readonly waitingForAnotherAgent = this.gauge(`${PREFIX}waiting_for_another_agent`,
+    '1 while another agent on this node holds its volume directories (e.g. during a rollout with maxSurge); this agent then does nothing.', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
     'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
 
@@ -136,6 +141,8 @@ export class ProvisionerMetrics {
     'Number of devices of this node offered as PersistentVolumes (device dialect).', ['node']);
   private readonly errorDevices = this.gauge(`${DEVICE_PREFIX}error_devices`,
     'Number of devices of this node that failed to open, wipe or become a PersistentVolume (device dialect).', ['node']);
+  private readonly heldDevices = this.gauge(`${DEVICE_PREFIX}held_devices`,
+    'Number of devices of this node held back because they carry data: neither wiped nor offered (device dialect).', ['node']);
 
   private readonly nodeCleanupPVDeletes = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_delete_total`,
     'Total number of PersistentVolumes of deleted Nodes deleted by node cleanup, by PersistentVolume phase.', ['phase']);
@@ -153,6 +160,7 @@ export class ProvisionerMetrics {
     // Both modes always have a series, so "no Block volumes" reads 0, not absent.
     this.setCapacity({});
     this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
+    this.setWaitingForAnotherAgent(false);
     // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
     this.configLastSuccessful.set(1);
     if (options.processMetrics ?? true) this.registry.register(new ProcessMetrics());
@@ -197,6 +205,11 @@ export class ProvisionerMetrics {
       capacity: capacityBreakdownLabel(outcome.capacityBytes),
       cleanup_command: outcome.cleanupCommand[0] ?? '',
     }, outcome.seconds);
+  }
+
+  /** A cleanup was not done for safety (see the counter's help for the reasons). */
+  recordCleanupRefused(reason: 'identity-mismatch' | 'in-use' | 'refused' | 'missing'): void {
+    this.cleanupRefused.inc({ reason });
   }
 
   /** Bytes a running cleanup has just wiped or removed (call as it progresses). */
@@ -252,10 +265,19 @@ export class ProvisionerMetrics {
     }
   }
 
-  /** Device dialect: the devices of `node` that are offered, and those in error. */
-  setDevices(node: string, counts: { readonly available: number; readonly error: number }): void {
+  /** Whether this agent waits for another one on its node (see controller/volume-locks.ts). */
+  setWaitingForAnotherAgent(waiting: boolean): void {
+    this.waitingForAnotherAgent.set(waiting ? 1 : 0);
+  }
+
+  /**
+   * Device dialect: every device of `node` is counted once, as offered (available), in
+   * error, or held for its data; the three add up to the node's devices.
+   */
+  setDevices(node: string, counts: { readonly available: number; readonly error: number; readonly held: number }): void {
     this.availableDevices.set({ node }, counts.available);
     this.errorDevices.set({ node }, counts.error);
+    this.heldDevices.set({ node }, counts.held);
   }
 
   /**

@@ -4,25 +4,40 @@
  * plan. Needs no cluster; a broken configuration is printed with every problem.
  */
 import { stringify } from 'yaml';
+import type { PlanOptions } from './plan-options';
 import { ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, ParseResult, readConfigMapDirectory } from '../../config';
-import type { PlanOptions } from '../cli/commands';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
 
 export class PlanConfigError extends Error {}
 
-function parsed<T>(dir: string, parse: (d: ConfigMapData) => ParseResult<T>): { config: T; warnings: string[] } {
-  const result = parse(readConfigMapDirectory(dir));
+/** What each directory flag holds, for the message when it is missing. */
+const DIRECTORY_FLAGS = {
+  'config-dir': 'the provisioner ConfigMap as a directory, one file per key (as mounted at /etc/provisioner/config in the agent\'s container), or --pv-spec-dir <directory> to plan the device dialect',
+  'pv-spec-dir': 'a PV spec ConfigMap as a directory, one file per key',
+};
+
+function readDirectory(flag: keyof typeof DIRECTORY_FLAGS, dir: string): ConfigMapData {
+  try {
+    return readConfigMapDirectory(dir);
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (e as Error).message;
+    throw new PlanConfigError(`--${flag} ${JSON.stringify(dir)}: ${why}; pass --${flag} <directory> holding ${DIRECTORY_FLAGS[flag]}`);
+  }
+}
+
+function parsed<T>(flag: keyof typeof DIRECTORY_FLAGS, dir: string, parse: (d: ConfigMapData) => ParseResult<T>): { config: T; warnings: string[] } {
+  const result = parse(readDirectory(flag, dir));
   if (!result.ok) throw new PlanConfigError(`${dir} is invalid:\n  ${result.errors.map(formatIssue).join('\n  ')}`);
   return { config: result.config, warnings: result.warnings.map(formatIssue) };
 }
 
 export async function makePlan(options: PlanOptions): Promise<Plan> {
   if (options.pvSpecDir) {
-    const { config, warnings } = parsed(options.pvSpecDir, parseDeviceSpec);
+    const { config, warnings } = parsed('pv-spec-dir', options.pvSpecDir, parseDeviceSpec);
     return devicePlan(options.nodeName, config, await discoverDevices(config), warnings);
   }
-  const { config, warnings } = parsed(options.configDir, parseProvisionerConfig);
+  const { config, warnings } = parsed('config-dir', options.configDir, parseProvisionerConfig);
   return directoryPlan(options.nodeName, await discoverDirectoryVolumes(config.storageClassMap, await readMountTable()), warnings);
 }
 

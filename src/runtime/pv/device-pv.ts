@@ -10,13 +10,13 @@ import { deviceSpecAnnotations } from './device-spec-annotations';
 import { volumeNodeAffinity } from './node-affinity';
 import type { NodeInfo } from './node-info';
 import { nodeOwnerReference } from './node-owner-reference';
-import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 export interface DevicePVInput {
   /** From assignDevicePVNames. */
   readonly name: string;
-  /** `path`: the device path as walked in deviceDir (`spec.local.path`); `capacityBytes`: its exact size. */
-  readonly device: { readonly path: string; readonly capacityBytes: number };
+  /** `path`: the device path as walked in deviceDir (`spec.local.path`); `capacityBytes`: its exact size; `identity`: what the disk is. */
+  readonly device: { readonly path: string; readonly capacityBytes: number; readonly identity: string };
   readonly spec: DeviceSpecConfig;
   readonly node: NodeInfo;
   /** Written to `pv.kubernetes.io/provisioned-by` when given (upstream writes none). */
@@ -30,6 +30,7 @@ export function buildDevicePV(input: DevicePVInput): V1PersistentVolume {
   const annotations = {
     ...deviceSpecAnnotations(spec),
     ...(input.provisionerName ? { [PROVISIONED_BY_ANNOTATION]: input.provisionerName } : {}),
+    [VOLUME_IDENTITY_ANNOTATION]: device.identity,
   };
   return {
     apiVersion: 'v1',

@@ -8,13 +8,18 @@ import { DEVICE_SPEC_ANNOTATION_PREFIX } from '../well-known';
 
 const SPEC_KEYS = ['storageClassName', 'volumeMode', 'fsType', 'deviceDir', 'deviceNameFilter'] as const;
 
-/** `local-pv-provisioner.cybozu.io/<key>` for each spec key upstream records. */
-export function deviceSpecAnnotations(spec: DeviceSpecConfig): Record<string, string> {
-  return Object.fromEntries(SPEC_KEYS.map((key) => [`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`, String(spec[key])]));
+/** The keys upstream records for a spec: fsType only with Filesystem. */
+function recordedKeys(spec: DeviceSpecConfig): ReadonlyArray<(typeof SPEC_KEYS)[number]> {
+  return spec.volumeMode === 'Filesystem' ? SPEC_KEYS : SPEC_KEYS.filter((key) => key !== 'fsType');
 }
 
-/** The spec keys whose annotation on `pv` differs from `spec` (`[]` when the PV follows it). */
+/** `local-pv-provisioner.cybozu.io/<key>` for each spec key upstream records. */
+export function deviceSpecAnnotations(spec: DeviceSpecConfig): Record<string, string> {
+  return Object.fromEntries(recordedKeys(spec).map((key) => [`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`, String(spec[key])]));
+}
+
+/** The spec keys whose annotation on `pv` differs from `spec` (`[]` when the PV follows it), compared as upstream compares them. */
 export function deviceSpecDifferences(pv: V1PersistentVolume, spec: DeviceSpecConfig): string[] {
   const annotations = pv.metadata?.annotations ?? {};
-  return SPEC_KEYS.filter((key) => annotations[`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`] !== String(spec[key]));
+  return recordedKeys(spec).filter((key) => annotations[`${DEVICE_SPEC_ANNOTATION_PREFIX}${key}`] !== String(spec[key]));
 }

@@ -11,7 +11,7 @@ import type { NodeInfo } from './node-info';
 import { nodeOwnerReference } from './node-owner-reference';
 import { provisionerName } from './provisioner-name';
 import type { StorageClassFields } from './storage-class-fields';
-import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+import { NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 /** A discovered volume as PV building needs it. */
 export interface DirectoryVolume {
@@ -27,6 +27,8 @@ export interface DirectoryVolume {
 
 export interface DirectoryPVInput {
   readonly volume: DirectoryVolume;
+  /** What the volume is (volume/identity.ts), recorded so nothing else is ever cleaned in its name. */
+  readonly identity: string;
   readonly classConfig: Pick<ClassConfig, 'fsType' | 'accessMode' | 'selector'>;
   readonly config: Pick<ProvisionerConfig, 'nodeLabelsForPV' | 'labelsForPV' | 'useNodeNameOnly' | 'setPVOwnerRef'>;
   readonly node: NodeInfo;
@@ -58,7 +60,10 @@ export function buildDirectoryPV(input: DirectoryPVInput): V1PersistentVolume {
     metadata: {
       name: directoryPVName(volume.entryName, node.name, volume.className),
       labels: directoryPVLabels(config, node),
-      annotations: { [PROVISIONED_BY_ANNOTATION]: provisionerName(node.name, node.uid, config.useNodeNameOnly) },
+      annotations: {
+        [PROVISIONED_BY_ANNOTATION]: provisionerName(node.name, node.uid, config.useNodeNameOnly),
+        [VOLUME_IDENTITY_ANNOTATION]: input.identity,
+      },
       ...(config.setPVOwnerRef ? { ownerReferences: [nodeOwnerReference(node)] } : {}),
     },
     spec: {

@@ -1,10 +1,11 @@
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runBlockCleaner, type OutputStream } from '../../../src/runtime/cleanup/block-cleaner';
 import { ConcurrencyLimiter } from '../../../src/runtime/cleanup/limiter';
 import { CleanupProcessTable } from '../../../src/runtime/cleanup/process-table';
 import { retryDelayMs } from '../../../src/runtime/cleanup/retry-backoff';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
 
@@ -25,6 +26,9 @@ function liveProcessesInGroup(pgid: number): number[] {
   }
   return live;
 }
+
+// Loop devices and child processes: generous on a busy machine.
+jest.setTimeout(60_000);
 
 async function eventually(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -93,7 +97,7 @@ describePrivileged('the block cleaner', () => {
       device: loop.device,
       timeoutMs: 300,
     });
-    expect(r).toMatchObject({ ok: false, timedOut: true, exitCode: null, reason: expect.stringContaining('timed out after 300 ms') });
+    expect(r).toMatchObject({ ok: false, timedOut: true, exitCode: null, signal: 'SIGKILL', reason: expect.stringContaining('timed out after 300 ms') });
     expect(await eventually(() => liveProcessesInGroup(r.pid!).length === 0)).toBe(true);
   });
 
@@ -112,14 +116,22 @@ describePrivileged('the block cleaner', () => {
     expect(r).toMatchObject({ ok: false, timedOut: false, reason: expect.stringContaining('was stopped') });
   });
 
-  test('a mounted device is refused and the command never runs', async () => {
-    const loop = createLoopDevice(32 * MiB);
-    mkfsExt4(loop.device);
-    mount(loop.device, path.join(makeTempDir(), 'mnt'));
-    const marker = path.join(makeTempDir(), 'ran');
-    const r = await runBlockCleaner({ command: ['touch', marker], device: loop.device, timeoutMs: 0 });
-    expect(r).toMatchObject({ ok: false, started: false, reason: expect.stringContaining('in use') });
+  test('a cleaner never outlives this process: killed with SIGKILL, its whole tree goes with it', async () => {
+    const loop = createLoopDevice(16 * MiB);
+    const marker = path.join(makeTempDir(), 'still-running');
+    const script = `require(${JSON.stringify(path.resolve(__dirname, '../../../src/runtime/cleanup/block-cleaner'))}).runBlockCleaner({
+      command: ['bash', '-c', 'sleep 1000 & while :; do touch ${marker}; sleep 0.05; done'], device: ${JSON.stringify(loop.device)}, timeoutMs: 0 })`;
+    const agent = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
+      env: { ...process.env, TS_NODE_PROJECT: path.resolve(__dirname, '../../tsconfig.json') }, stdio: 'ignore',
+    });
+    await eventually(() => fs.existsSync(marker), 30_000);
+    agent.kill('SIGKILL');
+    await new Promise((r) => agent.once('exit', r));
+    fs.rmSync(marker);
+    // Nothing touches the marker again: the cleaner's loop, and its background sleep, died with the agent.
+    await new Promise((r) => setTimeout(r, 500));
     expect(fs.existsSync(marker)).toBe(false);
+    expect(spawnSync('pgrep', ['-f', `touch ${marker}`]).status).toBe(1);
   });
 
   test('a command that cannot start is a failure with a reason', async () => {

@@ -1,11 +1,17 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanVolume } from '../../../src/runtime/cleanup/clean-volume';
 import type { CleanTarget } from '../../../src/runtime/cleanup/release-decision';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
+// Loop devices, ext4 and processes: generous on a busy machine.
+jest.setTimeout(60_000);
+
+async function eventuallyTrue(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 20));
+}
 
 const MiB = 1024 * 1024;
 
@@ -40,18 +46,97 @@ describePrivileged('cleaning a Released volume in-process', () => {
     fs.writeFileSync(path.join(outside, 'precious'), 'keep');
     fs.symlinkSync(outside, path.join(classDir, 'vol1'));
     const r = await cleanVolume(target(classDir, 'vol1', classMethod(['false'])));
-    expect(r).toMatchObject({ ok: false, missing: false, reason: expect.stringContaining('refusing to clean through a symlink') });
+    expect(r).toMatchObject({ ok: false, kind: 'refused', reason: expect.stringContaining('refusing to clean through a symlink') });
     expect(fs.readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('keep');
   });
 
-  test('a block volume (a symlink to the device) gets the class command with LOCAL_PV_BLKDEVICE as named in the class directory', async () => {
+  test('a block volume gets the class command with LOCAL_PV_BLKDEVICE naming the checked, held device, not the link', async () => {
     const loop = createLoopDevice(16 * MiB);
     const classDir = makeTempDir('lvp-class-');
     fs.symlinkSync(loop.device, path.join(classDir, 'disk1'));
     const lines: string[] = [];
-    const r = await cleanVolume(target(classDir, 'disk1', classMethod(['bash', '-c', 'echo "$LOCAL_PV_BLKDEVICE"'])), { onOutput: (l) => lines.push(l) });
+    const command = ['bash', '-c', 'echo "$LOCAL_PV_BLKDEVICE"; stat -L -c %t:%T "$LOCAL_PV_BLKDEVICE"'];
+    const r = await cleanVolume(target(classDir, 'disk1', classMethod(command)), { onOutput: (l) => lines.push(l) });
     expect(r).toEqual({ ok: true, kind: 'block-device', cleaner: 'bash' });
-    expect(lines).toEqual([path.join(classDir, 'disk1')]);
+    expect(lines[0]).toMatch(new RegExp(`^/proc/${process.pid}/fd/\\d+$`));
+    const rdev = fs.statSync(loop.device).rdev;
+    // eslint-disable-next-line no-bitwise -- major and minor out of st_rdev
+    expect(lines[1]).toBe(`${(rdev >> 8).toString(16)}:${(rdev & 0xff).toString(16)}`);
+  });
+
+  test('the command keeps the device it was given even when the link is moved to another disk while it runs', async () => {
+    const mine = createLoopDevice(16 * MiB);
+    const tenant = createLoopDevice(16 * MiB);
+    fs.writeFileSync(tenant.backingFile, 'another tenant\'s data');
+    const classDir = makeTempDir('lvp-class-');
+    const link = path.join(classDir, 'disk1');
+    fs.symlinkSync(mine.device, link);
+    const moved = path.join(classDir, 'moved');
+    // The command moves the link to the other disk (a re-plug mid-cleanup), then zeroes what it was given.
+    const command = ['bash', '-c', `ln -sfn ${tenant.device} ${moved} && mv -T ${moved} ${link} && dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=4096 count=1 conv=notrunc,fsync status=none`];
+    expect(await cleanVolume(target(classDir, 'disk1', classMethod(command)))).toMatchObject({ ok: true });
+    expect(fs.readlinkSync(link)).toBe(tenant.device);
+    expect(fs.readFileSync(tenant.backingFile, 'utf8').slice(0, 22)).toBe('another tenant\'s data');
+  });
+
+  test('a block volume whose name now leads to another disk than the PV recorded is refused, and nothing is run', async () => {
+    const recorded = createLoopDevice(16 * MiB);
+    const other = createLoopDevice(16 * MiB);
+    const classDir = makeTempDir('lvp-class-');
+    fs.symlinkSync(other.device, path.join(classDir, 'disk1'));
+    const marker = path.join(makeTempDir(), 'ran');
+    const r = await cleanVolume({ ...target(classDir, 'disk1', classMethod(['touch', marker])), identity: `loop:${recorded.backingFile}@0` });
+    expect(r).toEqual({ ok: false, kind: 'identity-mismatch', reason: expect.stringContaining(`it recorded loop:${recorded.backingFile}@0, the path now holds loop:${other.backingFile}@0`) });
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  test('a filesystem volume whose mount point now shows another filesystem than the PV recorded is refused, and kept', async () => {
+    const classDir = makeTempDir('lvp-class-');
+    const loop = createLoopDevice(32 * MiB);
+    mkfsExt4(loop.device);
+    mount(loop.device, path.join(classDir, 'vol1'));
+    fs.writeFileSync(path.join(classDir, 'vol1', 'data'), 'someone else\'s disk');
+    const r = await cleanVolume({ ...target(classDir, 'vol1', classMethod(['false'])), identity: 'fs:/@wwid:the-disk-the-pv-was-made-for' });
+    expect(r).toMatchObject({ ok: false, kind: 'identity-mismatch' });
+    expect(fs.readFileSync(path.join(classDir, 'vol1', 'data'), 'utf8')).toBe('someone else\'s disk');
+  });
+
+  test('a mounted device is refused as in use and the command never runs', async () => {
+    const loop = createLoopDevice(32 * MiB);
+    mkfsExt4(loop.device);
+    mount(loop.device, path.join(makeTempDir(), 'mnt'));
+    const classDir = makeTempDir('lvp-class-');
+    fs.symlinkSync(loop.device, path.join(classDir, 'disk1'));
+    const marker = path.join(makeTempDir(), 'ran');
+    const r = await cleanVolume(target(classDir, 'disk1', classMethod(['touch', marker])));
+    expect(r).toMatchObject({ ok: false, kind: 'in-use', reason: expect.stringContaining('in use') });
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  test('a filesystem volume still mounted elsewhere (a pod that did not go) is refused as in use, and kept', async () => {
+    const classDir = makeTempDir('lvp-class-');
+    const vol = path.join(classDir, 'vol1');
+    makeMountPoint(vol);
+    fs.writeFileSync(path.join(vol, 'data'), 'still written');
+    mount(vol, path.join(makeTempDir('lvp-pod-'), 'volume'), { bind: true });
+    const r = await cleanVolume(target(classDir, 'vol1', classMethod(['false'])));
+    expect(r).toMatchObject({ ok: false, kind: 'in-use', reason: expect.stringMatching(/still in use: mounted at .*lvp-pod-/) });
+    expect(fs.readFileSync(path.join(vol, 'data'), 'utf8')).toBe('still written');
+  });
+
+  test('a filesystem volume a process works in or holds a file of is refused as in use, and kept', async () => {
+    const classDir = makeTempDir('lvp-class-');
+    const vol = path.join(classDir, 'vol1');
+    makeMountPoint(vol);
+    const writer = spawn('bash', ['-c', 'exec 3>>data; while :; do echo x >&3; sleep 0.05; done'], { cwd: vol, stdio: 'ignore' });
+    try {
+      await eventuallyTrue(() => fs.existsSync(path.join(vol, 'data')));
+      const r = await cleanVolume(target(classDir, 'vol1', classMethod(['false'])));
+      expect(r).toMatchObject({ ok: false, kind: 'in-use', reason: expect.stringContaining(`pid ${writer.pid} (bash)`) });
+      expect(fs.existsSync(path.join(vol, 'data'))).toBe(true);
+    } finally {
+      writer.kill('SIGKILL');
+    }
   });
 
   test('a device-dialect volume is wiped', async () => {
@@ -74,6 +159,6 @@ describePrivileged('cleaning a Released volume in-process', () => {
 
   test('a missing volume is reported as missing', async () => {
     const classDir = makeTempDir('lvp-class-');
-    expect(await cleanVolume(target(classDir, 'gone', classMethod(['true'])))).toMatchObject({ ok: false, missing: true });
+    expect(await cleanVolume(target(classDir, 'gone', classMethod(['true'])))).toMatchObject({ ok: false, kind: 'missing' });
   });
 });

@@ -10,7 +10,6 @@ import {
 const input: CleanupJobInput = {
   pvName: 'local-pv-1a2b3c4d',
   pvUid: '0b7b1a2e-7c1e-4a57-9d0e-6f3a0c2b9d11',
-  volumeKind: 'block-device',
   path: '/mnt/fast-disks/sdb',
   hostDir: '/mnt/disks',
   mountDir: '/mnt/fast-disks',
@@ -82,14 +81,6 @@ describe('the cleanup Job', () => {
 
   test('leaves its removal to the controller (no TTL)', () => {
     expect(job.spec?.ttlSecondsAfterFinished).toBeUndefined();
-  });
-
-  test('cleans a directory with fsclean.sh and LOCAL_PV_FILESYSTEM, without /dev', () => {
-    const fsJob = buildCleanupJob({ ...input, volumeKind: 'directory', path: '/mnt/fast-disks/vol1' });
-    const c = fsJob.spec!.template.spec!.containers[0];
-    expect(c.command).toEqual(['/scripts/fsclean.sh']);
-    expect(c.env).toEqual([{ name: 'LOCAL_PV_FILESYSTEM', value: '/mnt/fast-disks/vol1' }]);
-    expect(fsJob.spec!.template.spec!.volumes!.map((v) => v.name)).toEqual(['class-dir']);
   });
 
   test('a long PV name gives a Job name and labels of at most 63 characters, distinct per PV', () => {

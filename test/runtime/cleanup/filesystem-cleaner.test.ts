@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -8,6 +8,8 @@ import { parseMountInfo } from '../../../src/runtime/discovery/mount-table';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
+// Thousands of files and directories on a busy machine.
+jest.setTimeout(120_000);
 
 /** A fresh volume directory (a mount point of its own, like a real local volume) with a sibling outside it. */
 function volume(): { root: string; outside: string } {
@@ -107,6 +109,33 @@ describePrivileged('the filesystem cleaner', () => {
     expect(fs.readdirSync(root)).toEqual([]);
     expect(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8')).toBe('keep me');
     expect(fs.readFileSync(path.join(outside, 'tree/also-precious.txt'), 'utf8')).toBe('keep me too');
+  });
+
+  test('a process swapping subdirectories for symlinks to another volume during the walk never leads the cleaner there', async () => {
+    const { root } = volume();
+    const other = volume().root;
+    for (let f = 0; f < 200; f++) write(path.join(other, `tenant-b-${f}`), 'another tenant');
+    for (let d = 0; d < 40; d++) for (let f = 0; f < 50; f++) write(path.join(root, `d${d}`, `f${f}`));
+    // A container of a force-deleted pod, still running in the released volume.
+    const swapper = spawn('bash', ['-c', `cd ${root}; while :; do for d in d*; do
+      [ -d "$d" ] && [ ! -L "$d" ] && mv "$d" "$d.real" 2>/dev/null && ln -s ${other} "$d" 2>/dev/null; done; done`], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      await cleanFilesystemVolume(root);
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((r) => swapper.once('exit', r));
+    }
+    expect(fs.readdirSync(other).sort()).toEqual(Array.from({ length: 200 }, (_, f) => `tenant-b-${f}`).sort());
+  });
+
+  test('removes entries whose names are not UTF-8', async () => {
+    const { root } = volume();
+    const name = Buffer.concat([Buffer.from('bad-'), Buffer.from([0xff, 0xfe])]);
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${root}/`), name]), 'x');
+    fs.mkdirSync(Buffer.concat([Buffer.from(`${root}/`), name, Buffer.from('-dir')]));
+    expect(await cleanFilesystemVolume(root)).toMatchObject({ ok: true, removedEntries: 2 });
+    expect(fs.readdirSync(root)).toEqual([]);
   });
 
   test('removes a FIFO without opening it (opening one would hang)', async () => {

@@ -7,6 +7,7 @@
  * this test's private mount namespace, so it sees the bind mounts and loop
  * devices the test makes.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
@@ -36,12 +37,10 @@ function startRun(options: { kubeconfig: string; configDir: string; discoveryPer
 describePrivileged('the local-volume-provisioner bin', () => {
   let server: TestApiServer | undefined;
   const bins: AgentProcess[] = [];
-  const orphans: number[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
       if (bin.running) await bin.kill('SIGKILL');
     }
-    for (const pid of orphans.splice(0)) killGroup(pid);
     await server?.stop();
     server = undefined;
   });
@@ -167,7 +166,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; sleep 30; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `echo start >> ${log}; sleep 30; echo done >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -178,13 +177,12 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const uid = pvOf(s, name)!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
     await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
-    const cleanerPid = Number(readLog(log)[0].split(' ')[1]);
-    orphans.push(cleanerPid);
 
     expect(await bin.kill('SIGTERM')).toBe(0);
 
-    expect(() => process.kill(cleanerPid, 0)).toThrow();
-    expect(readLog(log)).toEqual([`start ${cleanerPid}`]);
+    // Nothing of the cleaner is left running (its script names the log).
+    await eventually(() => !cleanerRunning(log), 'the cleaner is gone', 20_000);
+    expect(readLog(log)).toEqual(['start']);
     expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
   });
 
@@ -193,7 +191,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    const cleaner = ['sh', '-c', `echo "start $$" >> ${log}; echo "wiping with $$"; sleep 1; echo "done $$" >> ${log}`];
+    const cleaner = ['sh', '-c', `n=$(cat ${log} 2>/dev/null | grep -c start); echo "start $n" >> ${log}; echo "wiping, attempt $n"; sleep 1; echo "done $n" >> ${log}`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -207,26 +205,87 @@ describePrivileged('the local-volume-provisioner bin', () => {
 
     await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
     expect(await first.kill('SIGKILL')).toBeNull();
-    // A container's processes die with it: so does the cleaner the killed process started.
-    const firstCleaner = Number(readLog(log)[0].split(' ')[1]);
-    killGroup(firstCleaner);
-    await new Promise((r) => setTimeout(r, 300));
+    // The cleaner the killed agent started dies with it: it never writes on after the agent is gone.
+    await eventually(() => !cleanerRunning(log), 'the killed agent\'s cleaner is gone', 20_000);
     expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
-    expect(readLog(log)).toEqual([`start ${firstCleaner}`]);
+    expect(readLog(log)).toEqual(['start 0']);
 
     const second = start();
     await eventually(() => readLog(log).some((l) => l.startsWith('done')), 'the cleanup ran again and finished', 20_000);
-    const lines = readLog(log);
-    expect(lines).toHaveLength(3);
-    expect(lines[1]).toMatch(/^start \d+$/);
-    expect(lines[2]).toBe(`done ${lines[1].split(' ')[1]}`);
+    expect(readLog(log)).toEqual(['start 0', 'start 1', 'done 1']);
     // The cleaner's output is logged line by line, naming the volume.
-    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`), 'the cleaner output is logged');
-    expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === `wiping with ${lines[1].split(' ')[1]}`)!)).toMatchObject({ pv: name, stream: 'stdout' });
+    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === 'wiping, attempt 1'), 'the cleaner output is logged');
+    expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === 'wiping, attempt 1')!)).toMatchObject({ pv: name, stream: 'stdout' });
     await eventually(() => {
       const pv = pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
     }, 'the volume is offered again under a new UID', 20_000);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
+  test('kill -9 during a cleanup, then the PV deleted by an administrator while the agent is down: the volume is cleaned before it is offered again', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const gate = path.join(makeTempDir(), 'gate');
+    const loop = createLoopDevice(8 * MiB);
+    fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
+    // Zeroes the disk, but only once the test opens the gate.
+    const cleaner = ['sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done; dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=65536 count=1 conv=notrunc,fsync status=none`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+    const first = start();
+    await first.waitReady();
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    fs.writeFileSync(loop.backingFile, 'the last tenant\'s data');
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => cleanerRunning(gate), 'the cleaner waits at the gate', 20_000);
+
+    expect(await first.kill('SIGKILL')).toBeNull();
+    await eventually(() => !cleanerRunning(gate), 'the killed agent\'s cleaner is gone', 20_000);
+    await core.deletePersistentVolume({ name });
+    // Held by our finalizer: nobody can offer the volume again meanwhile.
+    expect(pvOf(s, name)?.metadata?.uid).toBe(uid);
+    expect(fs.readFileSync(loop.backingFile, 'utf8').slice(0, 22)).toBe('the last tenant\'s data');
+
+    fs.writeFileSync(gate, '');
+    const second = start();
+    await eventually(() => {
+      const pv = pvOf(s, name);
+      return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
+    }, 'the volume is offered again under a new UID', 20_000);
+    expect(fs.readFileSync(loop.backingFile).subarray(0, 22).every((b) => b === 0)).toBe(true);
+    expect(await second.kill('SIGTERM')).toBe(0);
+  });
+
+  test('two agents on one node (a rollout with maxSurge): the second waits, ready; one cleanup per volume; it takes over when the first is gone', async () => {
+    const dir = makeTempDir('lvp-block-');
+    const log = path.join(makeTempDir(), 'cleaner.log');
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(dir, 'disk1'));
+    const cleaner = ['sh', '-c', `echo start >> ${log}; sleep 1; echo done >> ${log}`];
+    const { server: s, start, core } = await setUp({
+      storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
+    });
+    const name = directoryPVName('disk1', NODE_NAME, 'local-block');
+    const first = start();
+    await first.waitReady();
+    const second = start();
+    await second.waitReady();
+    await eventually(async () => /^local_volume_provisioner_waiting_for_another_agent 1$/m.test((await second.get('/metrics')).body),
+      'the second agent says it waits', 20_000);
+    expect((await first.get('/metrics')).body).toMatch(/^local_volume_provisioner_waiting_for_another_agent 0$/m);
+
+    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
+    const uid = pvOf(s, name)!.metadata!.uid!;
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => pvOf(s, name) !== undefined && pvOf(s, name)!.metadata!.uid !== uid, 'the volume is offered again', 20_000);
+    expect(readLog(log)).toEqual(['start', 'done']);
+
+    expect(await first.kill('SIGKILL')).toBeNull();
+    await eventually(async () => /^local_volume_provisioner_waiting_for_another_agent 0$/m.test((await second.get('/metrics')).body),
+      'the second agent takes over', 20_000);
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(dir, 'disk2'));
+    await eventually(() => pvOf(s, directoryPVName('disk2', NODE_NAME, 'local-block')) !== undefined, 'the second agent offers a new disk', 20_000);
     expect(await second.kill('SIGTERM')).toBe(0);
   });
 });
@@ -260,13 +319,7 @@ function readLog(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-/** Kills a process group we started (the cleaner runs in its own group). */
-function killGroup(pid: number): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+/** Whether a process of a cleaner whose script names `marker` (a file it writes or waits for) is still running. */
+function cleanerRunning(marker: string): boolean {
+  return spawnSync('pgrep', ['-f', marker]).status === 0;
 }

@@ -1,5 +1,6 @@
 import { ConfigMapData, parseProvisionerConfig, ProvisionerConfig } from '../../../src/config';
 import { ConfigReloader } from '../../../src/runtime/controller/config-reloader';
+import { requireJobImage } from '../../../src/runtime/controller/run-directory';
 
 const GOOD: ConfigMapData = { storageClassMap: 'fast-disks:\n  hostDir: /mnt/fast-disks\n  mountDir: /mnt/fast-disks\n' };
 const OTHER: ConfigMapData = { storageClassMap: 'slow:\n  hostDir: /mnt/slow\n  mountDir: /mnt/slow\n' };
@@ -65,6 +66,31 @@ describe('ConfigReloader', () => {
     reloader.reload();
     expect(rejected).toHaveLength(1);
     expect(reloader.current).toBeUndefined();
+  });
+
+  test('a rejected edit that is reverted counts as applied again (the ConfigRejected alert clears)', () => {
+    const source = { data: GOOD as ConfigMapData | Error };
+    const { reloader, applied } = reloaderOver(source);
+    reloader.reload();
+    source.data = BAD;
+    reloader.reload();
+    source.data = GOOD;
+    reloader.reload();
+    expect(applied).toHaveLength(2);
+    reloader.reload();
+    expect(applied).toHaveLength(2);
+  });
+
+  test('useJobForCleaning turned on by an edit, without a cleanup Job image, is rejected as at startup', () => {
+    const source = { data: GOOD as ConfigMapData | Error };
+    const rejected: string[] = [];
+    const reloader = new ConfigReloader({ describe: 'ConfigMap directory /etc/provisioner/config', read: () => source.data as ConfigMapData },
+      (d) => requireJobImage(parseProvisionerConfig(d), ''), { onApply: () => {}, onReject: (m) => rejected.push(m) });
+    reloader.reload();
+    source.data = { ...GOOD, useJobForCleaning: 'yes' };
+    reloader.reload();
+    expect(rejected).toEqual([expect.stringContaining('useJobForCleaning: is on, so cleanup Jobs need an image: set JOB_CONTAINER_IMAGE')]);
+    expect(reloader.current!.useJobForCleaning).toBe(false);
   });
 
   test('an unreadable source is reported with its name', () => {

@@ -6,8 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture, localFsPv, NODE_HOSTNAME, NODE_NAME } from './fixture';
-import { filesystemSize, formatBinaryQuantity, roundDownCapacity } from '../../../src/runtime/volume';
-import { PROVISIONED_BY_ANNOTATION, NODE_LABEL } from '../../../src/runtime/well-known';
+import { readMountTable } from '../../../src/runtime/discovery';
+import { filesystemSize, formatBinaryQuantity, mountIdentity, roundDownCapacity } from '../../../src/runtime/volume';
+import { PROVISIONED_BY_ANNOTATION, NODE_LABEL, VOLUME_IDENTITY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { referenceFnv1a32 } from '../pv/reference-fnv1a';
 
@@ -203,7 +204,9 @@ describePrivileged('directory discovery through the controller', () => {
 
     const events = await fx.recordedEvents('VolumeNotMountPoint');
     expect(events).toHaveLength(1);
-    expect(events[0].count).toBe(3);
+    // Repeats are counted and written at most once per repeat interval (10 min), not once per pass.
+    expect(events[0].count).toBe(1);
+    expect(fx.server.counters.get('patch', 'events').requests).toBe(0);
     expect(await fx.metrics.exposition()).toContain(
       `local_volume_provisioner_volume_state{state="error",persistentvolume="",path="${path.join(dir(), 'lost+found')}",storageclass="local-fs"} 1`);
   });
@@ -282,7 +285,12 @@ describePrivileged('directory discovery through the controller', () => {
     await fx.pass();
 
     const pv = fx.serverPv(name)!;
-    expect(pv.metadata!.annotations).toEqual({ [PROVISIONED_BY_ANNOTATION]: `local-volume-provisioner-${NODE_NAME}-${node.metadata.uid}` });
+    const mount = (await readMountTable()).entries.filter((e) => e.mountPoint === mountPoint).pop()!;
+    expect(pv.metadata!.annotations).toEqual({
+      [PROVISIONED_BY_ANNOTATION]: `local-volume-provisioner-${NODE_NAME}-${node.metadata.uid}`,
+      [VOLUME_IDENTITY_ANNOTATION]: await mountIdentity(mount),
+    });
+    expect(pv.metadata!.finalizers).toEqual(['kubernetes.io/pv-protection']);
     expect(pv.metadata!.labels).toEqual({
       'topology.kubernetes.io/zone': 'zone-a',
       'example.com/rack': 'from-config',

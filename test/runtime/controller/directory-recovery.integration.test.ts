@@ -23,6 +23,8 @@ describePrivileged('no duplicates, no lost volumes', () => {
   });
   afterAll(cleanupPrivileged);
 
+  const versions = (pvs: readonly V1PersistentVolume[]) => pvs.map((p) => `${p.metadata!.name}@${p.metadata!.resourceVersion}`).sort().join(' ');
+
   /** One PV per path, and the cache holds exactly what the server holds. */
   function expectConsistent(f: ControllerFixture, mountPoints: string[]): void {
     const pvs = f.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
@@ -97,7 +99,8 @@ describePrivileged('no duplicates, no lost volumes', () => {
       expect(created).toEqual([fx.pvName('local-fs', `vol${i}`)]);
       // The ADDED event may be in flight when the watch drops: the cache must get it anyway.
       fx.server.faults.closeWatches();
-      await fx.waitForCache((pvs) => pvs.length === i, `the cache holds ${i} PVs after a dropped watch`);
+      await fx.waitForCache((pvs) => versions(pvs) === versions(fx!.server.list<V1PersistentVolume>('v1', 'PersistentVolume')),
+        `the cache holds the ${i} PVs as the server has them, after a dropped watch`);
     }
     expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(5);
     expectConsistent(fx, mounts);

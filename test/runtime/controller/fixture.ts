@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { CoreV1Event, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
 import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig } from '../../../src/config';
-import { BackoffPolicy } from '../../../src/runtime/cleanup';
+import { BackoffPolicy, ReclaimMode } from '../../../src/runtime/cleanup';
 import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
 import { readMountTable } from '../../../src/runtime/discovery';
@@ -60,6 +60,8 @@ export interface FixtureOptions {
   readonly mountDirs?: Record<string, string>;
   /** Runs before the cache starts (e.g. the adoption pass, as run-directory.ts does). */
   readonly beforeCacheStart?: (fx: ControllerFixture) => Promise<void>;
+  /** How PVs are held. @default 'finalizer' */
+  readonly mode?: ReclaimMode;
 }
 
 export class ControllerFixture extends AgentParts {
@@ -80,7 +82,7 @@ export class ControllerFixture extends AgentParts {
     const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
     if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
     const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
-      options.backoff ?? { initialMs: 200, maxMs: 1000 });
+      options.backoff ?? { initialMs: 200, maxMs: 1000 }, options.mode ?? 'finalizer');
     await options.beforeCacheStart?.(fx);
     await fx.cache.start();
     return fx;
@@ -96,13 +98,15 @@ export class ControllerFixture extends AgentParts {
     readonly dirs: Record<string, string>,
     private readonly ownsServer: boolean,
     backoff: BackoffPolicy,
+    mode: ReclaimMode,
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
     super(new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
-      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, backoff });
+      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, backoff, mode });
     this.nodes = new NodeInfoSource(this.api, NODE_NAME, this.logger, 0);
     this.controller = new DirectoryController({
       api: this.api,
+      mode: this.mode,
       cache: this.cache,
       storageClasses: new StorageClassCache(this.api, { ttlMs: 0 }),
       events: this.events,

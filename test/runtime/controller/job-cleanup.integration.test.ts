@@ -73,32 +73,32 @@ describePrivileged('cleanup Jobs through the controller', () => {
       { name: 'dev', mountPath: '/dev' },
       expect.objectContaining({ mountPath: fx!.dirs['local-block'] }),
     ]));
+    // The API server defaults an unset hostPath type to "" (any type), as it reads back.
     expect(pod.volumes).toEqual(expect.arrayContaining([
-      { name: 'dev', hostPath: { path: '/dev' } },
-      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block' } },
+      { name: 'dev', hostPath: { path: '/dev', type: '' } },
+      { name: 'class-dir', hostPath: { path: '/mnt/host/local-block', type: '' } },
     ]));
     expect(pod.tolerations).toEqual([TOLERATION]);
     expect(pod.restartPolicy).toBe('Never');
     expect(fx!.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
   });
 
-  test('a Filesystem volume is cleaned by a Job running fsclean.sh on its directory, without /dev', async () => {
+  test('a Filesystem volume is emptied in the agent, by handle, as upstream cleans only Block volumes in Jobs', async () => {
     fx = await ControllerFixture.start({ config: { useJobForCleaning: true } });
     const dir = path.join(fx.dirs['local-fs'], 'vol1');
     makeMountPoint(dir);
     await fx.pass();
     const name = fx.pvName('local-fs', 'vol1');
-    await fx.waitForPv(name, { phase: 'Available' });
+    const pv = await fx.waitForPv(name, { phase: 'Available' });
+    fs.writeFileSync(path.join(dir, 'data'), 'the last user\'s');
     await fx.release(name);
 
     await fx.pass();
-    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
-
-    const job = jobOf(name)!;
-    expect(job.metadata!.annotations).toMatchObject({ device: dir });
-    const pod = job.spec!.template.spec!;
-    expect(pod.containers[0]).toMatchObject({ command: ['/scripts/fsclean.sh'], env: [{ name: 'LOCAL_PV_FILESYSTEM', value: dir }] });
-    expect(pod.volumes).toEqual([{ name: 'class-dir', hostPath: { path: '/mnt/host/local-fs' } }]);
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(jobOf(name)).toBeUndefined();
+    expect(fx.server.counters.get('create', 'jobs').requests).toBe(0);
   });
 
   test('a Job that completes is deleted, then the PV, and the volume is offered again with a new UID', async () => {

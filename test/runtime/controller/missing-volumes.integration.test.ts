@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture } from './fixture';
+import type { ProvisionerConfig } from '../../../src/config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const GRACE_MS = 300;
@@ -64,6 +65,27 @@ describePrivileged('missing volumes through the controller', () => {
     fx.server.faults.clear();
   });
 
+  test('an Available PV whose entry the configuration no longer accepts is left alone (namePattern narrowed, class removed, hostDir changed)', async () => {
+    fx = await ControllerFixture.start({ config: { missingVolumeGracePeriod: 0 } });
+    const { pv } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    const classConfig = fx.config.storageClassMap['local-fs'];
+    const changes: ProvisionerConfig[] = [
+      { ...fx.config, storageClassMap: { 'local-fs': { ...classConfig, namePattern: 'disk*' } } },
+      { ...fx.config, storageClassMap: {} },
+      { ...fx.config, storageClassMap: { 'local-fs': { ...classConfig, hostDir: '/mnt/elsewhere' } } },
+    ];
+    for (const config of changes) {
+      await fx.pass(config);
+      await fx.pass(config);
+      expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Available' } });
+      expect(fx.serverPv(name)!.metadata!.deletionTimestamp).toBeUndefined();
+    }
+    const warnings = await fx.recordedEvents('VolumeNotConfigured');
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
+  });
+
   test('a mount that comes back within the grace period keeps its PV', async () => {
     fx = await ControllerFixture.start({ config: { missingVolumeGracePeriod: GRACE_MS } });
     const { pv, dir } = await provision('local-fs', 'vol1');
@@ -120,12 +142,19 @@ describePrivileged('missing volumes through the controller', () => {
     await fx.pass();
     await fx.settle();
 
-    // Deleting the PV now would let the disk, once back, be offered with the old user's data on it.
+    // Letting the PV go now would let the disk, once back, be offered with the old user's data on it.
     expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     expect(fs.readdirSync(dir)).toEqual(['under-the-mount']);
-    const [refused] = await fx.recordedEvents('CleanupFailed');
-    expect(refused.message).toContain(`"${dir}" is no longer a mount point`);
+    const [missing] = await fx.recordedEvents('VolumeMissing');
+    expect(missing.message).toContain(`"${dir}" is no longer a mount point`);
     mount(disk.device, dir);
     expect(fs.readdirSync(dir)).toEqual(['user-data']);
+
+    // The disk is back: it is cleaned, and then offered again under a new PV.
+    await fx.waitForRetry(pv.metadata!.uid!);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

@@ -50,11 +50,22 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
   });
 
-  test('deleting the Node lets the garbage collector remove its PVs (ownerReference)', async () => {
+  test('deleting the Node lets the garbage collector remove its PVs that were never bound (ownerReference)', async () => {
     await start((dir) => blockSpec(dir), ['sda', 'sdb']);
     expect(fx.serverPvNames()).toHaveLength(2);
     fx.server.delete('v1', 'Node', NODE_NAME);
     await eventually(() => fx.serverPvNames().length === 0, 'the PVs are garbage collected');
+  });
+
+  test('a PV that was bound is held by our finalizer when its Node is deleted: its disk may come back dirty with the Node', async () => {
+    await start((dir) => blockSpec(dir), ['sda']);
+    fx.bind(pvName('sda'));
+    await fx.waitForPv(pvName('sda'), { phase: 'Bound' });
+    await fx.pass();
+    await eventually(() => fx.serverPv(pvName('sda'))?.metadata?.finalizers?.includes('local.storage.k8s.io/cleanup') === true, 'the finalizer is added');
+    fx.server.delete('v1', 'Node', NODE_NAME);
+    await eventually(() => fx.serverPv(pvName('sda'))?.metadata?.deletionTimestamp !== undefined, 'the PV is being deleted');
+    expect(fx.serverPv(pvName('sda'))?.metadata?.finalizers).toContain('local.storage.k8s.io/cleanup');
   });
 
   test('a device holding data that is later wiped by its owner is offered on the next pass', async () => {
@@ -256,7 +267,7 @@ describePrivileged('device dialect: devices over time and their names', () => {
     await fx.pass();
     expect(fx.serverPvNames()).toEqual([pvName('sdb')]);
     expect(readBytes(sdb.backingFile, 0, 4096).every((b) => b === 0xa5)).toBe(true);
-    expect((await fx.nodeEvents('DuplicatePath')).map((e) => e.message)).toEqual([expect.stringContaining(`as PV ${pvName('sdb')}`)]);
+    expect((await fx.nodeEvents('DuplicatePath')).map((e) => e.message)).toEqual([expect.stringContaining(`as PV "${pvName('sdb')}"`)]);
     expect(await fx.deviceGauges()).toEqual({ available: 1, error: 0 });
   });
 

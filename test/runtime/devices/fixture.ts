@@ -61,6 +61,7 @@ export class DeviceFixture extends AgentParts {
       { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
     this.controller = new DeviceController({
       api: this.api,
+      mode: this.mode,
       cache: this.cache,
       events: this.events,
       metrics: this.metrics,
@@ -140,19 +141,6 @@ export class DeviceFixture extends AgentParts {
     return (await this.recordedEvents(reason)).filter((e) => e.involvedObject.kind === 'Node' && e.involvedObject.name === NODE_NAME);
   }
 
-  /** The value of one metric series (labels matched exactly as written), or undefined. */
-  async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-    const text = await this.metrics.exposition();
-    const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-      const labelText = line.slice(name.length).match(/^\{(.*)\}/)?.[1] ?? '';
-      const have = labelText === '' ? [] : labelText.split(/,(?=[a-z_]+=")/);
-      if (want.length === have.length && want.every((w) => have.includes(w))) return Number(line.split(' ').pop());
-    }
-    return undefined;
-  }
-
   /** The available and error device gauges of this node. */
   async deviceGauges(): Promise<{ available?: number; error?: number }> {
     return {
@@ -170,9 +158,14 @@ export class DeviceFixture extends AgentParts {
     await eventually(() => pvGone(this.cache.get(name), uid), `PV ${name} is gone from the cache`, 20_000);
   }
 
+  /** Binds a new claim to the PV, as the PV binder would. Returns the claim's name. */
+  bind(pvName: string): string {
+    return bindNewClaim(this.server, pvName, `claim-${pvName}`.slice(0, 253));
+  }
+
   /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
   async release(pvName: string): Promise<V1PersistentVolume> {
-    const claim = bindNewClaim(this.server, pvName, `claim-${pvName}`.slice(0, 253));
+    const claim = this.bind(pvName);
     await this.waitForPv(pvName, { phase: 'Bound' });
     await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
     return this.waitForPv(pvName, { phase: 'Released' });

@@ -54,6 +54,17 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     return fx.metric('local_volume_provisioner_volume_state', { state: 'held-data', persistentvolume: '', path: link, storageclass: 'local-storage' });
   }
 
+  test('each device counts once: available + error + held is every device of the node (a blank one, one holding data, a broken link, a second link to the first)', async () => {
+    await start();
+    const blank = fx.addDevice('sda', SIZE);
+    mkfsExt4(fx.addDevice('sdb', SIZE).device);
+    fs.symlinkSync('/nonexistent/disk', path.join(fx.deviceDir, 'sdc'));
+    fs.symlinkSync(blank.device, path.join(fx.deviceDir, 'sdd'));
+    await fx.pass();
+    const held = await fx.metric('local_pv_provisioner_held_devices', { node: NODE_NAME });
+    expect({ ...(await fx.deviceGauges()), held }).toEqual({ available: 1, error: 2, held: 1 });
+  });
+
   test('a device holding an ext4 filesystem is neither wiped nor provisioned by default; its data survives byte for byte', async () => {
     await start();
     const disk = fx.addDevice('sda', SIZE);
@@ -208,7 +219,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       fx.addDevice('sd_x');
       fx.addDevice('sd-x');
       const before = sha256(sdb.backingFile);
-      const plan = await makePlan({ command: 'plan', configDir: '', pvSpecDir: specDir(blockSpec(fx.deviceDir)), nodeName: NODE_NAME, output: 'table' });
+      const plan = await makePlan({ configDir: '', pvSpecDir: specDir(blockSpec(fx.deviceDir)), nodeName: NODE_NAME, output: 'table' });
       expect(plan.dialect).toBe('device');
       expect(plan.volumes).toEqual([{
         pvName: pvName('sda'), storageClass: 'local-storage', path: sda.link, volumeMode: 'Block', capacity: '8Mi', signatures: 'blank', action: 'wipe-and-provision',
@@ -229,14 +240,14 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       const sdb = fx.addDevice('sdb', SIZE);
       mkfsExt4(sdb.device);
       const plan = await makePlan({
-        command: 'plan', configDir: '', pvSpecDir: specDir(blockSpec(fx.deviceDir, { wipeDevicesHoldingData: 'true' })), nodeName: NODE_NAME, output: 'json',
+        configDir: '', pvSpecDir: specDir(blockSpec(fx.deviceDir, { wipeDevicesHoldingData: 'true' })), nodeName: NODE_NAME, output: 'json',
       });
       expect(plan.volumes).toEqual([expect.objectContaining({ pvName: pvName('sdb'), capacity: '16Mi', action: 'wipe-and-provision', signatures: expect.stringContaining('ext4') })]);
       expect(JSON.parse(formatPlan(plan, 'json')).volumes[0].signatures).toContain('ext4');
     });
 
     test('an invalid spec directory is an error naming every problem', async () => {
-      await expect(makePlan({ command: 'plan', configDir: '', pvSpecDir: specDir({ volumeMode: 'block' }), nodeName: NODE_NAME, output: 'table' }))
+      await expect(makePlan({ configDir: '', pvSpecDir: specDir({ volumeMode: 'block' }), nodeName: NODE_NAME, output: 'table' }))
         .rejects.toThrow(/volumeMode[\s\S]*deviceDir[\s\S]*deviceNameFilter/);
     });
   });

@@ -121,7 +121,7 @@ describePrivileged('device dialect: Released devices', () => {
     expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
   });
 
-  test('a Released PV whose path is outside deviceDir is not wiped', async () => {
+  test('a Released PV whose path is outside deviceDir is not wiped (it goes; its device is wiped before it is offered again)', async () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda', SMALL, path.join(fx.deviceDir, '..', `${path.basename(fx.deviceDir)}-elsewhere`));
     fillPattern(sda.link, 0, SMALL);
@@ -132,7 +132,6 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.release(pvName('sda'));
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
   });
 
@@ -150,7 +149,7 @@ describePrivileged('device dialect: Released devices', () => {
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
   });
 
-  test('a Released PV whose device is mounted is neither wiped nor deleted; a CleanupFailed Warning says why', async () => {
+  test('a Released PV whose device is mounted is neither wiped nor let go; a VolumeInUse Warning says why', async () => {
     const sda = await withUsedDevice();
     await fx.release(pvName('sda'));
     mkfsExt4(sda.device);
@@ -160,24 +159,22 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 1024 + 56, 2)).toEqual(Buffer.from([0x53, 0xef]));
-    const failed = await fx.recordedEvents('CleanupFailed');
-    expect(failed.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
+    const inUse = await fx.recordedEvents('VolumeInUse');
+    expect(inUse.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
   });
 
-  test('a Released PV whose device is gone (losetup -d) is kept, with a CleanupFailed Warning, and the other devices go on', async () => {
+  test('a Released PV whose device is gone (losetup -d) goes, as upstream deletes it, and the other devices go on: the disk is wiped before it is ever offered again', async () => {
     const sda = await withUsedDevice();
     fx.addDevice('sdb');
     await fx.release(pvName('sda'));
     detach(sda.device);
     await fx.pass();
     await fx.settle();
-    await fx.pass();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    await fx.waitForPvGone(pvName('sda'));
     expect(fx.serverPv(pvName('sdb'))).toBeDefined();
-    expect((await fx.recordedEvents('CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([pvName('sda')]);
   });
 
-  test('a Released PV left outside deviceDir by a spec change is kept, and a CleanupRefused Warning on it says why', async () => {
+  test('a Released PV left outside deviceDir by a spec change goes without its device being wiped (it is wiped before it is offered again)', async () => {
     const sda = await withUsedDevice();
     const other = makeTempDir('lvp-devices-other-');
     fx.setSpec('spec', blockSpec(other));
@@ -185,11 +182,24 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     await fx.settle();
     await fx.pass();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    await fx.waitForPvGone(pvName('sda'));
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
-    const refused = await fx.recordedEvents('CleanupRefused');
-    expect(refused.map((e) => [e.type, e.involvedObject.kind, e.involvedObject.name])).toEqual([['Warning', 'PersistentVolume', pvName('sda')]]);
-    expect(refused[0].message).toContain(other);
+  });
+
+  test('the disk of a Released PV that went while it was gone is wiped when it comes back, before it is offered again', async () => {
+    const sda = await withUsedDevice();
+    const other = makeTempDir('lvp-devices-other-');
+    fx.setSpec('spec', blockSpec(other));
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(pvName('sda'));
+    // The old tenant wrote raw data, no signature: it is wiped, not held.
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    const again = await fx.waitForPv(pvName('sda'), { phase: 'Available' });
+    expect(again).toBeDefined();
+    expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0)).toBe(true);
   });
 
   test('an upstream-made PV is kept when the spec says reclaimPolicy: Retain', async () => {

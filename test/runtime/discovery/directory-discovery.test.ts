@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ClassConfig } from '../../../src/config';
 import { discoverClassVolumes, discoverDirectoryVolumes, readMountTable } from '../../../src/runtime/discovery';
-import { filesystemSize } from '../../../src/runtime/volume';
+import { filesystemSize, mountIdentity } from '../../../src/runtime/volume';
 import { classConfigOf } from '../../support/class-config';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 
@@ -33,9 +33,30 @@ describePrivileged('directory discovery on real directories, bind mounts and loo
         volumeMode: 'Filesystem',
         capacityBytes: await filesystemSize(path.join(mountDir, 'vol1')),
         source: 'mount-point',
+        identity: await mountIdentity((await readMountTable()).entries.filter((e) => e.mountPoint === path.join(mountDir, 'vol1')).pop()!),
       },
       expect.objectContaining({ entryName: 'vol2', hostPath: '/host/disks/vol2' }),
     ]);
+  });
+
+  test('two entries that are one filesystem (two mounts of one directory) have one identity; another directory has another', async () => {
+    const mountDir = makeTempDir();
+    const shared = makeTempDir('lvp-shared-');
+    mount(shared, path.join(mountDir, 'a'), { bind: true });
+    mount(shared, path.join(mountDir, 'b'), { bind: true });
+    makeMountPoint(path.join(mountDir, 'c'));
+    const [a, b, c] = (await discover(mountDir)).volumes;
+    expect(a.identity).toBe(b.identity);
+    expect(c.identity).not.toBe(a.identity);
+  });
+
+  test('a device behind two links has one identity', async () => {
+    const mountDir = makeTempDir();
+    const loop = createLoopDevice(8 * 1024 * 1024);
+    fs.symlinkSync(loop.device, path.join(mountDir, 'by-id'));
+    fs.symlinkSync(loop.device, path.join(mountDir, 'by-path'));
+    const volumes = (await discover(mountDir, { volumeMode: 'Block' })).volumes;
+    expect(volumes.map((v) => v.identity)).toEqual([`loop:${loop.backingFile}@0`, `loop:${loop.backingFile}@0`]);
   });
 
   test('reports a missing discovery directory for the class instead of failing', async () => {

@@ -37,6 +37,7 @@ async function pass(
   const pvs = plan.create.map((volume) =>
     buildDirectoryPV({
       volume,
+      identity: volume.identity,
       classConfig: cls,
       config: { ...config, setPVOwnerRef: options.setPVOwnerRef ?? false },
       node,

@@ -1,8 +1,12 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { planProvisioning, type PlanCandidate } from '../../../src/runtime/discovery';
+import { VOLUME_IDENTITY_ANNOTATION } from '../../../src/runtime/well-known';
 
-const candidate = (pvName: string, localPath: string): PlanCandidate => ({ pvName, localPath, volumeMode: 'Filesystem' });
-const pv = (name: string, localPath: string): V1PersistentVolume => ({ metadata: { name }, spec: { local: { path: localPath } } });
+const candidate = (pvName: string, localPath: string, identity = `fs:/@serial:/${pvName}`): PlanCandidate => ({ pvName, localPath, volumeMode: 'Filesystem', identity });
+const pv = (name: string, localPath: string, identity?: string): V1PersistentVolume => ({
+  metadata: { name, ...(identity ? { annotations: { [VOLUME_IDENTITY_ANNOTATION]: identity } } : {}) },
+  spec: { local: { path: localPath } },
+});
 
 describe('planProvisioning', () => {
   test('creates a PV for each new volume', () => {
@@ -57,5 +61,23 @@ describe('planProvisioning', () => {
   test('keeps the candidate objects, so callers get their own fields back', () => {
     const rich = { ...candidate('a', '/mnt/disks/a'), capacityBytes: 42 };
     expect(planProvisioning([rich], []).create[0].capacityBytes).toBe(42);
+  });
+
+  test('one disk behind two entries (two links, two mounts, two classes) gets one PV: the first, with a warning for the other', () => {
+    const plan = planProvisioning([candidate('a', '/mnt/disks/by-id-link', 'wwid:X'), candidate('b', '/mnt/other/sdb', 'wwid:X')], []);
+    expect(plan.create.map((c) => c.pvName)).toEqual(['a']);
+    expect(plan.skip).toEqual([expect.objectContaining({ code: 'duplicate-in-pass', warning: expect.stringContaining('same disk or filesystem (wwid:X) as "/mnt/disks/by-id-link"') })]);
+  });
+
+  test('a disk that already has a PV under another path is not offered again (a moved device name)', () => {
+    const plan = planProvisioning([candidate('new', '/mnt/disks/sdc', 'wwid:X')], [pv('old', '/mnt/disks/sdb', 'wwid:X')]);
+    expect(plan.create).toEqual([]);
+    expect(plan.skip).toEqual([expect.objectContaining({ code: 'same-volume', warning: expect.stringContaining('as PV "old" at "/mnt/disks/sdb"') })]);
+  });
+
+  test('the identity of a PV made before identities comes from the caller (what is at its path now)', () => {
+    const legacy = pv('old', '/mnt/disks/sdb');
+    const plan = planProvisioning([candidate('new', '/mnt/disks/sdc', 'wwid:X')], [legacy], undefined, (p) => (p === legacy ? 'wwid:X' : undefined));
+    expect(plan.skip.map((s) => s.code)).toEqual(['same-volume']);
   });
 });

@@ -31,7 +31,7 @@ describe('EventRecorder', () => {
   });
 
   test('three identical warnings become one event with count 3', async () => {
-    const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { repeatIntervalMs: 0 } });
     for (let i = 0; i < 3; i++) recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'path "/mnt/disks/x" is not a valid mount point');
     await recorder.flush();
     const all = events();
@@ -50,8 +50,16 @@ describe('EventRecorder', () => {
     expect(events().map((e) => e.message).sort()).toEqual(['one', 'two']);
   });
 
-  test('a repeat of an event that expired is written anew with its count', async () => {
+  test('a warning repeated on every pass is written once per repeat interval, not once per pass', async () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+    for (let pass = 0; pass < 50; pass++) recorder.warning(nodeReference('node-a'), 'VolumeRejected', 'path "/mnt/disks/notes.txt" is a regular file');
+    await recorder.flush();
+    expect(events()).toEqual([expect.objectContaining({ reason: 'VolumeRejected', count: 1 })]);
+    expect(server.counters.get('create', 'events').requests + server.counters.get('patch', 'events').requests).toBe(1);
+  });
+
+  test('a repeat of an event that expired is written anew with its count', async () => {
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { repeatIntervalMs: 0 } });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     const [first] = events();

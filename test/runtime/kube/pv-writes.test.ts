@@ -1,7 +1,8 @@
-import { localPv, serverAndApi } from './fixtures';
+import { eventually, localPv, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { ObjectConflictError } from '../../../src/runtime/kube/errors';
-import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume } from '../../../src/runtime/kube/pv-writes';
+import { addCleanupFinalizer, deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanupFinalizer } from '../../../src/runtime/kube/pv-writes';
+import { CLEANUP_FINALIZER } from '../../../src/runtime/well-known';
 import { TestApiServer } from '../../apiserver';
 
 let server: TestApiServer;
@@ -48,6 +49,35 @@ describe('ensurePersistentVolume', () => {
   });
 });
 
+describe('the cleanup finalizer', () => {
+  test('is added only to the PV as it was read', async () => {
+    const read = server.create(localPv('pv-fin', { node: 'n1' }));
+    await api.patchPersistentVolumeLabels('pv-fin', { tier: 'gold' });
+    await expect(addCleanupFinalizer(api, read)).resolves.toBe('changed');
+    const fresh = server.get('v1', 'PersistentVolume', 'pv-fin');
+    await expect(addCleanupFinalizer(api, fresh, { 'example.com/a': 'b' })).resolves.toMatchObject({ metadata: { name: 'pv-fin', finalizers: ['kubernetes.io/pv-protection', CLEANUP_FINALIZER] } });
+    expect(server.get('v1', 'PersistentVolume', 'pv-fin').metadata).toMatchObject({
+      finalizers: ['kubernetes.io/pv-protection', CLEANUP_FINALIZER], annotations: { 'example.com/a': 'b' },
+    });
+  });
+
+  test('is removed from a PV being deleted even while other writers change it, and the PV goes', async () => {
+    const pv = server.create({ ...localPv('pv-held', { node: 'n1' }), metadata: { ...localPv('pv-held', { node: 'n1' }).metadata, finalizers: [CLEANUP_FINALIZER] } });
+    await api.deletePersistentVolume('pv-held', pv.metadata!.uid!);
+    expect(server.get('v1', 'PersistentVolume', 'pv-held').metadata.deletionTimestamp).toBeDefined();
+    server.faults.failNext({ verb: 'patch', resource: 'persistentvolumes', code: 409 });
+    await expect(removeCleanupFinalizer(api, 'pv-held', pv.metadata!.uid!)).resolves.toBe('done');
+    await eventually(() => server.get('v1', 'PersistentVolume', 'pv-held') === undefined, 'PV gone');
+  });
+
+  test('is never removed from another PV of the same name', async () => {
+    const old = server.create({ ...localPv('pv-other', { node: 'n1' }), metadata: { ...localPv('pv-other', { node: 'n1' }).metadata, finalizers: [CLEANUP_FINALIZER] } });
+    await expect(removeCleanupFinalizer(api, 'pv-other', 'another-uid')).resolves.toBe('not-found');
+    expect(server.get('v1', 'PersistentVolume', 'pv-other').metadata.uid).toBe(old.metadata!.uid);
+    expect(server.get('v1', 'PersistentVolume', 'pv-other').metadata.finalizers).toContain(CLEANUP_FINALIZER);
+  });
+});
+
 describe('deletePersistentVolumeIfUnchanged', () => {
   test('deletes the PV whose UID matches', async () => {
     const pv = server.create(localPv('pv-del', { node: 'n1' }));
@@ -59,8 +89,15 @@ describe('deletePersistentVolumeIfUnchanged', () => {
     const old = server.create(localPv('pv-recreated', { node: 'n1' }));
     await deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata!.uid!);
     const fresh = server.create(localPv('pv-recreated', { node: 'n1' }));
-    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata!.uid!)).resolves.toBe('replaced');
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-recreated', old.metadata!.uid!)).resolves.toBe('changed');
     expect(server.get('v1', 'PersistentVolume', 'pv-recreated').metadata.uid).toBe(fresh.metadata!.uid);
+  });
+
+  test('refuses a PV that changed since it was read (e.g. a claim bound it), and leaves it', async () => {
+    const read = server.create(localPv('pv-changed', { node: 'n1' }));
+    await api.patchPersistentVolumeLabels('pv-changed', { tier: 'gold' });
+    await expect(deletePersistentVolumeIfUnchanged(api, 'pv-changed', read.metadata!.uid!, read.metadata!.resourceVersion)).resolves.toBe('changed');
+    expect(server.get('v1', 'PersistentVolume', 'pv-changed')).toBeDefined();
   });
 
   test('a PV already gone is reported as not-found', async () => {

@@ -15,11 +15,15 @@ function pv(terms: Req[][] | undefined, phase = 'Available', extra: Partial<V1Pe
       local: { path: '/mnt/disks/vol1' },
       nodeAffinity: terms && { required: { nodeSelectorTerms: terms.map((t) => ({ matchExpressions: t })) } },
       persistentVolumeReclaimPolicy: 'Delete',
+      storageClassName: 'local-fast',
       ...extra,
     } as V1PersistentVolume['spec'],
     status: { phase },
   };
 }
+
+/** The opted-in StorageClasses; the test PVs are of the first. */
+const OPTED_IN = ['local-fast'];
 
 const onNode = (name: string): Req[][] => [[{ key: 'kubernetes.io/hostname', operator: 'In', values: [name] }]];
 const node = (name: string, hostname = name): V1Node => ({ metadata: { name, labels: { 'kubernetes.io/hostname': hostname } } });
@@ -38,7 +42,7 @@ describe('node names of a local PV', () => {
 
   test('no affinity means an unknown node, not a deleted one', () => {
     expect(nodeNamesOfPV(pv(undefined))).toBeUndefined();
-    expect(decidePVOfGoneNode(pv(undefined), [])).toEqual({ delete: false, reason: 'its node exists or is unknown' });
+    expect(decidePVOfGoneNode(pv(undefined), [], OPTED_IN)).toEqual({ delete: false, reason: 'its node exists or is unknown' });
   });
 
   test('terms on other keys pin nothing', () => {
@@ -54,29 +58,44 @@ describe('whether a node is gone', () => {
 
 describe('PVs of gone nodes', () => {
   test('an Available PV of a gone node is deleted', () => {
-    expect(decidePVOfGoneNode(pv(onNode('gone')), [node('here')])).toEqual({ delete: true });
+    expect(decidePVOfGoneNode(pv(onNode('gone')), [node('here')], OPTED_IN)).toEqual({ delete: true });
   });
 
   test('a Released PV with Delete of a gone node is deleted', () => {
-    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Released'), [])).toEqual({ delete: true });
+    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Released'), [], OPTED_IN)).toEqual({ delete: true });
   });
 
   test('a Released PV with Retain stays', () => {
-    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Released', { persistentVolumeReclaimPolicy: 'Retain' }), []).delete).toBe(false);
+    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Released', { persistentVolumeReclaimPolicy: 'Retain' }), [], OPTED_IN).delete).toBe(false);
   });
 
   test('a Bound PV stays: its claim is handled separately', () => {
-    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Bound'), []).delete).toBe(false);
+    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Bound'), [], OPTED_IN).delete).toBe(false);
   });
 
   test('a PV whose node exists stays', () => {
-    expect(decidePVOfGoneNode(pv(onNode('here')), [node('here')]).delete).toBe(false);
+    expect(decidePVOfGoneNode(pv(onNode('here')), [node('here')], OPTED_IN).delete).toBe(false);
   });
 
   test('a non-local PV is never touched', () => {
     const p = pv(onNode('gone'));
     delete (p.spec as { local?: unknown }).local;
-    expect(decidePVOfGoneNode(p, []).delete).toBe(false);
+    expect(decidePVOfGoneNode(p, [], OPTED_IN).delete).toBe(false);
+  });
+
+  test('a PV of a StorageClass that has not opted in is never touched, whatever its phase', () => {
+    for (const phase of ['Available', 'Released']) {
+      expect(decidePVOfGoneNode(pv(onNode('gone'), phase, { storageClassName: 'hand-made' }), [], OPTED_IN))
+        .toEqual({ delete: false, reason: 'StorageClass "hand-made" has not opted in' });
+    }
+  });
+
+  test('with no class opted in, nothing is deleted', () => {
+    expect(decidePVOfGoneNode(pv(onNode('gone')), [], []).delete).toBe(false);
+  });
+
+  test('a Released PV without a reclaim policy stays: only Delete says its data may go', () => {
+    expect(decidePVOfGoneNode(pv(onNode('gone'), 'Released', { persistentVolumeReclaimPolicy: undefined }), [], OPTED_IN).delete).toBe(false);
   });
 });
 

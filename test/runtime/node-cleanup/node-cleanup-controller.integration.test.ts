@@ -12,6 +12,8 @@ import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
 
 const DELAY_MS = 60_000;
+/** The node agent's finalizer on a PV whose volume still needs cleaning. */
+const CLEANUP_FINALIZER = 'local.storage.k8s.io/cleanup';
 const OPTED_IN = 'local-fast';
 
 let server: TestApiServer;
@@ -61,6 +63,7 @@ interface PVOptions {
   readonly hostPath?: boolean;
   readonly ownerNode?: V1Node;
   readonly controller?: boolean;
+  readonly finalizers?: string[];
 }
 
 function createPV(name: string, options: PVOptions = {}): V1PersistentVolume {
@@ -73,6 +76,7 @@ function createPV(name: string, options: PVOptions = {}): V1PersistentVolume {
     kind: 'PersistentVolume',
     metadata: {
       name,
+      ...(options.finalizers ? { finalizers: options.finalizers } : {}),
       ...(options.ownerNode ? { ownerReferences: [nodeOwnerReference(nodeInfoOf(options.ownerNode), { controller: options.controller })] } : {}),
     },
     spec: {
@@ -150,7 +154,7 @@ describe('PVs of a deleted node', () => {
     createPV('pv-bound', { className: 'not-opted-in' });
     bindNewClaim('pv-bound');
 
-    expect(await controller().pass()).toEqual({ deletedPVs: [], deletedClaims: [] });
+    expect(await controller().pass()).toEqual({ deletedPVs: [], deletedClaims: [], denied: [] });
     expect(pvPhase('pv-bound')).toBe('Bound');
   });
 
@@ -177,6 +181,37 @@ describe('PVs of a deleted node', () => {
 
     expect((await controller().pass()).deletedPVs).toEqual([]);
     expect(pvExists('pv-anywhere')).toBe(true);
+  });
+
+  test('a local PV of a StorageClass that has not opted in is kept, Available or Released (hand-made local PVs)', async () => {
+    createPV('pv-hand-made', { className: 'hand-made' });
+    createPV('pv-hand-made-released', { className: 'hand-made' });
+    await releasePV('pv-hand-made-released');
+    await waitAvailable('pv-hand-made');
+
+    expect((await controller().pass()).deletedPVs).toEqual([]);
+    expect(pvExists('pv-hand-made')).toBe(true);
+    expect(pvPhase('pv-hand-made-released')).toBe('Released');
+  });
+
+  test('with no StorageClass opted in, no PV is deleted', async () => {
+    createPV('pv-gone');
+    await waitAvailable('pv-gone');
+
+    expect((await controller({ storageClassNames: [] }).pass()).deletedPVs).toEqual([]);
+    expect(pvExists('pv-gone')).toBe(true);
+  });
+
+  test('a Released PV carrying the agent\'s cleanup finalizer is deleted but keeps the finalizer: it stays Terminating for its node\'s agent', async () => {
+    createPV('pv-dirty', { finalizers: [CLEANUP_FINALIZER] });
+    await releasePV('pv-dirty');
+    const nodeCleanup = controller();
+
+    expect((await nodeCleanup.pass()).deletedPVs).toEqual(['pv-dirty']);
+    await nodeCleanup.pass();
+    const pv = server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'pv-dirty');
+    expect(pv?.metadata?.deletionTimestamp).toBeDefined();
+    expect(pv?.metadata?.finalizers).toContain(CLEANUP_FINALIZER);
   });
 
   test('a PV that is not local is never deleted', async () => {

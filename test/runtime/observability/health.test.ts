@@ -39,4 +39,13 @@ describe('Health', () => {
     clock.advance(10_000);
     expect(health.readiness()).toEqual({ ok: true, message: 'ok' });
   });
+
+  test('a blocker withdraws readiness and says why, until the work is ready again', () => {
+    const health = new Health();
+    health.markReady();
+    health.markBlocked('the Lease is forbidden');
+    expect(health.readiness()).toEqual({ ok: false, message: 'not ready: the Lease is forbidden' });
+    health.markReady();
+    expect(health.readiness()).toEqual({ ok: true, message: 'ok' });
+  });
 });

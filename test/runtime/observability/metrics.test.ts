@@ -18,7 +18,7 @@ function busyMetrics(): ProvisionerMetrics {
     { persistentVolume: 'local-pv-1', path: '/mnt/disks/a "quoted"', storageClass: 'fast', state: 'bound' },
     { persistentVolume: '', path: '/dev/sdb', storageClass: 'fast', state: 'held-data' },
   ], ['fast', 'slow']);
-  m.setDevices('worker-1', { available: 4, error: 1 });
+  m.setDevices('worker-1', { available: 4, error: 1, held: 2 });
   m.recordConfigReload(true, new Date(1_700_000_000_000));
   m.recordConfigReload(false);
   m.recordNodeCleanupPVDelete('Available', true);

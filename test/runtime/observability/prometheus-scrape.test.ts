@@ -64,7 +64,7 @@ describe('a real Prometheus scraping the runtime', () => {
       { persistentVolume: 'local-pv-5e6f7a8b', path: '/mnt/disks/vol2', storageClass: 'fast-disks', state: 'bound' },
     ], ['fast-disks']);
     metrics.setCapacity({ Filesystem: 20 * 1024 ** 3 });
-    metrics.setDevices('worker-1', { available: 3, error: 1 });
+    metrics.setDevices('worker-1', { available: 3, error: 1, held: 0 });
     server = await startHttpServer({ listenAddress: '127.0.0.1:0', metrics, health: new Health() });
 
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-prometheus-'));

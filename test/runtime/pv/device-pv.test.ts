@@ -15,7 +15,7 @@ const spec: DeviceSpecConfig = {
 function input(overrides: Partial<DevicePVInput> = {}): DevicePVInput {
   return {
     name: 'local-node1-pci-0000-3c-00.0',
-    device: { path: '/dev/disk/by-path/pci-0000:3c:00.0', capacityBytes: 1024 ** 3 + 5 * 1024 },
+    device: { path: '/dev/disk/by-path/pci-0000:3c:00.0', capacityBytes: 1024 ** 3 + 5 * 1024, identity: 'wwid:naa.5000c500a0b1c2d3' },
     spec,
     node: { name: 'node1', uid: 'uid-1', labels: { 'kubernetes.io/hostname': 'node1' } },
     ...overrides,
@@ -38,6 +38,7 @@ describe('buildDevicePV', () => {
       'local-pv-provisioner.cybozu.io/fsType': 'ext4',
       'local-pv-provisioner.cybozu.io/deviceDir': '/dev/disk/by-path',
       'local-pv-provisioner.cybozu.io/deviceNameFilter': '.*',
+      'local.storage.k8s.io/volume-identity': 'wwid:naa.5000c500a0b1c2d3',
     });
   });
 
@@ -60,10 +61,17 @@ describe('buildDevicePV', () => {
     expect(buildDevicePV(input()).spec?.local).toEqual({ path: '/dev/disk/by-path/pci-0000:3c:00.0', fsType: 'ext4' });
   });
 
-  test('writes no fsType for Block', () => {
+  test('writes no fsType for Block, neither in the spec nor as an annotation (as upstream)', () => {
     const pv = buildDevicePV(input({ spec: { ...spec, volumeMode: 'Block', fsType: '' } }));
     expect(pv.spec?.local).toEqual({ path: '/dev/disk/by-path/pci-0000:3c:00.0' });
     expect(pv.spec?.volumeMode).toBe('Block');
+    expect(pv.metadata?.annotations).not.toHaveProperty('local-pv-provisioner.cybozu.io/fsType');
+  });
+
+  test('a Block PV made by upstream (no fsType annotation) follows a Block spec: no spec change is reported', () => {
+    const blockSpec = { ...spec, volumeMode: 'Block' as const, fsType: '' as const };
+    const upstreams = buildDevicePV(input({ spec: blockSpec }));
+    expect(deviceSpecDifferences(upstreams, blockSpec)).toEqual([]);
   });
 
   test('takes class, access mode, reclaim policy and hostname affinity from the spec and node', () => {

@@ -9,6 +9,7 @@ const classConfig: ClassConfig = classConfigOf('/mnt/disks', '/mnt/disks');
 function input(overrides: Partial<DirectoryPVInput> = {}): DirectoryPVInput {
   return {
     volume: { className: 'local-storage', entryName: 'vol1', hostPath: '/mnt/disks/vol1', volumeMode: 'Filesystem', capacityBytes: 10 * GiB + 5 },
+    identity: 'fs:/@wwid:naa.5000c500a0b1c2d3',
     classConfig,
     config: { nodeLabelsForPV: [], labelsForPV: {}, useNodeNameOnly: false, setPVOwnerRef: false },
     node: { name: 'node1', uid: 'uid-1', labels: { 'kubernetes.io/hostname': 'node1-host' } },
@@ -18,6 +19,10 @@ function input(overrides: Partial<DirectoryPVInput> = {}): DirectoryPVInput {
 }
 
 describe('buildDirectoryPV', () => {
+  test('carries no finalizer: a PV is held only once it is bound (pv-stewardship.ts)', () => {
+    expect(buildDirectoryPV(input()).metadata?.finalizers).toBeUndefined();
+  });
+
   test('names the PV as the Go provisioner does', () => {
     expect(buildDirectoryPV(input()).metadata?.name).toBe(directoryPVName('vol1', 'node1', 'local-storage'));
   });
@@ -34,8 +39,9 @@ describe('buildDirectoryPV', () => {
     expect(buildDirectoryPV(input()).spec?.capacity).toEqual({ storage: '10Gi' });
   });
 
-  test('annotates the provisioner name with node name and UID', () => {
+  test('annotates the provisioner name with node name and UID, and the identity of the volume', () => {
     expect(buildDirectoryPV(input()).metadata?.annotations).toEqual({
+      'local.storage.k8s.io/volume-identity': 'fs:/@wwid:naa.5000c500a0b1c2d3',
       'pv.kubernetes.io/provisioned-by': 'local-volume-provisioner-node1-uid-1',
     });
   });

@@ -1,0 +1,13 @@
+import type { CommonOptions } from './agent';
+
+/** What `runDeviceProvisioner` needs: the device provisioner's flags and `LP_*` environment, resolved. */
+export interface DeviceRunOptions extends CommonOptions {
+  readonly listenAddress: string;
+  readonly metricsPath: string;
+  readonly nodeName: string;
+  readonly pollingIntervalMs: number;
+  /** Namespace of the PV spec ConfigMaps. */
+  readonly namespace: string;
+  /** PV spec ConfigMap for nodes without the annotation; empty when unset. */
+  readonly defaultPvSpecConfigMap: string;
+}

@@ -1,0 +1,16 @@
+import type { CommonOptions } from './agent';
+
+/** What `runDirectoryProvisioner` needs: the Go static provisioner's flags and environment, resolved. */
+export interface DirectoryRunOptions extends CommonOptions {
+  readonly listenAddress: string;
+  readonly metricsPath: string;
+  readonly discoveryPeriodMs: number;
+  readonly configSyncPeriodMs: number;
+  /** The mounted provisioner ConfigMap, one file per key. */
+  readonly configDir: string;
+  readonly nodeName: string;
+  /** Namespace of cleanup Jobs and Events. */
+  readonly namespace: string;
+  /** Image of cleanup Jobs; empty when unset. */
+  readonly jobContainerImage: string;
+}

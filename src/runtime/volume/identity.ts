@@ -1,0 +1,160 @@
+/**
+ * The stable identity of a volume: what lets us tell, later and after a reboot,
+ * whether the disk or filesystem at a path is still the one a PV was made for.
+ *
+ * Names move. Kernel names (`/dev/sdb`) follow probe order, `/dev/disk/by-path`
+ * follows the port, a udev link or an fstab line can point somewhere else after a
+ * re-plug. An identity is recorded on each PV when it is created, and compared
+ * with the identity of whatever the path names before anything is wiped and at
+ * every discovery. It is a string `<kind>:<value>`, from the most stable source the
+ * kernel offers for the device, in this order:
+ *
+ * - `partition:<start sector>@<identity of its disk>`;
+ * - `dm:<uuid>` (LVM and other device-mapper devices), `loop:<backing file>@<offset>`;
+ * - `wwid:<id>` (SCSI VPD 0x83, NVMe namespace id), `serial:<model>/<serial>`;
+ * - `devnum:<major>:<minor>/<size>`, the fallback: stable only until the next reboot
+ *   or re-plug, so a mismatch after one is refused like any other.
+ *
+ * A filesystem volume (a mount point) is `fs:<root in its filesystem>@<identity of
+ * the device behind the filesystem>`, or for a filesystem without a block device
+ * (tmpfs, overlay) `mount:<fs type>:<major>:<minor>:<root>`.
+ *
+ * Only sysfs is read (present in every privileged container; the udev database
+ * often is not), so an identity computed at creation and one computed later in the
+ * same deployment come from the same sources.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type DeviceNumber, deviceNumberOf, formatDeviceNumber } from './device-number';
+
+export interface IdentityOptions {
+  /** @default '/sys' */
+  readonly sysfsRoot?: string;
+}
+
+async function readAttribute(dir: string, name: string): Promise<string | undefined> {
+  try {
+    const value = (await fs.promises.readFile(path.join(dir, name), 'utf8')).trim();
+    return value === '' ? undefined : value;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseDeviceNumber(text: string | undefined): DeviceNumber | undefined {
+  const m = /^(\d+):(\d+)$/.exec(text ?? '');
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+/**
+ * The identity of the block device `device` (major:minor). Throws only when sysfs
+ * does not know the device at all (it is gone).
+ */
+export async function blockDeviceIdentity(device: DeviceNumber, options: IdentityOptions = {}): Promise<string> {
+  const sysfsRoot = options.sysfsRoot ?? '/sys';
+  const number = formatDeviceNumber(device);
+  let dir: string;
+  try {
+    dir = await fs.promises.realpath(path.join(sysfsRoot, 'dev', 'block', number));
+  } catch (error) {
+    throw new Error(`block device ${number} is not known to the kernel (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const attr = (name: string) => readAttribute(dir, name);
+
+  if (await attr('partition') !== undefined) {
+    const disk = parseDeviceNumber(await readAttribute(path.dirname(dir), 'dev'));
+    const start = await attr('start');
+    if (disk && start !== undefined) return `partition:${start}@${await blockDeviceIdentity(disk, options)}`;
+  }
+  const dmUuid = await attr('dm/uuid');
+  if (dmUuid) return `dm:${dmUuid}`;
+  const backingFile = await attr('loop/backing_file');
+  if (backingFile) return `loop:${backingFile}@${await attr('loop/offset') ?? '0'}`;
+  const wwid = await attr('wwid') ?? await attr('device/wwid');
+  if (wwid) return `wwid:${wwid.replace(/\s+/g, ' ')}`;
+  const serial = await attr('serial') ?? await attr('device/serial');
+  if (serial) return `serial:${(await attr('device/model') ?? '').replace(/\s+/g, ' ')}/${serial}`;
+  return `devnum:${number}/${await attr('size') ?? '?'}`;
+}
+
+/** What the mount table says of a mount (a line of /proc/self/mountinfo has these fields). */
+export interface MountSource {
+  readonly major: number;
+  readonly minor: number;
+  /** The directory of the source filesystem that is mounted. */
+  readonly root: string;
+  readonly fsType: string;
+  readonly source: string;
+}
+
+/**
+ * The identity of the filesystem volume mounted as `entry`: the device behind it
+ * and the directory of that filesystem it shows.
+ */
+export async function mountIdentity(entry: MountSource, options: IdentityOptions = {}): Promise<string> {
+  if (entry.major !== 0) {
+    return `fs:${entry.root}@${await blockDeviceIdentity({ major: entry.major, minor: entry.minor }, options)}`;
+  }
+  // btrfs and friends report an anonymous device number; their source names the disk.
+  if (entry.source.startsWith('/dev/')) {
+    try {
+      const st = await fs.promises.stat(entry.source, { bigint: true });
+      if (st.isBlockDevice()) {
+        return `fs:${entry.root}@${await blockDeviceIdentity(deviceNumberOf(st.rdev), options)}`;
+      }
+    } catch {
+      // the source is not visible here: fall back to what the mount table says
+    }
+  }
+  return `mount:${entry.fsType}:${entry.major}:${entry.minor}:${entry.root}`;
+}
+
+/** True when an identity can only be trusted until the next reboot or re-plug. */
+export function isWeakIdentity(identity: string): boolean {
+  return identity.startsWith('devnum:') || identity.startsWith('mount:');
+}
+
+/**
+ * Identities of the devices and mounts seen so far, so a pass over many volumes
+ * reads one sysfs file per device instead of a dozen. A device is known by its
+ * number and its `diskseq` (the kernel numbers every disk it attaches, never
+ * twice in a boot), so a number reused by another disk is read afresh; a mount by
+ * its mount id together with its device and root (an id is reused after an unmount,
+ * but then for another device or root, or the same volume).
+ */
+export class IdentityCache {
+  private readonly devices = new Map<string, string>();
+  private readonly mounts = new Map<string, string>();
+
+  constructor(private readonly options: IdentityOptions = {}) {}
+
+  async block(device: DeviceNumber): Promise<string> {
+    const number = formatDeviceNumber(device);
+    const seq = await readAttribute(path.join(this.options.sysfsRoot ?? '/sys', 'dev', 'block', number), 'diskseq');
+    // Without diskseq (older kernels) nothing tells a reused number: read it every time.
+    if (seq === undefined) return blockDeviceIdentity(device, this.options);
+    const key = `${number}@${seq}`;
+    let identity = this.devices.get(key);
+    if (identity === undefined) {
+      identity = await blockDeviceIdentity(device, this.options);
+      for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
+      this.devices.set(key, identity);
+    }
+    return identity;
+  }
+
+  async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
+    const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+    let identity = this.mounts.get(key);
+    if (identity === undefined) {
+      identity = await mountIdentity(entry, this.options);
+      this.mounts.set(key, identity);
+    }
+    return identity;
+  }
+
+  /** Forgets mounts no longer in the table. */
+  retainMounts(liveIds: ReadonlySet<number>): void {
+    for (const key of this.mounts.keys()) if (!liveIds.has(Number(key.split(':')[0]))) this.mounts.delete(key);
+  }
+}

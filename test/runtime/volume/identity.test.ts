@@ -1,0 +1,100 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readMountTable } from '../../../src/runtime/discovery/mount-table';
+import { deviceNumberOf } from '../../../src/runtime/volume/device-number';
+import { blockDeviceIdentity, isWeakIdentity, mountIdentity } from '../../../src/runtime/volume/identity';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
+
+afterAll(cleanupPrivileged);
+
+/** A fake sysfs: /sys/dev/block/<number> links to a device directory with the given attributes. */
+function fakeSysfs(devices: Record<string, { dir: string; attributes: Record<string, string> }>): string {
+  const root = makeTempDir('lvp-sysfs-');
+  fs.mkdirSync(path.join(root, 'dev', 'block'), { recursive: true });
+  for (const [number, { dir, attributes }] of Object.entries(devices)) {
+    const deviceDir = path.join(root, 'devices', dir);
+    for (const [name, value] of Object.entries(attributes)) {
+      fs.mkdirSync(path.dirname(path.join(deviceDir, name)), { recursive: true });
+      fs.writeFileSync(path.join(deviceDir, name), `${value}\n`);
+    }
+    fs.symlinkSync(deviceDir, path.join(root, 'dev', 'block', number));
+  }
+  return root;
+}
+
+const dev = (major: number, minor: number) => ({ major, minor });
+
+describe('block device identity from sysfs', () => {
+  test('a disk with a WWID is known by it, wherever its name or number moves', async () => {
+    const sysfsRoot = fakeSysfs({
+      '8:0': { dir: 'pci/host0/block/sda', attributes: { 'dev': '8:0', 'device/wwid': 'naa.5000c500a0b1c2d3', 'device/serial': 'S1', 'size': '100' } },
+      '8:16': { dir: 'pci/host1/block/sdb', attributes: { 'dev': '8:16', 'device/wwid': 'naa.5000c500a0b1c2d3', 'size': '100' } },
+    });
+    expect(await blockDeviceIdentity(dev(8, 0), { sysfsRoot })).toBe('wwid:naa.5000c500a0b1c2d3');
+    expect(await blockDeviceIdentity(dev(8, 16), { sysfsRoot })).toBe(await blockDeviceIdentity(dev(8, 0), { sysfsRoot }));
+  });
+
+  test('a disk without a WWID is known by its model and serial', async () => {
+    const sysfsRoot = fakeSysfs({ '253:0': { dir: 'virtio1/block/vda', attributes: { dev: '253:0', serial: 'disk-42', size: '9' } } });
+    expect(await blockDeviceIdentity(dev(253, 0), { sysfsRoot })).toBe('serial:/disk-42');
+  });
+
+  // (The kernels of the CI machines have no partition table support, so partitions are tested here only.)
+  test('a partition is its start sector on its disk', async () => {
+    const sysfsRoot = fakeSysfs({
+      '259:0': { dir: 'nvme/block/nvme0n1', attributes: { dev: '259:0', wwid: 'eui.0025388b91b1f3c1' } },
+      '259:1': { dir: 'nvme/block/nvme0n1/nvme0n1p1', attributes: { dev: '259:1', partition: '1', start: '2048' } },
+    });
+    expect(await blockDeviceIdentity(dev(259, 1), { sysfsRoot })).toBe('partition:2048@wwid:eui.0025388b91b1f3c1');
+  });
+
+  test('a device-mapper device (an LVM volume) is its dm uuid', async () => {
+    const sysfsRoot = fakeSysfs({ '254:3': { dir: 'virtual/block/dm-3', attributes: { 'dev': '254:3', 'dm/uuid': 'LVM-abc', 'size': '8' } } });
+    expect(await blockDeviceIdentity(dev(254, 3), { sysfsRoot })).toBe('dm:LVM-abc');
+  });
+
+  test('without any stable attribute the device number and size are a weak fallback', async () => {
+    const sysfsRoot = fakeSysfs({ '8:32': { dir: 'host/block/sdc', attributes: { dev: '8:32', size: '2048' } } });
+    const identity = await blockDeviceIdentity(dev(8, 32), { sysfsRoot });
+    expect(identity).toBe('devnum:8:32/2048');
+    expect(isWeakIdentity(identity)).toBe(true);
+  });
+
+  test('a device the kernel does not know is an error naming it', async () => {
+    await expect(blockDeviceIdentity(dev(8, 99), { sysfsRoot: fakeSysfs({}) })).rejects.toThrow(/block device 8:99 is not known/);
+  });
+});
+
+describePrivileged('identity of real loop devices and mounts', () => {
+  const MiB = 1024 * 1024;
+  const numberOf = (device: string) => deviceNumberOf(fs.statSync(device, { bigint: true }).rdev);
+
+  test('a loop device is its backing file, so two loop devices never share an identity', async () => {
+    const a = createLoopDevice(8 * MiB);
+    const b = createLoopDevice(8 * MiB);
+    expect(await blockDeviceIdentity(numberOf(a.device))).toBe(`loop:${a.backingFile}@0`);
+    expect(await blockDeviceIdentity(numberOf(b.device))).not.toBe(await blockDeviceIdentity(numberOf(a.device)));
+  });
+
+  test('a mounted filesystem is its root on its device; a bind mount of a subdirectory is that subdirectory', async () => {
+    const loop = createLoopDevice(32 * MiB);
+    mkfsExt4(loop.device);
+    const base = makeTempDir('lvp-identity-');
+    mount(loop.device, path.join(base, 'whole'));
+    fs.mkdirSync(path.join(base, 'whole', 'sub'));
+    mount(path.join(base, 'whole', 'sub'), path.join(base, 'bound'), { bind: true });
+    const table = await readMountTable();
+    const entry = (mountPoint: string) => table.entries.find((e) => e.mountPoint === mountPoint)!;
+
+    expect(await mountIdentity(entry(path.join(base, 'whole')))).toBe(`fs:/@loop:${loop.backingFile}@0`);
+    expect(await mountIdentity(entry(path.join(base, 'bound')))).toBe(`fs:/sub@loop:${loop.backingFile}@0`);
+  });
+
+  test('a tmpfs is its anonymous device number: weak, since it cannot outlive a reboot anyway', async () => {
+    const dir = path.join(makeTempDir('lvp-identity-'), 'tmp');
+    mount('tmpfs', dir, { type: 'tmpfs' });
+    const identity = await mountIdentity((await readMountTable()).entries.find((e) => e.mountPoint === dir)!);
+    expect(identity).toMatch(/^mount:tmpfs:0:\d+:\/$/);
+    expect(isWeakIdentity(identity)).toBe(true);
+  });
+});
