@@ -34,19 +34,21 @@ const project = new typescript.TypeScriptProject({
   typescriptVersion: '~5.9.3',
   minNodeVersion: '20.19.0',
 
+  // The node agent loads none of client-node, prom-client or pino (src/runtime/kube's
+  // HTTP client, observability's registry and logger): each cost it tens of MB of RSS.
   deps: [
-    // 1.4 is the last line that loads on Node 20.19+ (2.x needs undici 8 and Node >= 22.19).
-    '@kubernetes/client-node@~1.4.0',
-    'prom-client@^15.1.3',
     'cdk8s@^2.70.0',
     // Frozen upstream at 2.5.6; its unsafe defaults are overridden in src/constructs.
     'cdk8s-plus-28@2.5.6',
     'constructs@^10.4.0',
     // YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values.
     'yaml@^2.8.0',
-    'pino@^10.0.0',
   ],
   devDeps: [
+    // The tests' own clients (the test API server is proven against the real one) and the
+    // runtime's object types. 1.4 is the last line that loads on Node 20.19+ (2.x needs
+    // undici 8 and Node >= 22.19).
+    '@kubernetes/client-node@~1.4.0',
     // Node 24 LTS from the registry: tests run on the same Node as the image, and
     // Jest 30 can require() the ES-module-only client-node there (see README).
     'node@~24.21.0',

@@ -31,6 +31,10 @@ const CLASS = 'local-fs';
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const COMPILED = path.join(REPO, '.cache/bench-lib');
+/** USER_HZ: /proc/<pid>/stat counts CPU time in these. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+/** How long the idle agent's CPU and requests are counted. */
+const IDLE_WINDOW_MS = 20_000;
 
 interface Row {
   readonly figure: string;
@@ -41,6 +45,56 @@ interface Row {
 }
 
 const rows: Row[] = [];
+
+/**
+ * The Go static provisioner (v2.7.0, built from its public source), measured beside ours
+ * in issue 16 against the same test API server and mounts. No Go toolchain can be had
+ * here, so its figures are quoted, not measured in this run.
+ */
+const GO_PEER = {
+  rssMiB100: 37,
+  rssMiB1000: 43,
+  cpuTo1000PvsS: 2.7,
+  idleCpu20sS: 0.10,
+  startToFirstPvS: 0.4,
+  idleRequestsPerMinute: 0,
+  requestsFor1000Pvs: 1005,
+} as const;
+
+/**
+ * The node flags the image should run the agent with (in NODE_OPTIONS, which allows
+ * both): V8 without its compilers (`--jitless`: interpreted only, no WebAssembly; a third
+ * less memory, a little more CPU per pass) and a 1 MiB young generation (it grows to
+ * 16 MiB per semi-space by default and stays committed after a burst of allocations).
+ */
+const RECOMMENDED_NODE_FLAGS = ['--jitless', '--max-semi-space-size=1'];
+
+interface PeerRow {
+  readonly figure: string;
+  readonly ours: string;
+  readonly peer: string;
+  /** ours ÷ peer, or '—'. */
+  readonly ratio: string;
+  readonly goal: string;
+  readonly met: string;
+}
+
+const peerRows: PeerRow[] = [];
+
+/** A figure beside the Go peer's; `goal` is checked against `ours`. */
+function peerRow(figure: string, ours: number, peer: number | undefined, format: (n: number) => string,
+  goal?: { readonly text: string; readonly ok: (n: number) => boolean }): void {
+  const r = {
+    figure,
+    ours: format(ours),
+    peer: peer === undefined ? '—' : format(peer),
+    ratio: peer === undefined || peer === 0 ? '—' : `${(ours / peer).toFixed(2)}×`,
+    goal: goal?.text ?? '—',
+    met: goal === undefined ? '—' : goal.ok(ours) ? 'yes' : 'NO',
+  };
+  peerRows.push(r);
+  console.log(`  ${r.figure}: ${r.ours} (Go ${r.peer}, ${r.ratio})  [goal: ${r.goal}; met: ${r.met}]`);
+}
 
 function row(figure: string, value: string, goal = '—', met?: boolean): void {
   const r = { figure, value, goal, met: met === undefined ? '—' : met ? 'yes' : 'NO' };
@@ -66,8 +120,8 @@ async function until(condition: () => boolean, what: string, timeoutMs = 120_000
 }
 
 /** A test API server with this node, the namespace and the class's StorageClass. */
-async function cluster(): Promise<TestApiServer> {
-  const server = await startTestApiServer();
+async function cluster(tls = false): Promise<TestApiServer> {
+  const server = await startTestApiServer({ tls });
   server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE } } });
   server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   server.create({
@@ -80,8 +134,8 @@ async function cluster(): Promise<TestApiServer> {
   return server;
 }
 
-/** The compiled bin's `run` with one Filesystem class over `dir`, with the bin's default flags. */
-function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = []): AgentProcess {
+/** The compiled bin's `run` with one Filesystem class over `dir`, with the bin's default flags; `nodeFlags` go to node. */
+function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = [], nodeFlags: string[] = []): AgentProcess {
   const work = makeTempDir('lvp-bench-');
   const configDir = path.join(work, 'config');
   fs.mkdirSync(configDir);
@@ -94,7 +148,7 @@ function startAgent(server: TestApiServer, dir: string, extraArgs: string[] = []
   return AgentProcess.start(
     ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', ...extraArgs],
     { KUBECONFIG: kubeconfig, MY_NODE_NAME: NODE, MY_NAMESPACE: NAMESPACE },
-    { entry: [path.join(COMPILED, 'runtime/cli/main.js')], containerEnv: true },
+    { entry: [...nodeFlags, path.join(COMPILED, 'runtime/cli/main.js')], containerEnv: true },
   );
 }
 
@@ -110,6 +164,29 @@ function rssBytes(pid: number): number {
   return Number(line.split(/\s+/)[1]) * 1024;
 }
 
+/** The agent's children (findmnt --poll): their memory and CPU are the agent's too. */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** User + system CPU seconds of the process and its living children. */
+function cpuSeconds(pid: number): number {
+  const own = (p: number) => {
+    const fields = fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  };
+  return [pid, ...childrenOf(pid)].reduce((sum, p) => sum + own(p), 0);
+}
+
+/** VmRSS of the process and of its living children. */
+function rssWithChildren(pid: number): { agent: number; children: number } {
+  return { agent: rssBytes(pid), children: childrenOf(pid).reduce((sum, p) => sum + rssBytes(p), 0) };
+}
+
 /** The `--kube-api-qps` and `--kube-api-burst` args the construct gives the agent by default. */
 function constructRateLimitArgs(): string[] {
   const chart = new Chart(Testing.app(), 'bench');
@@ -118,31 +195,169 @@ function constructRateLimitArgs(): string[] {
   return (ds!.spec.template.spec.containers[0].args as string[]).filter((a) => /^--kube-api-(qps|burst)=/.test(a));
 }
 
-/** N bind mounts under a new directory, then the agent started: time to every PV, and API requests used. */
-async function discovery(count: number, extraArgs: string[] = [], limits = 'the bin\'s default client rate limit'): Promise<void> {
-  const server = await cluster();
-  const dir = makeTempDir('lvp-bench-disc-');
-  for (let i = 0; i < count; i++) makeMountPoint(path.join(dir, `vol${i}`));
+/** `count` bind mounts under one directory, made once per count and shared by the runs. */
+const mountDirs = new Map<number, string>();
+function mountPoints(count: number): string {
+  let dir = mountDirs.get(count);
+  if (!dir) {
+    dir = makeTempDir(`lvp-bench-${count}-`);
+    for (let i = 0; i < count; i++) makeMountPoint(path.join(dir, `vol${i}`));
+    mountDirs.set(count, dir);
+  }
+  return dir;
+}
+
+interface FootprintOptions {
+  /** Arguments of `run` beyond the bench's. */
+  readonly args?: string[];
+  /** node's own flags. */
+  readonly nodeFlags?: string[];
+  /** The API server over HTTPS, as in a cluster (the Go peer was measured over HTTP). */
+  readonly tls?: boolean;
+  /** Measure the idle agent after discovery. @default true */
+  readonly idle?: boolean;
+}
+
+interface Footprint {
+  readonly firstPvMs: number;
+  readonly allPvsMs: number;
+  /** CPU of the agent and its children from start until every PV exists. */
+  readonly cpuToAllS: number;
+  /** Requests from start until the agent went quiet (the Events of the burst written), by kind. */
+  readonly requests: { readonly total: number; readonly creates: number; readonly events: number };
+  readonly idle?: {
+    readonly cpuS: number;
+    readonly requests: number;
+    readonly rss: { readonly agent: number; readonly children: number };
+    readonly metrics: { readonly bytes: number; readonly ms: number };
+  };
+}
+
+/**
+ * `count` mount points, then the agent started: process start to the first PV and to
+ * the last, CPU and API requests until then; then, idle, its CPU and requests over
+ * IDLE_WINDOW_MS, its RSS (with findmnt's) and one scrape of /metrics.
+ */
+async function footprint(count: number, options: FootprintOptions = {}): Promise<Footprint> {
+  const server = await cluster(options.tls);
+  const dir = mountPoints(count);
   const names = Array.from({ length: count }, (_, i) => pvName(`vol${i}`));
+  const creates = () => server.counters.get('create', 'persistentvolumes').requests;
   const started = performance.now();
-  const agent = startAgent(server, dir, extraArgs);
+  const agent = startAgent(server, dir, options.args, options.nodeFlags);
+  const pid = agent.child.pid!;
   try {
-    await until(() => names.every((n) => pv(server, n) !== undefined), `${count} PVs exist`, 180_000, 10);
-    const elapsed = performance.now() - started;
-    const total = server.counters.total().requests;
-    const creates = server.counters.get('create', 'persistentvolumes').requests;
-    const events = server.counters.total({ resource: 'events' }).requests;
-    const limitMs = count >= 1000 ? 10_000 : undefined;
-    row(`Discovery of ${count} volumes (${limits}): agent start to all PVs created`, seconds(elapsed),
-      limitMs ? `≤ ${seconds(limitMs)} (issue 4)` : '—', limitMs ? elapsed <= limitMs : undefined);
-    row(`Discovery of ${count} volumes (${limits}): API requests until then`,
-      `${total} (${creates} PV creates, ${events} Event writes, ${total - creates - events} other)`);
+    await until(() => creates() > 0 && server.list('v1', 'PersistentVolume').length > 0, 'the first PV exists', 180_000, 2);
+    const firstPvMs = performance.now() - started;
+    await until(() => creates() >= count, `${count} PVs were created`, 600_000, 10);
+    await until(() => names.every((n) => pv(server, n) !== undefined), `${count} PVs exist`, 60_000, 10);
+    const allPvsMs = performance.now() - started;
+    const cpuToAllS = cpuSeconds(pid);
+    // Quiet: the burst's Events written, nothing sent for 3 s.
+    let last = server.counters.total().requests;
+    let quietSince = performance.now();
+    await until(() => {
+      const now = server.counters.total().requests;
+      if (now !== last) [last, quietSince] = [now, performance.now()];
+      return performance.now() - quietSince > 3000;
+    }, 'the agent is quiet', 120_000, 100);
+    const requests = {
+      total: server.counters.total().requests,
+      creates: creates(),
+      events: server.counters.total({ resource: 'events' }).requests,
+    };
+    if (options.idle === false) return { firstPvMs, allPvsMs, cpuToAllS, requests };
+    await agent.waitReady();
+    const cpu0 = cpuSeconds(pid);
+    const requests0 = server.counters.total().requests;
+    await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+    const idleCpu = cpuSeconds(pid) - cpu0;
+    const idleRequests = server.counters.total().requests - requests0;
+    const rss = rssWithChildren(pid);
+    const t = performance.now();
+    const scrape = await agent.get('/metrics');
+    const metrics = { bytes: Buffer.byteLength(scrape.body), ms: performance.now() - t };
+    return { firstPvMs, allPvsMs, cpuToAllS, requests, idle: { cpuS: idleCpu, requests: idleRequests, rss, metrics } };
   } finally {
     await agent.stop();
     await server.stop();
   }
 }
 
+/** The discovery rows of issue 4: start to every PV, and the requests it took. */
+function discoveryRows(count: number, f: Footprint, limits: string): void {
+  // Issue 4's goal is for 1 000 volumes; 5 000 take at least 50 s at 100 creates per second.
+  const limitMs = count === 1000 ? 10_000 : undefined;
+  row(`Discovery of ${count} volumes (${limits}): agent start to all PVs created`, seconds(f.allPvsMs),
+    limitMs ? `≤ ${seconds(limitMs)} (issue 4)` : '—', limitMs ? f.allPvsMs <= limitMs : undefined);
+  row(`Discovery of ${count} volumes (${limits}): API requests until the agent is quiet`,
+    `${f.requests.total} (${f.requests.creates} PV creates, ${f.requests.events} Event writes, ${f.requests.total - f.requests.creates - f.requests.events} other)`);
+}
+
+const rssOf = (f: Footprint) => f.idle!.rss.agent + f.idle!.rss.children;
+const rssCell = (f: Footprint) => `${mib(rssOf(f))} (agent ${mib(f.idle!.rss.agent)}, findmnt ${mib(f.idle!.rss.children)})`;
+
+/**
+ * Discovery at 100, 1 000 and 5 000 volumes, and the idle agent after each, beside the
+ * Go peer's figures (issue 16); then the same with the node flags the image should pass,
+ * and over HTTPS as in a cluster.
+ */
+async function discoveryAndFootprint(): Promise<void> {
+  // Each size on its own mount points, removed before the next size: the mount table holds only them.
+  const removeMounts = () => {
+    cleanupPrivileged();
+    mountDirs.clear();
+  };
+  const f100 = await footprint(100);
+  discoveryRows(100, f100, 'the bin\'s default client rate limit');
+  removeMounts();
+  const f1000 = await footprint(1000);
+  discoveryRows(1000, f1000, 'the bin\'s default client rate limit');
+  const args = constructRateLimitArgs();
+  discoveryRows(1000, await footprint(1000, { args, idle: false }), `${args.join(' ')}, as the construct deploys it`);
+  const flagged1000 = await footprint(1000, { nodeFlags: RECOMMENDED_NODE_FLAGS });
+  const tls1000 = await footprint(1000, { tls: true });
+  const tlsFlagged1000 = await footprint(1000, { tls: true, nodeFlags: RECOMMENDED_NODE_FLAGS });
+  removeMounts();
+  const f5000 = await footprint(5000);
+  discoveryRows(5000, f5000, 'the bin\'s default client rate limit');
+  const flagged5000 = await footprint(5000, { nodeFlags: RECOMMENDED_NODE_FLAGS });
+  removeMounts();
+
+  const bytes = (n: number) => mib(n * MiB);
+  peerRow('RSS idle with 100 PVs (agent and findmnt), MiB', rssOf(f100) / MiB, GO_PEER.rssMiB100, (n) => bytes(n));
+  peerRow('RSS idle with 1 000 PVs, MiB', rssOf(f1000) / MiB, GO_PEER.rssMiB1000, (n) => bytes(n), { text: '≤ 50 MiB (issue 16)', ok: (n) => n <= 50 });
+  peerRow('RSS idle with 5 000 PVs, MiB', rssOf(f5000) / MiB, undefined, (n) => bytes(n), { text: '≤ 60 MiB (issue 16)', ok: (n) => n <= 60 });
+  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs`, f1000.idle!.cpuS, GO_PEER.idleCpu20sS, (n) => `${n.toFixed(2)} s`,
+    { text: `≤ ${GO_PEER.idleCpu20sS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.idleCpu20sS });
+  peerRow('Process start to the first PV, 1 000 mount points', f1000.firstPvMs / 1000, GO_PEER.startToFirstPvS, (n) => `${n.toFixed(2)} s`,
+    { text: '≤ 0.50 s (issue 16)', ok: (n) => n <= 0.5 });
+  peerRow('CPU from process start until 1 000 PVs exist', f1000.cpuToAllS, GO_PEER.cpuTo1000PvsS, (n) => `${n.toFixed(2)} s`,
+    { text: `≤ ${GO_PEER.cpuTo1000PvsS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.cpuTo1000PvsS });
+  peerRow('API requests to create 1 000 PVs (until quiet), per PV', f1000.requests.total / 1000, GO_PEER.requestsFor1000Pvs / 1000,
+    (n) => n.toFixed(3), { text: '≤ 1.1 (issue 16)', ok: (n) => n <= 1.1 });
+  peerRow('Idle API requests per minute, 1 000 PVs', f1000.idle!.requests * 60_000 / IDLE_WINDOW_MS, GO_PEER.idleRequestsPerMinute,
+    (n) => n.toFixed(1), { text: '0 (issue 16)', ok: (n) => n === 0 });
+  peerRow('/metrics with 5 000 volumes, KiB', f5000.idle!.metrics.bytes / 1024, undefined, (n) => `${n.toFixed(1)} KiB`,
+    { text: 'no larger than with 100 (+1 KiB)', ok: (n) => n <= f100.idle!.metrics.bytes / 1024 + 1 });
+  peerRow('/metrics with 5 000 volumes, one scrape', f5000.idle!.metrics.ms, undefined, millis);
+  const flags = RECOMMENDED_NODE_FLAGS.join(' ');
+  peerRow(`RSS idle with 1 000 PVs, node ${flags}, MiB`, rssOf(flagged1000) / MiB, GO_PEER.rssMiB1000, (n) => bytes(n),
+    { text: '≤ 50 MiB (issue 16)', ok: (n) => n <= 50 });
+  peerRow(`RSS idle with 5 000 PVs, node ${flags}, MiB`, rssOf(flagged5000) / MiB, undefined, (n) => bytes(n), { text: '≤ 60 MiB (issue 16)', ok: (n) => n <= 60 });
+  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs, node ${flags}`, flagged1000.idle!.cpuS, GO_PEER.idleCpu20sS, (n) => `${n.toFixed(2)} s`,
+    { text: `≤ ${GO_PEER.idleCpu20sS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.idleCpu20sS });
+  peerRow(`Process start to the first PV, 1 000 mount points, node ${flags}`, flagged1000.firstPvMs / 1000, GO_PEER.startToFirstPvS,
+    (n) => `${n.toFixed(2)} s`, { text: '≤ 0.50 s (issue 16)', ok: (n) => n <= 0.5 });
+  peerRow(`CPU from process start until 1 000 PVs exist, node ${flags}`, flagged1000.cpuToAllS, GO_PEER.cpuTo1000PvsS, (n) => `${n.toFixed(2)} s`,
+    { text: `≤ ${GO_PEER.cpuTo1000PvsS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.cpuTo1000PvsS });
+  row('RSS idle with 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map(rssCell).join('; '));
+  row(`RSS idle with 1 000 / 5 000 PVs, node ${flags}`, [flagged1000, flagged5000].map(rssCell).join('; '));
+  row('RSS idle with 1 000 PVs over HTTPS, as in a cluster (the peer was measured over HTTP); default flags / recommended flags',
+    [tls1000, tlsFlagged1000].map(rssCell).join('; '));
+  row('CPU from start until all PVs exist, 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map((f) => `${f.cpuToAllS.toFixed(2)} s`).join('; '));
+  row(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 100 / 1 000 / 5 000 PVs`, [f100, f1000, f5000].map((f) => `${f.idle!.cpuS.toFixed(2)} s`).join('; '));
+}
 /** With the agent running and ready: a new mount point to its PV Available, over `trials`. */
 async function newVolumeToAvailable(trials: number): Promise<void> {
   const server = await cluster();
@@ -350,6 +565,18 @@ async function testApiServer(): Promise<void> {
   row('Test API server: list 10 000 PVs over HTTP (JSON, parsed), median of 3', millis(percentile(times, 50)));
 }
 
+/** `--help`: process start to exit, against a bare `node -e ''` (issue 16: 5–11× it, everything loaded first). */
+function helpStartup(): void {
+  const median = (args: string[]) => percentile(Array.from({ length: 5 }, () => {
+    const t = performance.now();
+    spawnSync(process.execPath, args, { stdio: 'ignore' });
+    return performance.now() - t;
+  }), 50);
+  const bare = median(['-e', '']);
+  const help = median([path.join(COMPILED, 'runtime/cli/main.js'), '--help']);
+  row('`--help`, process start to exit, median of 5', `${millis(help)} (${(help / bare).toFixed(1)}× a bare \`node -e ''\`, ${millis(bare)})`);
+}
+
 function synthesis(): void {
   const synth = () => {
     const chart = new Chart(Testing.app(), 'bench');
@@ -396,6 +623,12 @@ function markdown(): string {
     '',
     ...machine(),
     '',
+    '## Beside the Go static provisioner (issue 16)',
+    '',
+    '| Figure | Ours | Go peer | Ours ÷ Go | Goal | Met |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...peerRows.map((r) => `| ${cell(r.figure)} | ${cell(r.ours)} | ${cell(r.peer)} | ${r.ratio} | ${cell(r.goal)} | ${r.met} |`),
+    '',
     '## Figures',
     '',
     '| Figure | Value | Goal | Met |',
@@ -404,10 +637,19 @@ function markdown(): string {
     '',
     '## Notes',
     '',
-    '- Discovery: the mount points exist before the agent starts; the time includes the',
-    '  process start, the first list of the node\'s PVs and every create. Measured at the bin\'s',
-    '  default client rate limit, and with the rate limit flags the construct\'s DaemonSet passes.',
-    '  Requests count every API request the agent made until then.',
+    '- Go peer: the Go static provisioner v2.7.0 built from its public source, measured beside',
+    '  ours in issue 16 against the same test API server and mounts. No Go toolchain can be had',
+    '  here, so its figures are quoted from the issue (its "MB" read as MiB), not measured in this run.',
+    '- Discovery and footprint: the mount points exist before the agent starts. "Process start',
+    '  to the first PV" and "to all PVs" run from the spawn of the process to the PV existing on',
+    '  the server; CPU is user + system time of the agent and its child (`findmnt --poll`, which',
+    '  tells it of mount changes) until every PV exists. Requests count every API request the',
+    '  agent made from its start until it was quiet for 3 s (the Events of the burst written).',
+    '  Measured at the bin\'s default client rate limit, and with the rate limit flags the',
+    '  construct\'s DaemonSet passes.',
+    '- Idle: once ready and quiet, CPU and API requests over 20 s, then RSS (VmRSS of the agent',
+    '  plus its `findmnt` child) and one scrape of `/metrics`. The agent runs with node\'s default',
+    '  flags unless a row names others.',
     '- New mount point: a bind mount made while the agent runs; the agent hears of it from the',
     '  mount table, not from its 10 s discovery period. New device: a symlink to a blank loop',
     '  device made in the device directory while the device agent runs (its polling interval',
@@ -431,13 +673,8 @@ async function main(): Promise<void> {
     '--declaration', 'false', '--inlineSourceMap', 'false', '--inlineSources', 'false'], { stdio: 'ignore' });
   if (!fs.existsSync(path.join(COMPILED, 'runtime/cli/main.js'))) throw new Error(`tsc wrote no ${COMPILED}/runtime/cli/main.js`);
   try {
-    console.log('discovery');
-    await discovery(100);
-    await discovery(1000);
-    cleanupPrivileged();
-    const args = constructRateLimitArgs();
-    await discovery(1000, args, `${args.join(' ')}, as the construct deploys it`);
-    cleanupPrivileged();
+    console.log('discovery and footprint');
+    await discoveryAndFootprint();
     console.log('new volume');
     await newVolumeToAvailable(20);
     cleanupPrivileged();
@@ -451,6 +688,7 @@ async function main(): Promise<void> {
     console.log('memory');
     await memoryWithOtherNodes();
     cleanupPrivileged();
+    helpStartup();
     console.log('test API server');
     await testApiServer();
     console.log('synthesis');

@@ -18,14 +18,14 @@ const NS = 'namespace="$namespace"';
 export const DASHBOARD_PANELS: DashboardPanel[] = [
   {
     title: 'Volumes by state',
-    expr: `sum by (state) (local_volume_provisioner_volume_state{${NS}})`,
+    expr: `sum by (state) (local_volume_provisioner_volumes{${NS}})`,
     legend: '{{state}}',
     unit: 'short',
     description: 'Every local volume of every node, by its one current state.',
   },
   {
     title: 'Volumes by class and node',
-    expr: `sum by (storageclass, pod) (local_volume_provisioner_volume_state{${NS}})`,
+    expr: `sum by (storageclass, pod) (local_volume_provisioner_volumes{${NS}})`,
     legend: '{{storageclass}} {{pod}}',
     unit: 'short',
     description: 'How many volumes each agent offers per StorageClass.',

@@ -28,8 +28,9 @@ export function agentRules(f: RbacFeatures): RoleRules {
     // Its own Node, read by name: the node-UID provisioner name, the hostname label, node labels
     // for PVs, ownerReferences, and the device dialect's spec annotation on every pass.
     'get',
-    // The device dialect watches its one Node (a metadata.name field selector) so a spec annotation applies at once.
-    ...(f.deviceDialect ? ['watch'] : []),
+    // Both dialects watch their one Node (a metadata.name field selector): the device dialect so a spec
+    // annotation applies at once, the directory dialect so label changes reach new PVs without re-reading it.
+    'watch',
     // The directory dialect removes the startup taint with a full update of its Node.
     ...(f.directoryDialect && f.removeNodeNotReadyTaint ? ['update'] : []),
   ];
@@ -38,8 +39,9 @@ export function agentRules(f: RbacFeatures): RoleRules {
       // Its PVs: created, re-read before a cleanup, deleted; listed and watched by its node label
       // (the node PV cache); patched to label (adopt) the PVs of older provisioners.
       { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
-      // The directory dialect reads each class's StorageClass by name (reclaimPolicy, mountOptions).
-      ...(f.directoryDialect ? [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] }] : []),
+      // The directory dialect lists and watches the StorageClasses (reclaimPolicy, mountOptions; a cluster has
+      // few), so a pass reads them with no request; it reads a class by name where list/watch is not granted.
+      ...(f.directoryDialect ? [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] }] : []),
       { apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs },
       // core/v1 Events (what `kubectl describe` shows), created and then counted up by patch.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

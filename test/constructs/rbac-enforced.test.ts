@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Node, V1StorageClass } from '@kubernetes/client-node';
 import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
 import { KubeApi } from '../../src/runtime/kube/api-client';
@@ -102,6 +102,7 @@ interface Case {
 
 /** A PV of node-1 carrying our node label, as the node PV cache lists and watches them. */
 const LABELLED_PV = { ...PV, metadata: { name: 'local-pv-2', labels: { 'local.storage.k8s.io/node': 'node-1' } } };
+const STORAGE_CLASS = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'added-class' }, provisioner: 'kubernetes.io/no-provisioner' };
 const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'edited-spec', namespace: NAMESPACE }, data: {} };
 
 /**
@@ -146,13 +147,27 @@ const CASES: Case[] = [
     call: async (api) => api.deletePersistentVolume('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.uid!),
   },
   { role: A, verb: 'get', resource: 'storageclasses', user: AGENT, call: (api) => api.getStorageClass('fast-disks') },
+  { role: A, verb: 'list', resource: 'storageclasses', user: AGENT, call: (api) => api.listStorageClasses({}) },
+  {
+    role: A,
+    verb: 'watch',
+    resource: 'storageclasses',
+    user: AGENT,
+    // The directory dialect's StorageClass reflector, as StorageClassCache.start() starts it.
+    call: (api, server) => watchDelivers(server, () => new Reflector<V1StorageClass>(api, {
+      resource: 'storageclasses',
+      watchPath: '/apis/storage.k8s.io/v1/storageclasses',
+      list: (page, callOptions) => api.listStorageClasses(page, callOptions),
+      backoff: { initialMs: 10, maxMs: 50 },
+    }), STORAGE_CLASS),
+  },
   { role: A, verb: 'get', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => api.getNode('node-1') },
   {
     role: A,
     verb: 'watch',
     resource: 'nodes',
     user: AGENT,
-    // The device dialect's watch of its one Node, as run-devices.ts starts it.
+    // The watch of its one Node, as NodeInfoSource.start() and run-devices.ts start it.
     call: (api, server) => watchDelivers(server, () => new Reflector<V1Node>(api, {
       resource: 'nodes',
       watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent('metadata.name=node-1')}`,

@@ -9,11 +9,11 @@ function rules(role: Manifest): string[] {
 const AGENT = 'local-volume-provisioner';
 
 describe('the agent ClusterRole', () => {
-  test('with the directory dialect: PVs, StorageClasses by name, its Node (get only) and core Events', () => {
+  test('with the directory dialect: PVs, StorageClasses read and watched, its Node read and watched, and core Events', () => {
     expect(rules(one(synth(DEFAULTS), 'ClusterRole', AGENT))).toEqual([
       'core/persistentvolumes: get,list,watch,create,delete,patch',
-      'storage.k8s.io/storageclasses: get',
-      'core/nodes: get',
+      'storage.k8s.io/storageclasses: get,list,watch',
+      'core/nodes: get,watch',
       'core/events: create,patch',
     ]);
   });
@@ -27,7 +27,7 @@ describe('the agent ClusterRole', () => {
   });
 
   test('updates Nodes only when it removes the startup taint', () => {
-    expect(rules(one(synth({ ...DEFAULTS, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,update');
+    expect(rules(one(synth({ ...DEFAULTS, removeNodeNotReadyTaint: true }), 'ClusterRole', AGENT))).toContain('core/nodes: get,watch,update');
   });
 
   test('never updates Nodes for the taint when only the device dialect runs, which does not remove it', () => {

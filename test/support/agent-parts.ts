@@ -3,13 +3,14 @@
  * run-devices.ts wire them, with the quick cache retries and quiet logger the
  * controller and device fixtures want. Both fixtures extend it.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter, ReclaimMode } from '../../src/runtime/cleanup';
 import { Deleter } from '../../src/runtime/controller/deleter';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/observability';
+import { coreApiOf } from '../runtime/kube/fixtures';
 
 export interface CleanupLimits {
   readonly maxConcurrent: number;
@@ -36,7 +37,7 @@ export class AgentParts {
 
   /** The parts of the agent of `nodeName` over `api`. */
   constructor(readonly api: KubeApi, nodeName: string, cleanups: CleanupLimits) {
-    this.core = api.kubeConfig.makeApiClient(CoreV1Api);
+    this.core = coreApiOf(api);
     this.logger = createLogger({ level: process.env.LVP_TEST_LOG === '1' ? 'debug' : 'fatal' });
     this.cache = new NodePvCache(api, { nodeName, backoff: { initialMs: 10, maxMs: 50 }, logger: this.logger });
     this.events = new EventRecorder(api, { nodeName, logger: this.logger });

@@ -5,8 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApi } from '../kube/api-client';
+import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
 
 export interface Agent {
@@ -53,30 +53,6 @@ export function packageVersion(): string {
   } catch {
     return 'unknown';
   }
-}
-
-/**
- * In-cluster configuration, or the kubeconfig named by --kubeconfig / KUBECONFIG,
- * its current cluster's server replaced by `server` when given (as client-go's
- * BuildConfigFromFlags does with a master URL).
- */
-export function loadKubeConfig(kubeconfig: string | undefined, server?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (!kubeconfig) {
-    kc.loadFromCluster();
-    return kc;
-  }
-  kc.loadFromFile(kubeconfig);
-  const current = kc.getCurrentCluster();
-  if (server && current) {
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => (c === current ? { ...c, server } : c)),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
-  return kc;
 }
 
 export async function startAgent(options: AgentOptions): Promise<Agent> {

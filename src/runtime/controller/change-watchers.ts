@@ -1,10 +1,14 @@
 /**
  * Notices the changes that should start a pass at once instead of waiting for
  * the period: entries appearing in a discovery directory (inotify through
- * fs.watch) and mounts coming and going (the mount table, which inotify cannot
- * watch, is re-read cheaply a few times a second and compared).
+ * fs.watch) and mounts coming and going (the kernel signals every change of
+ * /proc/self/mountinfo with POLLPRI, which Node cannot wait for; util-linux's
+ * `findmnt --poll`, a child in our mount namespace, waits for us).
  */
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Socket } from 'node:net';
+import type { KubeLogger } from '../kube/logger';
 
 export interface Watcher {
   close(): void;
@@ -75,38 +79,79 @@ function inodeOf(dir: string): string | undefined {
   }
 }
 
-/** Calls `onChange` when the mount table's content changes. */
-export class MountTableWatcher implements Watcher {
-  private last: string | undefined;
-  private readonly timer: NodeJS.Timeout;
+export interface MountTableWatcherOptions {
+  /**
+   * A command that prints a line on every change of this process's mount table.
+   * `setpriv --pdeathsig` ends it with us, however we end.
+   * @default setpriv --pdeathsig KILL -- findmnt --poll --raw --noheadings -o ACTION
+   */
+  readonly command?: readonly string[];
+  /** When the command cannot run: how often the mount table is re-read and compared instead. @default 250 */
+  readonly fallbackIntervalMs?: number;
+  /** The mount table re-read by the fallback. @default /proc/self/mountinfo */
+  readonly file?: string;
+  /** Told (warn) when the command cannot run and the fallback takes over. */
+  readonly logger?: KubeLogger;
+}
 
-  constructor(
-    private readonly onChange: () => void,
-    intervalMs = 250,
-    private readonly file = '/proc/self/mountinfo',
-  ) {
-    this.last = this.read();
-    this.timer = setInterval(() => this.check(), intervalMs);
-    this.timer.unref();
+export const FINDMNT_POLL = ['setpriv', '--pdeathsig', 'KILL', '--', 'findmnt', '--poll', '--raw', '--noheadings', '-o', 'ACTION'];
+
+/**
+ * Calls `onChange` when the mount table changes: at once, and with no work while
+ * nothing changes. If `findmnt --poll` cannot run (or stops), the table is re-read
+ * every 250 ms and compared, as before.
+ */
+export class MountTableWatcher implements Watcher {
+  private child?: ChildProcess;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly onChange: () => void, private readonly options: MountTableWatcherOptions = {}) {
+    const [command, ...args] = options.command ?? FINDMNT_POLL;
+    try {
+      this.child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch (err) {
+      this.fallBack(String(err));
+      return;
+    }
+    const child = this.child;
+    child.stdout!.on('data', () => this.onChange());
+    child.once('error', (err) => this.fallBack(err.message));
+    child.once('exit', (code, signal) => this.fallBack(`it exited (${signal ?? `code ${code}`})`));
+    // Like the timer it replaces, it does not keep the process alive.
+    child.unref();
+    (child.stdout as Socket).unref();
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
+    this.child?.kill();
   }
 
-  private read(): string | undefined {
-    try {
-      return fs.readFileSync(this.file, 'utf8');
-    } catch {
-      return undefined;
-    }
-  }
-
-  private check(): void {
-    const now = this.read();
-    if (now !== this.last) {
-      this.last = now;
+  private fallBack(reason: string): void {
+    if (this.closed || this.timer) return;
+    this.child = undefined;
+    const intervalMs = this.options.fallbackIntervalMs ?? 250;
+    const [command] = this.options.command ?? FINDMNT_POLL;
+    this.options.logger?.warn({ command, reason, intervalMs }, 'cannot wait for mount table changes; re-reading the mount table periodically instead');
+    const file = this.options.file ?? '/proc/self/mountinfo';
+    const read = () => {
+      try {
+        return fs.readFileSync(file, 'utf8');
+      } catch {
+        return undefined;
+      }
+    };
+    let last = read();
+    this.timer = setInterval(() => {
+      const now = read();
+      if (now === last) return;
+      last = now;
       this.onChange();
-    }
+    }, intervalMs);
+    this.timer.unref();
+    // A change while we switched over would otherwise go unseen until the next one.
+    this.onChange();
   }
 }

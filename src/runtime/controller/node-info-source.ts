@@ -1,14 +1,23 @@
 /**
  * This node's Node object, read at start (waiting for it if the kubelet has not
- * registered it yet) and re-read at most once a minute, so label changes reach
- * new PVs (nodeLabelsForPV) without a GET on every pass.
+ * registered it yet). Once started it is watched (a metadata.name field selector), so
+ * label changes reach new PVs (nodeLabelsForPV) with no request while nothing changes.
+ * Where RBAC grants no `watch` on nodes (the Go provisioner's Helm chart: get and
+ * update), it is re-read at most once a minute instead.
  */
+import type { V1Node } from '@kubernetes/client-node';
 import { KubeApi } from '../kube/api-client';
+import { Reflector } from '../kube/reflector';
 import { Logger } from '../observability';
 import { NodeInfo, nodeInfoOf } from '../pv';
 
 export class NodeInfoSource {
   private cached: { at: number; info: NodeInfo } | undefined;
+  private reflector?: Reflector<V1Node>;
+  /** The watched Node and its NodeInfo, recomputed only when the Node changes. */
+  private watched?: { node: V1Node; info: NodeInfo };
+  private forbidden = false;
+  private stopped = false;
 
   constructor(
     private readonly api: KubeApi,
@@ -18,7 +27,36 @@ export class NodeInfoSource {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Watches the Node from now on; resolves once it has been read (at once, reading periodically, where watching is forbidden). */
+  async start(): Promise<void> {
+    if (this.reflector) return;
+    this.reflector = new Reflector<V1Node>(this.api, {
+      resource: 'nodes',
+      watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${this.nodeName}`)}`,
+      // One Node, read by name: `get` is all RBAC must grant besides `watch`. Its own
+      // resourceVersion may be older than the server's watch history (410 Gone, again and
+      // again), so the list gives none: the watch starts from now, with the Node as ADDED.
+      list: async () => {
+        const node = await this.api.getNode(this.nodeName);
+        return { items: node ? [node] : [], metadata: {} };
+      },
+      logger: this.logger,
+      onForbidden: () => {
+        this.forbidden = true;
+        this.logger.info({ node: this.nodeName }, 'the Node cannot be watched (RBAC grants no watch on nodes); re-reading it at most once a minute');
+      },
+    });
+    await this.reflector.start().catch(() => {});
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.reflector?.stop();
+  }
+
   async get(): Promise<NodeInfo> {
+    const watched = this.fromWatch();
+    if (watched) return watched;
     if (this.cached && this.now() - this.cached.at < this.maxAgeMs) return this.cached.info;
     for (let attempt = 0; ; attempt++) {
       const node = await this.api.getNode(this.nodeName).catch((e: Error) => {
@@ -36,5 +74,13 @@ export class NodeInfoSource {
       }
       await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 30_000)));
     }
+  }
+
+  private fromWatch(): NodeInfo | undefined {
+    if (!this.reflector?.hasSynced() || this.forbidden || this.stopped) return undefined;
+    const node = this.reflector.get(this.nodeName);
+    if (!node) return undefined;
+    if (this.watched?.node !== node) this.watched = { node, info: nodeInfoOf(node) };
+    return this.watched.info;
   }
 }

@@ -64,6 +64,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
 
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
+  await nodes.start();
   const { mode, warning: modeWarning } = await reclaimModeOf(api, logger);
   const ourName = provisionerName(node.name, node.uid, first.config.useNodeNameOnly);
   const ours = provisionedBy(ourName);
@@ -75,7 +76,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
 
   const cache = new NodePvCache(api, { nodeName: node.name, logger });
-  await cache.start();
+  const storageClasses = new StorageClassCache(api, { logger });
+  await Promise.all([cache.start(), storageClasses.start()]);
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
@@ -90,7 +92,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     api,
     mode,
     cache,
-    storageClasses: new StorageClassCache(api),
+    storageClasses,
     events,
     metrics,
     logger,
@@ -132,7 +134,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   }, { periodMs: options.discoveryPeriodMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
 
   const directories = new DirectoryWatcher(() => scheduler.trigger());
-  const mounts = new MountTableWatcher(() => scheduler.trigger());
+  const mounts = new MountTableWatcher(() => scheduler.trigger(), { logger });
+  // A StorageClass created or changed: its volumes are offered now, not on the next period.
+  storageClasses.onChange(() => scheduler.trigger());
   // A discovery directory missing at start, or made anew, is watched once it is there; a pass then reads it.
   const rewatch = setInterval(() => {
     const dirs = Object.values(reloader.current?.storageClassMap ?? {}).map((c) => c.mountDir);
@@ -157,6 +161,6 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   await scheduler.stop();
   await table.idle();
   locks.releaseAll();
-  await cache.stop();
+  await Promise.all([cache.stop(), storageClasses.stop(), nodes.stop()]);
   await agent.close();
 }

@@ -1,4 +1,4 @@
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { isGone, isNotFound } from './errors';
 import { KubeLogger, silentLogger } from './logger';

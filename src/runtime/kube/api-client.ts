@@ -1,10 +1,12 @@
-import {
-  AuthorizationV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, CoreV1Event, KubeConfig, PatchStrategy, StorageV1Api,
-  V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PersistentVolume, V1PersistentVolumeClaim,
-  V1PersistentVolumeList, V1StorageClass,
+import type {
+  CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList,
+  V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeList, V1SelfSubjectAccessReview, V1StorageClass,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
+import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './http-transport';
+import { KubeConfigData } from './kubeconfig';
 import { CallOptions, KubeRequester, KubeRequesterOptions } from './request';
+import { RequestTarget } from './request-target';
 
 /** One page of a list: `limit` objects at most, and where the next page starts. */
 export interface PageRequest {
@@ -15,49 +17,68 @@ export interface PageRequest {
   readonly continueToken?: string;
 }
 
+/** One watch of a collection, from a resourceVersion on. */
+export interface WatchRequest {
+  /** Plural resource name, for metrics and messages. */
+  readonly resource: string;
+  /** Collection path, e.g. `/api/v1/persistentvolumes`; may carry a field selector. */
+  readonly path: string;
+  readonly labelSelector?: string;
+  /** Where to start; '' starts from now, the current objects sent first as ADDED. */
+  readonly resourceVersion: string;
+  /** The server ends the watch after this long. */
+  readonly timeoutSeconds: number;
+}
+
+const MERGE_PATCH = 'application/merge-patch+json';
+
+/** Where a resource lives: the API group's path prefix and whether it is namespaced. */
+const CORE = '/api/v1';
+const STORAGE = '/apis/storage.k8s.io/v1';
+const BATCH = '/apis/batch/v1';
+const COORDINATION = '/apis/coordination.k8s.io/v1';
+
+/** `/api/v1/namespaces/ns/configmaps/name`; namespace and name are left out when undefined. */
+function resourcePath(group: string, resource: string, namespace?: string, name?: string): string {
+  const ns = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${group}${ns}/${resource}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+}
+
 /**
- * The API calls the runtime makes, each one a thin typed wrapper that goes through the
- * KubeRequester (rate limit, retries, timeout, metrics). A read of a missing object
+ * The API calls the runtime makes, each a few lines: a target (for metrics, retries and
+ * messages) and an HTTP request, sent through the KubeRequester (rate limit, retries,
+ * timeout, metrics). Objects are plain JSON as the server sends them: timestamps are
+ * RFC 3339 strings, whatever the generated types say. A read of a missing object
  * answers undefined; every other failure is a KubeApiError.
  */
 export class KubeApi {
   readonly requester: KubeRequester;
-  private readonly core: CoreV1Api;
-  private readonly batch: BatchV1Api;
-  private readonly storage: StorageV1Api;
-  private readonly coordination: CoordinationV1Api;
-  private readonly authorization: AuthorizationV1Api;
+  private readonly transport: HttpTransport;
 
-  constructor(readonly kubeConfig: KubeConfig, options: KubeRequesterOptions = {}) {
+  /** `kubeConfig`: ours (loadKubeConfig), or any object of the same shape, such as client-node's KubeConfig. */
+  constructor(readonly kubeConfig: KubeConfigData, options: KubeRequesterOptions = {}) {
     this.requester = new KubeRequester(options);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
-    this.batch = kubeConfig.makeApiClient(BatchV1Api);
-    this.storage = kubeConfig.makeApiClient(StorageV1Api);
-    this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    this.authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
+    this.transport = new HttpTransport(kubeConfig);
   }
 
   /** Closes the connections kept open for reuse (shutdown). */
   close(): void {
-    this.requester.close();
+    this.transport.close();
   }
 
   // PersistentVolumes
 
   getPersistentVolume(name: string): Promise<V1PersistentVolume | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'persistentvolumes', name },
-      (o) => this.core.readPersistentVolume({ name }, o)));
+    return this.read({ verb: 'get', resource: 'persistentvolumes', name }, resourcePath(CORE, 'persistentvolumes', undefined, name));
   }
 
   listPersistentVolumes(page: PageRequest, options?: CallOptions): Promise<V1PersistentVolumeList> {
-    return this.requester.call({ verb: 'list', resource: 'persistentvolumes' }, (o) => this.core.listPersistentVolume({
-      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
-    }, o), options);
+    return this.list({ verb: 'list', resource: 'persistentvolumes' }, resourcePath(CORE, 'persistentvolumes'), page, options);
   }
 
   createPersistentVolume(pv: V1PersistentVolume): Promise<V1PersistentVolume> {
-    return this.requester.call({ verb: 'create', resource: 'persistentvolumes', name: pv.metadata?.name },
-      (o) => this.core.createPersistentVolume({ body: pv }, o));
+    return this.send({ verb: 'create', resource: 'persistentvolumes', name: pv.metadata?.name },
+      { method: 'POST', path: resourcePath(CORE, 'persistentvolumes'), body: pv });
   }
 
   /**
@@ -65,8 +86,8 @@ export class KubeApi {
    * `resourceVersion` (else 409 Conflict). A finalizer may keep it, terminating, a while.
    */
   async deletePersistentVolume(name: string, uid: string, resourceVersion?: string): Promise<void> {
-    await this.requester.call({ verb: 'delete', resource: 'persistentvolumes', name },
-      (o) => this.core.deletePersistentVolume({ name, body: { preconditions: { uid, resourceVersion } } }, o));
+    await this.send({ verb: 'delete', resource: 'persistentvolumes', name },
+      { method: 'DELETE', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { preconditions: { uid, resourceVersion } } });
   }
 
   /**
@@ -78,91 +99,85 @@ export class KubeApi {
     readonly finalizers?: readonly string[];
     readonly annotations?: Readonly<Record<string, string | null>>;
   }): Promise<V1PersistentVolume> {
-    return this.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-      (o) => this.core.patchPersistentVolume({ name, body: { metadata: { resourceVersion, ...change } } }, o),
-      { contentType: PatchStrategy.MergePatch });
+    return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { resourceVersion, ...change } }, contentType: MERGE_PATCH });
   }
 
   /** Sets (string) or removes (null) labels with a JSON merge patch, leaving the others alone. */
   patchPersistentVolumeLabels(name: string, labels: Record<string, string | null>): Promise<V1PersistentVolume> {
-    return this.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-      (o) => this.core.patchPersistentVolume({ name, body: { metadata: { labels } } }, o),
-      { contentType: PatchStrategy.MergePatch });
+    return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { labels } }, contentType: MERGE_PATCH });
   }
 
   /** Sets (string) or removes (null) annotations with a JSON merge patch, leaving the others alone. */
   patchPersistentVolumeAnnotations(name: string, annotations: Record<string, string | null>): Promise<V1PersistentVolume> {
-    return this.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-      (o) => this.core.patchPersistentVolume({ name, body: { metadata: { annotations } } }, o),
-      { contentType: PatchStrategy.MergePatch });
+    return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { annotations } }, contentType: MERGE_PATCH });
   }
 
   // Nodes
 
   getNode(name: string): Promise<V1Node | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'nodes', name }, (o) => this.core.readNode({ name }, o)));
+    return this.read({ verb: 'get', resource: 'nodes', name }, resourcePath(CORE, 'nodes', undefined, name));
   }
 
   listNodes(page: PageRequest, options?: CallOptions): Promise<V1NodeList> {
-    return this.requester.call({ verb: 'list', resource: 'nodes' }, (o) => this.core.listNode({
-      labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
-    }, o), options);
+    return this.list({ verb: 'list', resource: 'nodes' }, resourcePath(CORE, 'nodes'), page, options);
   }
 
   /** A full update; fails with 409 when `node.metadata.resourceVersion` is stale. */
   replaceNode(node: V1Node): Promise<V1Node> {
     const name = node.metadata!.name!;
-    return this.requester.call({ verb: 'update', resource: 'nodes', name }, (o) => this.core.replaceNode({ name, body: node }, o));
+    return this.send({ verb: 'update', resource: 'nodes', name }, { method: 'PUT', path: resourcePath(CORE, 'nodes', undefined, name), body: node });
   }
 
   // StorageClasses, ConfigMaps
 
   getStorageClass(name: string): Promise<V1StorageClass | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'storageclasses', name },
-      (o) => this.storage.readStorageClass({ name }, o)));
+    return this.read({ verb: 'get', resource: 'storageclasses', name }, resourcePath(STORAGE, 'storageclasses', undefined, name));
+  }
+
+  listStorageClasses(page: PageRequest, options?: CallOptions): Promise<KubernetesListObject<V1StorageClass>> {
+    return this.list({ verb: 'list', resource: 'storageclasses' }, resourcePath(STORAGE, 'storageclasses'), page, options);
   }
 
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'configmaps', namespace, name },
-      (o) => this.core.readNamespacedConfigMap({ namespace, name }, o)));
+    return this.read({ verb: 'get', resource: 'configmaps', namespace, name }, resourcePath(CORE, 'configmaps', namespace, name));
   }
 
   listConfigMaps(namespace: string, page: PageRequest, options?: CallOptions): Promise<V1ConfigMapList> {
-    return this.requester.call({ verb: 'list', resource: 'configmaps', namespace }, (o) => this.core.listNamespacedConfigMap({
-      namespace, labelSelector: page.labelSelector, limit: page.limit, _continue: page.continueToken, resourceVersion: page.resourceVersion,
-    }, o), options);
+    return this.list({ verb: 'list', resource: 'configmaps', namespace }, resourcePath(CORE, 'configmaps', namespace), page, options);
   }
 
   // PersistentVolumeClaims
 
   getPersistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace, name },
-      (o) => this.core.readNamespacedPersistentVolumeClaim({ namespace, name }, o)));
+    return this.read({ verb: 'get', resource: 'persistentvolumeclaims', namespace, name },
+      resourcePath(CORE, 'persistentvolumeclaims', namespace, name));
   }
 
   /** Deletes the claim only if its UID is still `uid` (else 409 Conflict). */
   deletePersistentVolumeClaim(namespace: string, name: string, uid: string): Promise<unknown> {
-    return this.requester.call({ verb: 'delete', resource: 'persistentvolumeclaims', namespace, name },
-      (o) => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body: { preconditions: { uid } } }, o));
+    return this.send({ verb: 'delete', resource: 'persistentvolumeclaims', namespace, name },
+      { method: 'DELETE', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { preconditions: { uid } } });
   }
 
   // Jobs
 
   createJob(namespace: string, job: V1Job): Promise<V1Job> {
-    return this.requester.call({ verb: 'create', resource: 'jobs', namespace, name: job.metadata?.name },
-      (o) => this.batch.createNamespacedJob({ namespace, body: job }, o));
+    return this.send({ verb: 'create', resource: 'jobs', namespace, name: job.metadata?.name },
+      { method: 'POST', path: resourcePath(BATCH, 'jobs', namespace), body: job });
   }
 
   getJob(namespace: string, name: string): Promise<V1Job | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'jobs', namespace, name },
-      (o) => this.batch.readNamespacedJob({ namespace, name }, o)));
+    return this.read({ verb: 'get', resource: 'jobs', namespace, name }, resourcePath(BATCH, 'jobs', namespace, name));
   }
 
   /** Deletes the Job and, in the background, its Pods. False when it was already gone. */
   async deleteJob(namespace: string, name: string): Promise<boolean> {
     try {
-      await this.requester.call({ verb: 'delete', resource: 'jobs', namespace, name },
-        (o) => this.batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' }, o));
+      await this.send({ verb: 'delete', resource: 'jobs', namespace, name },
+        { method: 'DELETE', path: resourcePath(BATCH, 'jobs', namespace, name), query: { propagationPolicy: 'Background' } });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -173,52 +188,89 @@ export class KubeApi {
   // Leases
 
   getLease(namespace: string, name: string, options?: CallOptions): Promise<V1Lease | undefined> {
-    return orUndefined(this.requester.call({ verb: 'get', resource: 'leases', namespace, name },
-      (o) => this.coordination.readNamespacedLease({ namespace, name }, o), options));
+    return this.read({ verb: 'get', resource: 'leases', namespace, name }, resourcePath(COORDINATION, 'leases', namespace, name), options);
   }
 
   createLease(namespace: string, lease: V1Lease, options?: CallOptions): Promise<V1Lease> {
-    return this.requester.call({ verb: 'create', resource: 'leases', namespace, name: lease.metadata?.name },
-      (o) => this.coordination.createNamespacedLease({ namespace, body: lease }, o), options);
+    return this.send({ verb: 'create', resource: 'leases', namespace, name: lease.metadata?.name },
+      { method: 'POST', path: resourcePath(COORDINATION, 'leases', namespace), body: lease }, options);
   }
 
   /** A full update; fails with 409 when `lease.metadata.resourceVersion` is stale. */
   replaceLease(namespace: string, lease: V1Lease, options?: CallOptions): Promise<V1Lease> {
     const name = lease.metadata!.name!;
-    return this.requester.call({ verb: 'update', resource: 'leases', namespace, name },
-      (o) => this.coordination.replaceNamespacedLease({ namespace, name, body: lease }, o), options);
+    return this.send({ verb: 'update', resource: 'leases', namespace, name },
+      { method: 'PUT', path: resourcePath(COORDINATION, 'leases', namespace, name), body: lease }, options);
   }
 
   // Authorization
 
   /** Whether this client may `verb` the `resource` (of `group`, cluster-wide), by a SelfSubjectAccessReview. */
   async canI(verb: string, resource: string, group = ''): Promise<boolean> {
-    const review = await this.requester.call({ verb: 'create', resource: 'selfsubjectaccessreviews' },
-      (o) => this.authorization.createSelfSubjectAccessReview({
-        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, group } } },
-      }, o));
+    const review = await this.send<V1SelfSubjectAccessReview>({ verb: 'create', resource: 'selfsubjectaccessreviews' }, {
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, group } } },
+    });
     return review.status?.allowed === true;
   }
 
   // Events (core/v1)
 
   createEvent(namespace: string, event: CoreV1Event): Promise<CoreV1Event> {
-    return this.requester.call({ verb: 'create', resource: 'events', namespace, name: event.metadata?.name },
-      (o) => this.core.createNamespacedEvent({ namespace, body: event }, o));
+    return this.send({ verb: 'create', resource: 'events', namespace, name: event.metadata?.name },
+      { method: 'POST', path: resourcePath(CORE, 'events', namespace), body: event });
   }
 
   patchEvent(namespace: string, name: string, patch: object): Promise<CoreV1Event> {
-    return this.requester.call({ verb: 'patch', resource: 'events', namespace, name },
-      (o) => this.core.patchNamespacedEvent({ namespace, name, body: patch }, o),
-      { contentType: PatchStrategy.MergePatch });
+    return this.send({ verb: 'patch', resource: 'events', namespace, name },
+      { method: 'PATCH', path: resourcePath(CORE, 'events', namespace, name), body: patch, contentType: MERGE_PATCH });
   }
-}
 
-async function orUndefined<T>(request: Promise<T>): Promise<T | undefined> {
-  try {
-    return await request;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
+  // Watches
+
+  /**
+   * Watches a collection until the server ends the watch (resolves) or it fails
+   * (a KubeApiError when the server refused it, e.g. 410 Gone or 403). Opening it takes
+   * a rate-limit token and counts as one request; `signal` ends it quietly.
+   */
+  watch(request: WatchRequest, onEvent: WatchEventHandler, signal: AbortSignal): Promise<void> {
+    return this.requester.stream({ verb: 'watch', resource: request.resource }, signal, (onOpen) => this.transport.watch({
+      method: 'GET',
+      path: request.path,
+      query: {
+        watch: 'true',
+        labelSelector: request.labelSelector,
+        // None: from now, the current objects first as ADDED.
+        resourceVersion: request.resourceVersion || undefined,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: request.timeoutSeconds,
+      },
+      signal,
+    }, onEvent, onOpen));
+  }
+
+  private send<T>(target: RequestTarget, request: Omit<HttpRequest, 'signal'>, options?: CallOptions): Promise<T> {
+    return this.requester.call(target, (signal) => this.transport.request<T>({ ...request, signal }), options);
+  }
+
+  private async read<T>(target: RequestTarget, path: string, options?: CallOptions): Promise<T | undefined> {
+    try {
+      return await this.send<T>(target, { method: 'GET', path }, options);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** One page; the list's `metadata.continue` is given as `_continue`, the generated types' name for it. */
+  private async list<L extends KubernetesListObject<KubernetesObject>>(target: RequestTarget, path: string, page: PageRequest, options?: CallOptions):
+  Promise<L> {
+    const query: Record<string, QueryValue> = {
+      labelSelector: page.labelSelector, limit: page.limit, continue: page.continueToken, resourceVersion: page.resourceVersion,
+    };
+    const list = await this.send<L & { metadata?: { continue?: string } }>(target, { method: 'GET', path, query }, options);
+    if (list.metadata?.continue) list.metadata._continue = list.metadata.continue;
+    return list;
   }
 }

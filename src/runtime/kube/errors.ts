@@ -41,7 +41,7 @@ export class KubeApiError extends Error {
 
 function formatMessage(target: RequestTarget, d: KubeApiErrorDetails): string {
   const after = d.attempts > 1 ? ` (after ${d.attempts} attempts)` : '';
-  // Some answers (401 from client-node, proxies) carry no Status: name the HTTP status instead.
+  // Some answers (a 401, proxies) carry no Status: name the HTTP status instead.
   const reason = d.reason ?? (d.code !== undefined ? STATUS_CODES[d.code] : undefined);
   const what = d.kind === 'status'
     ? `${d.code}${reason ? ` ${reason}` : ''}${d.serverMessage ? `: ${d.serverMessage}` : ''}`
@@ -62,6 +62,10 @@ export function isAlreadyExists(err: unknown): boolean {
 /** A 409 that is not AlreadyExists: a stale resourceVersion or a failed precondition. */
 export function isConflict(err: unknown): boolean {
   return err instanceof KubeApiError && err.code === 409 && err.reason !== 'AlreadyExists';
+}
+
+export function isForbidden(err: unknown): boolean {
+  return err instanceof KubeApiError && err.code === 403;
 }
 
 export function isGone(err: unknown): boolean {

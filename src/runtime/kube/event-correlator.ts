@@ -1,4 +1,4 @@
-import { V1ObjectReference } from '@kubernetes/client-node';
+import type { V1ObjectReference } from '@kubernetes/client-node';
 import { Clock } from './clock';
 import { LruMap } from './lru';
 import { TokenBucket } from './rate-limiter';

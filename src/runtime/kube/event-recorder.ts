@@ -1,4 +1,4 @@
-import { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
 import { isNotFound } from './errors';
@@ -15,6 +15,8 @@ export interface EventRecorderOptions {
   readonly correlator?: EventCorrelatorOptions;
   /** Events waiting to be written; beyond it new ones are dropped (API down). @default 1000 */
   readonly maxPending?: number;
+  /** How a burst of Normal Events about PVs is summarised. */
+  readonly burst?: BurstOptions;
   /** Told about each Event that could not be written, for a failure counter. */
   readonly onFailure?: (err: unknown, event: EventInput) => void;
   readonly logger?: KubeLogger;
@@ -24,12 +26,30 @@ export interface EventRecorderOptions {
   readonly wallClock?: () => Date;
 }
 
+/** A burst: Normal Events about PVs recorded close together (a first discovery, an adoption, a mass release). */
+export interface BurstOptions {
+  /** A burst ends this long after its last Event. @default 1000 */
+  readonly quietMs?: number;
+  /** ... or this long after its first. @default 10000 */
+  readonly maxMs?: number;
+  /** Up to this many Events of one reason in a burst are written one per PV; more become one Event on the Node. @default 10 */
+  readonly maxSingle?: number;
+}
+
+/** Names listed in a summary's message, at most; the message stays well under the API's 1 KiB. */
+const SUMMARY_NAMES_CHARS = 600;
+
 /**
  * Writes core/v1 Events about our PVs and Node, deduplicated like client-go's recorder
  * (a repeat patches count and lastTimestamp of the Event already written, at most once
  * per repeat interval; see EventCorrelator). Recording
  * never blocks and never throws: Events are written in order in the background, and a
  * failure is logged and counted.
+ *
+ * Normal Events about PVs are held for a moment: when a burst brings more than a few of
+ * one reason (1 000 PVs created on a node's first discovery), they are written as one
+ * Event of that reason on the Node naming the PVs, not one write per PV. Warnings are
+ * never held.
  */
 export class EventRecorder {
   private readonly component: string;
@@ -37,9 +57,11 @@ export class EventRecorder {
   private readonly logger: KubeLogger;
   private readonly maxPending: number;
   private readonly wallClock: () => Date;
+  private readonly burstOptions: Required<BurstOptions>;
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private sequence = 0;
+  private burst?: { readonly startedAt: number; readonly events: EventInput[]; timer?: NodeJS.Timeout };
 
   constructor(private readonly api: KubeApi, private readonly options: EventRecorderOptions) {
     this.component = options.component ?? EVENT_COMPONENT;
@@ -47,6 +69,7 @@ export class EventRecorder {
     this.logger = options.logger ?? silentLogger;
     this.maxPending = options.maxPending ?? 1000;
     this.wallClock = options.wallClock ?? (() => new Date());
+    this.burstOptions = { quietMs: options.burst?.quietMs ?? 1000, maxMs: options.burst?.maxMs ?? 10_000, maxSingle: options.burst?.maxSingle ?? 10 };
   }
 
   normal(involvedObject: V1ObjectReference, reason: string, message: string): void {
@@ -58,6 +81,46 @@ export class EventRecorder {
   }
 
   record(event: EventInput): void {
+    if (event.type === 'Normal' && event.involvedObject.kind === 'PersistentVolume') this.hold(event);
+    else this.enqueue(event);
+  }
+
+  /** Resolves once every Event recorded so far (held ones included) has been written or given up. */
+  flush(): Promise<void> {
+    this.endBurst();
+    return this.queue;
+  }
+
+  private hold(event: EventInput): void {
+    const now = Date.now();
+    const burst = this.burst ??= { startedAt: now, events: [] };
+    burst.events.push(event);
+    clearTimeout(burst.timer);
+    const delay = Math.min(this.burstOptions.quietMs, burst.startedAt + this.burstOptions.maxMs - now);
+    burst.timer = setTimeout(() => this.endBurst(), Math.max(0, delay));
+    // Held Events do not keep a stopping process alive.
+    burst.timer.unref();
+  }
+
+  /** Writes the held Events: each one while few of a reason, else one summary per reason on the Node. */
+  private endBurst(): void {
+    const burst = this.burst;
+    if (!burst) return;
+    this.burst = undefined;
+    clearTimeout(burst.timer);
+    const byReason = new Map<string, EventInput[]>();
+    for (const e of burst.events) {
+      const same = byReason.get(e.reason);
+      if (same) same.push(e);
+      else byReason.set(e.reason, [e]);
+    }
+    for (const [reason, events] of byReason) {
+      if (events.length <= this.burstOptions.maxSingle) events.forEach((e) => this.enqueue(e));
+      else this.enqueue({ involvedObject: nodeReference(this.options.nodeName), type: 'Normal', reason, message: summaryMessage(events) });
+    }
+  }
+
+  private enqueue(event: EventInput): void {
     if (this.pending >= this.maxPending) {
       this.fail(new Error(`event queue full (${this.maxPending} pending)`), event);
       return;
@@ -66,11 +129,6 @@ export class EventRecorder {
     this.queue = this.queue.then(() => this.write(event)).catch((err) => this.fail(err, event)).finally(() => {
       this.pending--;
     });
-  }
-
-  /** Resolves once every Event recorded so far has been written or given up. */
-  flush(): Promise<void> {
-    return this.queue;
   }
 
   private async write(event: EventInput): Promise<void> {
@@ -132,6 +190,20 @@ export class EventRecorder {
       // A broken counter must not break recording.
     }
   }
+}
+
+/** `1000 PersistentVolumes: local-pv-a, local-pv-b, … (the first: created PV local-pv-a for /mnt/disks/vol1 (10Gi, Filesystem))` */
+function summaryMessage(events: readonly EventInput[]): string {
+  const names: string[] = [];
+  let chars = 0;
+  for (const e of events) {
+    const name = e.involvedObject.name ?? '';
+    if (chars + name.length > SUMMARY_NAMES_CHARS) break;
+    names.push(name);
+    chars += name.length + 2;
+  }
+  const more = events.length > names.length ? `, … (${events.length - names.length} more)` : '';
+  return `${events.length} PersistentVolumes: ${names.join(', ')}${more}; the first: ${events[0].message}`;
 }
 
 /** The PV an Event is about. */

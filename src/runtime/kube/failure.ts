@@ -1,5 +1,5 @@
-import { ApiException } from '@kubernetes/client-node';
 import { FailureKind } from './errors';
+import { HttpStatusError } from './http-transport';
 
 /** One failed attempt, sorted into what the retry loop and the error message need. */
 export interface Failure {
@@ -26,11 +26,11 @@ const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 
 const NETWORK_CODES = new Set([
   'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE',
+  'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 
 export function classifyFailure(err: unknown, attempt: AttemptContext): Failure {
-  if (err instanceof ApiException) {
+  if (err instanceof HttpStatusError) {
     const code = err.code;
     const status = parseStatus(err.body);
     return {
@@ -39,17 +39,15 @@ export function classifyFailure(err: unknown, attempt: AttemptContext): Failure 
       reason: status.reason,
       serverMessage: status.message,
       retryable: RETRYABLE_STATUS.has(code),
-      retryAfterMs: parseRetryAfter(headerValue(err.headers, 'retry-after')),
+      retryAfterMs: parseRetryAfter(firstValue(err.headers['retry-after'])),
       cause: err,
     };
   }
-  const e = err as { name?: string; type?: string; code?: string; message?: string } | undefined;
+  const e = err as { code?: string; message?: string } | undefined;
   const message = e?.message ?? String(err);
   if (attempt.cancelled) return { kind: 'cancelled', retryable: false, cause: err };
-  if (attempt.timedOut || e?.type === 'request-timeout' || e?.type === 'body-timeout') {
-    return { kind: 'timeout', serverMessage: message, retryable: true, cause: err };
-  }
-  if (e?.type === 'system' || (e?.code !== undefined && NETWORK_CODES.has(e.code))) {
+  if (attempt.timedOut) return { kind: 'timeout', serverMessage: message, retryable: true, cause: err };
+  if (e?.code !== undefined && NETWORK_CODES.has(e.code)) {
     return { kind: 'network', serverMessage: message, retryable: true, cause: err };
   }
   return { kind: 'other', serverMessage: message, retryable: false, cause: err };
@@ -85,10 +83,6 @@ export function parseRetryAfter(value: string | undefined, nowMs: number = Date.
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
-function headerValue(headers: unknown, name: string): string | undefined {
-  if (!headers || typeof headers !== 'object') return undefined;
-  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (key.toLowerCase() === name) return typeof value === 'string' ? value : undefined;
-  }
-  return undefined;
+function firstValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
 }

@@ -1,4 +1,4 @@
-import { V1Lease, V1LeaseSpec, V1MicroTime } from '@kubernetes/client-node';
+import type { V1Lease, V1LeaseSpec, V1MicroTime } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
 import { isAlreadyExists, isConflict } from './errors';
@@ -105,7 +105,7 @@ export class LeaderElector {
       const current = await this.api.getLease(namespace, name, callOptions);
       if (!current) {
         this.lease = await this.api.createLease(namespace, {
-          apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: this.spec(now, now, 0),
+          apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: this.spec(microTime(now), microTime(now), 0),
         }, callOptions);
         this.observe(this.lease);
         return true;
@@ -118,8 +118,8 @@ export class LeaderElector {
       }
       const mine = holder === identity;
       const transitions = (spec.leaseTransitions ?? 0) + (mine ? 0 : 1);
-      const acquired = mine && spec.acquireTime ? new V1MicroTime(spec.acquireTime as unknown as string) : now;
-      this.lease = await this.api.replaceLease(namespace, { ...current, spec: this.spec(acquired, now, transitions) }, callOptions);
+      const acquired = mine && spec.acquireTime ? spec.acquireTime : microTime(now);
+      this.lease = await this.api.replaceLease(namespace, { ...current, spec: this.spec(acquired, microTime(now), transitions) }, callOptions);
       this.observe(this.lease);
       return true;
     } catch (err) {
@@ -170,7 +170,7 @@ export class LeaderElector {
     try {
       this.lease = await this.api.replaceLease(this.options.namespace, {
         ...this.lease,
-        spec: { ...this.spec(now, now, transitions), holderIdentity: '', leaseDurationSeconds: 1 },
+        spec: { ...this.spec(microTime(now), microTime(now), transitions), holderIdentity: '', leaseDurationSeconds: 1 },
       }, { maxAttempts: 1 });
       this.observe(this.lease);
     } catch (err) {
@@ -178,13 +178,12 @@ export class LeaderElector {
     }
   }
 
-  private spec(acquireTime: Date, renewTime: Date, leaseTransitions: number): V1LeaseSpec {
+  private spec(acquireTime: V1MicroTime, renewTime: V1MicroTime, leaseTransitions: number): V1LeaseSpec {
     return {
       holderIdentity: this.options.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-      // MicroTime: the API server wants six fractional digits, which V1MicroTime writes.
-      acquireTime: new V1MicroTime(acquireTime),
-      renewTime: new V1MicroTime(renewTime),
+      acquireTime,
+      renewTime,
       leaseTransitions,
     };
   }
@@ -195,4 +194,12 @@ export class LeaderElector {
     const record = JSON.stringify([s.holderIdentity, s.leaseDurationSeconds, s.acquireTime, s.renewTime, s.leaseTransitions]);
     if (this.observed?.record !== record) this.observed = { record, at: this.clock.now(), holder: s.holderIdentity ?? '' };
   }
+}
+
+/**
+ * A metav1.MicroTime as the API server wants it: RFC 3339 with six fractional digits.
+ * On the wire it is a string, whatever the generated type says.
+ */
+export function microTime(date: Date): V1MicroTime {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as V1MicroTime;
 }

@@ -1,5 +1,5 @@
 /**
- * The slice of a pino logger the kube edge uses; a pino Logger fits it as is.
+ * The slice of a logger the kube edge uses; the runtime's Logger (observability) fits it as is.
  */
 export interface KubeLogger {
   debug(fields: object, message: string): void;

@@ -1,10 +1,9 @@
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { BackoffOptions } from './backoff';
 import { KubeLogger } from './logger';
 import { ChangeListener, Reflector } from './reflector';
 import { NODE_LABEL } from '../well-known';
-import { fromWire } from './wire';
 
 export interface NodePvCacheOptions {
   /** This node: only PVs labelled `local.storage.k8s.io/node=<nodeName>` are listed and watched. */
@@ -36,7 +35,6 @@ export class NodePvCache {
       watchPath: '/api/v1/persistentvolumes',
       labelSelector: nodeLabelSelector(options.nodeName),
       list: (page, callOptions) => api.listPersistentVolumes(page, callOptions),
-      fromWire: (raw) => fromWire<V1PersistentVolume>(raw, 'V1PersistentVolume'),
       pageSize: options.pageSize,
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       backoff: options.backoff,

@@ -1,4 +1,4 @@
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { isAlreadyExists, isConflict, isNotFound, ObjectConflictError } from './errors';
 import { CLEANUP_FINALIZER, PROVISIONED_BY_ANNOTATION } from '../well-known';

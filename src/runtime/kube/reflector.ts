@@ -1,8 +1,8 @@
-import { KubernetesListObject, KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from './api-client';
 import { Backoff, BackoffOptions, resolveBackoff } from './backoff';
 import { Clock, systemClock } from './clock';
-import { isGone, KubeApiError } from './errors';
+import { isForbidden, isGone, KubeApiError } from './errors';
 import { KubeLogger, silentLogger } from './logger';
 import { CallOptions } from './request';
 
@@ -24,10 +24,14 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   /** Collection URL path to watch, e.g. `/api/v1/persistentvolumes`. */
   readonly watchPath: string;
   readonly labelSelector?: string;
-  /** Fetches one page of the collection through the KubeApi. */
+  /**
+   * Fetches one page of the collection through the KubeApi. A list without a
+   * resourceVersion (one object read by name, whose own may be older than the server's
+   * watch history) makes the watch start from now, the current objects sent as ADDED.
+   */
   readonly list: (page: PageRequest, options: CallOptions) => Promise<KubernetesListObject<T>>;
-  /** Turns a watch event's raw object into the typed form `list` returns. */
-  readonly fromWire: (raw: unknown) => T;
+  /** Turns a watch event's raw object into the form `list` returns. @default as is: both are plain JSON */
+  readonly fromWire?: (raw: unknown) => T;
   /** Objects per list page. @default 500 */
   readonly pageSize?: number;
   /** Server-side lifetime of one watch; a new one follows. @default random in [300, 600) */
@@ -38,6 +42,12 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   readonly logger?: KubeLogger;
   /** @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Called when the server forbids the list or the watch (403): the reflector stops
+   * instead of retrying, for a watch that is an optimisation the caller can do without.
+   * @default - a 403 is retried like any other failure
+   */
+  readonly onForbidden?: (err: KubeApiError) => void;
 }
 
 /** A watch that ends this quickly without an event counts as a failure, so a flapping server is not hammered. */
@@ -56,7 +66,6 @@ const WATCH_SILENCE_GRACE_MS = 60_000;
 export class Reflector<T extends KubernetesObject> {
   private readonly store = new Map<string, T>();
   private readonly listeners = new Set<ChangeListener<T>>();
-  private readonly watch: Watch;
   private readonly backoff: Backoff;
   private readonly logger: KubeLogger;
   private readonly clock: Clock;
@@ -70,7 +79,6 @@ export class Reflector<T extends KubernetesObject> {
   private closeWatch?: () => void;
 
   constructor(private readonly api: KubeApi, private readonly options: ReflectorOptions<T>) {
-    this.watch = new Watch(api.kubeConfig);
     this.backoff = new Backoff(resolveBackoff(options.backoff));
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
@@ -116,7 +124,7 @@ export class Reflector<T extends KubernetesObject> {
   observe(object: T): void {
     const known = this.store.get(nameOf(object))?.metadata?.resourceVersion;
     if (known !== undefined && !isNewer(object.metadata?.resourceVersion, known)) return;
-    this.upsert(object);
+    this.upsert(trimmed(object));
   }
 
   /** Calls `listener` for every add, update and delete from now on; returns the unsubscribe function. */
@@ -133,6 +141,14 @@ export class Reflector<T extends KubernetesObject> {
         await this.watchOnce();
       } catch (err) {
         if (signal.aborted) break;
+        if (isForbidden(err) && this.options.onForbidden) {
+          this.logger.info({ resource: this.options.resource, err: String(err) }, 'list/watch forbidden; not watching');
+          this.stopper.abort(new Error(`${this.options.resource} reflector: forbidden`));
+          for (const w of this.syncWaiters) w.reject(err as KubeApiError);
+          this.syncWaiters = [];
+          this.options.onForbidden(err as KubeApiError);
+          break;
+        }
         if (isGone(err)) {
           this.logger.info({ resource: this.options.resource }, 'watch history expired (410 Gone); relisting');
           this.resourceVersion = '';
@@ -157,7 +173,7 @@ export class Reflector<T extends KubernetesObject> {
         continueToken,
         resourceVersion: this.listFromCache && !continueToken ? '0' : undefined,
       }, { signal: this.stopper.signal });
-      items.push(...page.items);
+      for (const item of page.items) items.push(trimmed(item));
       continueToken = page.metadata?._continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';
     } while (continueToken);
@@ -213,53 +229,41 @@ export class Reflector<T extends KubernetesObject> {
   private async watchOnce(): Promise<void> {
     const { resource, watchPath, labelSelector } = this.options;
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
-    await this.api.requester.takeToken(this.stopper.signal);
+    const connection = new AbortController();
+    let failure: unknown;
+    const end = (err?: unknown) => {
+      failure ??= err;
+      connection.abort();
+    };
+    // Past the server-side timeout, a silent watch is presumed dead (a half-open connection).
+    let silence: NodeJS.Timeout | undefined;
+    const armSilenceTimer = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => end(new Error(`${resource} watch silent for longer than its ${timeoutSeconds}s timeout; reconnecting`)),
+        timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS);
+    };
     const opened = this.clock.now();
     let events = 0;
-
-    await new Promise<void>((resolve, reject) => {
-      let controller: AbortController | undefined;
-      let finished = false;
-      let silence: NodeJS.Timeout | undefined;
-      const finish = (err?: unknown) => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(silence);
-        this.closeWatch = undefined;
-        controller?.abort();
-        if (err) reject(watchError(resource, err)); else resolve();
-      };
-      const armSilenceTimer = () => {
-        clearTimeout(silence);
-        silence = setTimeout(() => finish(new Error(`${resource} watch silent for longer than its ${timeoutSeconds}s timeout; reconnecting`)),
-          timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS);
-      };
-      const onEvent = (type: string, raw: unknown) => {
-        if (finished) return;
+    this.closeWatch = () => end();
+    // stop() may have run before there was a watch to close.
+    if (this.stopper.signal.aborted) return;
+    armSilenceTimer();
+    try {
+      await this.api.watch({ resource, path: watchPath, labelSelector, resourceVersion: this.resourceVersion, timeoutSeconds }, (type, raw) => {
+        if (connection.signal.aborted) return;
         events++;
         armSilenceTimer();
         try {
           this.apply(type, raw);
         } catch (err) {
-          finish(err);
+          end(err);
         }
-      };
-      this.closeWatch = () => finish();
-      // stop() may have run while we waited for a token, before there was a watch to close.
-      if (this.stopper.signal.aborted) {
-        finish();
-        return;
-      }
-      armSilenceTimer();
-      this.watch.watch(watchPath, {
-        labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
-      }, onEvent, (err: unknown) => finish(err ?? undefined)).then((c) => {
-        this.api.requester.report({ verb: 'watch', resource }, (this.clock.now() - opened) / 1000, finished && events === 0);
-        controller = c;
-        if (finished) c.abort();
-      }, finish);
-    });
-
+      }, connection.signal);
+    } finally {
+      clearTimeout(silence);
+      this.closeWatch = undefined;
+    }
+    if (failure) throw failure;
     if (this.stopper.signal.aborted) return;
     if (events === 0 && this.clock.now() - opened < SHORT_WATCH_MS) {
       throw new Error(`${resource} watch closed after ${Math.round(this.clock.now() - opened)} ms without an event`);
@@ -280,11 +284,21 @@ export class Reflector<T extends KubernetesObject> {
       if (rv) this.resourceVersion = rv;
       return;
     }
-    const object = this.options.fromWire(raw);
+    const object = trimmed(this.options.fromWire ? this.options.fromWire(raw) : raw as T);
     if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
     else if (type === 'DELETED') this.remove(object);
     if (rv) this.resourceVersion = rv;
   }
+}
+
+/**
+ * What the store keeps: the object without `metadata.managedFields`, the server-side
+ * apply bookkeeping that is often the largest part of a small object and that nothing
+ * here reads (client-go's informers are told to drop it the same way).
+ */
+function trimmed<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields) delete object.metadata.managedFields;
+  return object;
 }
 
 /**
@@ -297,13 +311,4 @@ function isNewer(candidate: string | undefined, known: string): boolean {
 
 function nameOf(object: KubernetesObject): string {
   return object.metadata?.name ?? '';
-}
-
-/** The Watch reports an HTTP failure as an Error with `statusCode`; make it a KubeApiError so 410 is recognised. */
-function watchError(resource: string, err: unknown): Error {
-  const code = (err as { statusCode?: number }).statusCode;
-  if (code !== undefined) {
-    return new KubeApiError({ verb: 'watch', resource }, { kind: 'status', code, serverMessage: (err as Error).message, attempts: 1, cause: err });
-  }
-  return err instanceof Error ? err : new Error(String(err));
 }

@@ -1,5 +1,3 @@
-import { ConfigurationOptions, Observable, RequestContext, ResponseContext } from '@kubernetes/client-node';
-import { AgentPool } from './agent-pool';
 import { backoffDelay, BackoffOptions, ResolvedBackoff, resolveBackoff } from './backoff';
 import { Clock, systemClock } from './clock';
 import { KubeApiError } from './errors';
@@ -45,16 +43,14 @@ export interface KubeRequesterOptions {
 }
 
 export interface CallOptions {
-  /** Content-Type of the request body (the patch flavour). */
-  readonly contentType?: string;
   /** Stops waiting, the request in flight and further retries (shutdown). */
   readonly signal?: AbortSignal;
   /** Overrides the requester's maxAttempts for this call (1 = no retries). */
   readonly maxAttempts?: number;
 }
 
-/** Sends one attempt; the options carry our abort signal and headers into client-node. */
-export type Send<T> = (options: ConfigurationOptions) => Promise<T>;
+/** Sends one attempt; `signal` aborts it (our timeout, or the caller's). */
+export type Send<T> = (signal: AbortSignal) => Promise<T>;
 
 /**
  * The one door to the API server: every call takes a rate-limit token, gets a timeout,
@@ -70,7 +66,6 @@ export class KubeRequester {
   private readonly logger: KubeLogger;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly agents = new AgentPool();
 
   constructor(options: KubeRequesterOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -102,18 +97,29 @@ export class KubeRequester {
     }
   }
 
-  /** Closes the connections kept open for reuse. */
-  close(): void {
-    this.agents.destroy();
+  /**
+   * A long-lived request (a watch): a rate-limit token, then `run`, with no timeout and
+   * no retries (the caller reconnects). It is reported once, when `run` says the server
+   * accepted it or when it failed before that; a failure to open is a KubeApiError.
+   */
+  async stream(target: RequestTarget, signal: AbortSignal, run: (onOpen: () => void) => Promise<void>): Promise<void> {
+    await this.waitOrCancel(target, 0, () => this.limiter.take(signal), signal);
+    const started = this.clock.now();
+    let opened = false;
+    try {
+      await run(() => {
+        opened = true;
+        this.report(target, (this.clock.now() - started) / 1000, false);
+      });
+    } catch (err) {
+      if (opened || signal.aborted) throw err;
+      const failure = classifyFailure(err, { timedOut: false, cancelled: false });
+      this.report(target, (this.clock.now() - started) / 1000, true, failure.code);
+      throw new KubeApiError(target, { ...failure, attempts: 1 });
+    }
   }
 
-  /** Takes a rate-limit token for a request that does not go through call(), e.g. opening a watch. */
-  async takeToken(signal?: AbortSignal): Promise<void> {
-    await this.limiter.take(signal);
-  }
-
-  /** Reports a request made outside call(), e.g. opening a watch. */
-  report(target: RequestTarget, durationSeconds: number, failed: boolean, code?: number): void {
+  private report(target: RequestTarget, durationSeconds: number, failed: boolean, code?: number): void {
     try {
       this.onRequest({ method: HTTP_METHOD[target.verb], verb: target.verb, resource: target.resource, durationSeconds, failed, code });
     } catch (err) {
@@ -128,7 +134,7 @@ export class KubeRequester {
     const signal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
     const started = this.clock.now();
     try {
-      const value = await send(requestOptions(signal, this.agents, options.contentType));
+      const value = await send(signal);
       this.report(target, (this.clock.now() - started) / 1000, false);
       return { ok: true, value };
     } catch (err) {
@@ -148,21 +154,4 @@ export class KubeRequester {
       throw cause;
     }
   }
-}
-
-/** Per-call client-node options: a shared keep-alive agent, our abort signal and, for patches, the Content-Type. */
-function requestOptions(signal: AbortSignal, agents: AgentPool, contentType?: string): ConfigurationOptions {
-  return {
-    middleware: [{
-      pre: (context: RequestContext) => {
-        const agent = agents.reuse(context.getAgent());
-        if (agent) context.setAgent(agent);
-        context.setSignal(signal);
-        if (contentType) context.setHeaderParam('Content-Type', contentType);
-        return new Observable(Promise.resolve(context));
-      },
-      post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
-    }],
-    middlewareMergeStrategy: 'append',
-  };
 }

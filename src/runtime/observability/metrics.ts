@@ -1,9 +1,10 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ProcessMetrics } from './process-metrics';
+import { Counter, EXPOSITION_CONTENT_TYPE, Gauge, Histogram, Registry } from './prometheus';
 import type { VolumeMode } from '../../config/model';
 
 /**
- * Every metric the runtime exports, on a registry of its own (never prom-client's
- * global one), so two instances in one process (tests) do not clash.
+ * Every metric the runtime exports, on a registry of its own, so two instances in one
+ * process (tests) do not clash.
  *
  * Names, types and labels of the Go static provisioner, its node-cleanup controller and
  * the device-selecting provisioner are kept exactly, so existing dashboards and alerts
@@ -16,6 +17,11 @@ export type CleanupType = 'process' | 'job';
 /** The one state each volume of this node is in, as exported by `volume_state`. */
 export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing', 'identity-mismatch', 'in-use', 'not-configured'] as const;
 export type VolumeState = (typeof VOLUME_STATES)[number];
+/**
+ * The states of a healthy volume at rest: counted per StorageClass, not listed one
+ * series per volume, so that `/metrics` does not grow with the node's volumes.
+ */
+export const COUNTED_ONLY_STATES: readonly VolumeState[] = ['available', 'bound'];
 
 /** One volume of this node, for {@link ProvisionerMetrics.setVolumeStates}. */
 export interface VolumeStateEntry {
@@ -51,7 +57,7 @@ export interface ProvisionerMetricsOptions {
   /** Version of this program, reported by `local_volume_provisioner_build_info`. */
   readonly version: string;
   /**
-   * Export the Node.js process metrics (`process_*`, `nodejs_*`).
+   * Export the process metrics (`process_*`, `nodejs_*`).
    * @default true
    */
   readonly processMetrics?: boolean;
@@ -68,13 +74,6 @@ const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * 10 s, which makes every quantile read "10 s". Upstream's buckets are kept as a prefix.
  */
 const CLEANUP_BUCKETS = [...DEFAULT_BUCKETS, 30, 60, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400];
-
-/**
- * prom-client's default metrics include three gauges whose names end in `_total`, which
- * `promtool check metrics` rejects; each is the sum of a labelled gauge that stays
- * (`nodejs_active_handles` etc.).
- */
-const LINT_FAILING_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 const GIB = 1024 ** 3;
 
@@ -120,8 +119,10 @@ export class ProvisionerMetrics {
   private readonly procTableFailed = this.gauge(`${PREFIX}proctable_failed`, 'Number of failed operations in the cleanup process table.', []);
 
   private readonly volumeState = this.gauge(`${PREFIX}volume_state`,
-    'The state of each local volume of this node: 1 for its current state; a volume has exactly one series.',
+    'The state of each local volume of this node that needs attention or is on its way (not available or bound): 1 for its current state.',
     ['state', 'persistentvolume', 'path', 'storageclass']);
+  private readonly volumesByState = this.gauge(`${PREFIX}volumes`,
+    'Number of local volumes of this node per StorageClass and state (every state, 0 included).', ['storageclass', 'state']);
   private readonly storageClassVolumes = this.gauge(`${PREFIX}storageclass_volumes`,
     'Number of local volumes of this node per StorageClass, 0 for a configured class with none.', ['storageclass']);
 
@@ -162,20 +163,17 @@ export class ProvisionerMetrics {
     this.setWaitingForAnotherAgent(false);
     // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
     this.configLastSuccessful.set(1);
-    if (options.processMetrics ?? true) {
-      collectDefaultMetrics({ register: this.registry });
-      for (const name of LINT_FAILING_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
-    }
+    if (options.processMetrics ?? true) this.registry.register(new ProcessMetrics());
   }
 
   /** The Prometheus text exposition of every metric. */
   async exposition(): Promise<string> {
-    return this.registry.metrics();
+    return this.registry.exposition();
   }
 
   /** Content-Type of {@link exposition}. */
   get contentType(): string {
-    return this.registry.contentType;
+    return EXPOSITION_CONTENT_TYPE;
   }
 
   /** A PV was created for a discovered volume, `seconds` after the volume was found. */
@@ -235,18 +233,36 @@ export class ProvisionerMetrics {
 
   /**
    * Replaces the whole set of volume states with `volumes` (call after each pass), so a
-   * volume that changed state or went away leaves no stale series behind.
-   * `configuredStorageClasses` get a `storageclass_volumes` series even with no volume.
+   * volume that changed state or went away leaves no stale series behind. Every volume
+   * is counted in `volumes` and `storageclass_volumes`; only those not in a
+   * {@link COUNTED_ONLY_STATES} state get a `volume_state` series of their own.
+   * `configuredStorageClasses` get their counts even with no volume.
    */
   setVolumeStates(volumes: readonly VolumeStateEntry[], configuredStorageClasses: readonly string[] = []): void {
-    const perClass = new Map<string, number>(configuredStorageClasses.map((c) => [c, 0]));
+    const perClass = new Map<string, Map<VolumeState, number>>();
+    const countsOf = (storageClass: string) => {
+      let counts = perClass.get(storageClass);
+      if (!counts) perClass.set(storageClass, counts = new Map(VOLUME_STATES.map((state) => [state, 0])));
+      return counts;
+    };
+    for (const c of configuredStorageClasses) countsOf(c);
     this.volumeState.reset();
     for (const v of volumes) {
+      const counts = countsOf(v.storageClass);
+      counts.set(v.state, counts.get(v.state)! + 1);
+      if (COUNTED_ONLY_STATES.includes(v.state)) continue;
       this.volumeState.set({ state: v.state, persistentvolume: v.persistentVolume, path: v.path, storageclass: v.storageClass }, 1);
-      perClass.set(v.storageClass, (perClass.get(v.storageClass) ?? 0) + 1);
     }
     this.storageClassVolumes.reset();
-    for (const [storageclass, count] of perClass) this.storageClassVolumes.set({ storageclass }, count);
+    this.volumesByState.reset();
+    for (const [storageclass, counts] of perClass) {
+      let total = 0;
+      for (const [state, count] of counts) {
+        this.volumesByState.set({ storageclass, state }, count);
+        total += count;
+      }
+      this.storageClassVolumes.set({ storageclass }, total);
+    }
   }
 
   /** Whether this agent waits for another one on its node (see controller/volume-locks.ts). */
@@ -290,14 +306,14 @@ export class ProvisionerMetrics {
   }
 
   private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
-    return new Counter({ name, help, labelNames, registers: [this.registry] });
+    return this.registry.register(new Counter(name, help, labelNames));
   }
 
   private gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
-    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+    return this.registry.register(new Gauge(name, help, labelNames));
   }
 
   private histogram<L extends string>(name: string, help: string, labelNames: L[], buckets: number[]): Histogram<L> {
-    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+    return this.registry.register(new Histogram(name, help, labelNames, buckets));
   }
 }

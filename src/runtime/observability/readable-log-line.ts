@@ -1,5 +1,5 @@
 /**
- * Turns one pino JSON line into a readable one for development:
+ * Turns one JSON log line into a readable one for development:
  * `02:10:04.512 WARN  path is not a mount point  pv=local-pv-1a2b path=/mnt/disks/v1 storageClass=fast`
  *
  * Written here rather than taken from pino-pretty: a dozen lines against a transport

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DirectoryWatcher } from '../../../src/runtime/controller/change-watchers';
+import { DirectoryWatcher, MountTableWatcher } from '../../../src/runtime/controller/change-watchers';
+import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, unmount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 
 describe('DirectoryWatcher', () => {
@@ -63,5 +64,49 @@ describe('DirectoryWatcher', () => {
     fs.writeFileSync(path.join(dir, 'vol1'), '');
     await new Promise((r) => setTimeout(r, 100));
     expect(changes).toEqual([]);
+  });
+});
+
+describePrivileged('MountTableWatcher', () => {
+  afterAll(cleanupPrivileged);
+
+  test('reports a mount and an unmount as they happen, through findmnt --poll', async () => {
+    let changes = 0;
+    const watcher = new MountTableWatcher(() => changes++);
+    try {
+      // findmnt reports only what changes after it has started: mount until it has said so.
+      const dir = path.join(makeTempDir('lvp-mounts-'), 'vol');
+      fs.mkdirSync(dir);
+      await eventually(() => {
+        makeMountPoint(dir);
+        unmount(dir);
+        return changes > 0;
+      }, 'a mount is reported');
+      const seen = changes;
+      makeMountPoint(dir);
+      await eventually(() => changes > seen, 'the next mount is reported');
+    } finally {
+      watcher.close();
+    }
+  });
+});
+
+describe('MountTableWatcher without findmnt', () => {
+  test('re-reads the mount table and says why, when the command cannot run', async () => {
+    const table = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-mountinfo-')), 'mountinfo');
+    fs.writeFileSync(table, 'one\n');
+    const warnings: object[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object) => warnings.push(fields) };
+    let changes = 0;
+    const watcher = new MountTableWatcher(() => changes++, { command: ['/nonexistent/findmnt'], file: table, fallbackIntervalMs: 10, logger });
+    try {
+      await eventually(() => warnings.length === 1, 'the fallback is logged');
+      expect(warnings[0]).toMatchObject({ command: '/nonexistent/findmnt', reason: expect.stringContaining('ENOENT') });
+      const seen = changes;
+      fs.writeFileSync(table, 'one\ntwo\n');
+      await eventually(() => changes > seen, 'the change is seen by re-reading');
+    } finally {
+      watcher.close();
+    }
   });
 });

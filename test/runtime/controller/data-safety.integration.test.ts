@@ -11,7 +11,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, FixtureOptions, NODE_NAME } from './fixture';
 import { CLEANUP_FINALIZER } from '../../../src/runtime/well-known';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
@@ -168,8 +168,8 @@ describePrivileged('data safety', () => {
       await eventually(() => fx!.serverPv(name)?.metadata?.deletionTimestamp !== undefined, 'the Released PV is being deleted');
 
       // An administrator clears claimRef to reuse the PV, and a new claim names it.
-      await fx.api.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-        (o) => fx!.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] }, o), { contentType: 'application/json-patch+json' });
+      await fx.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
       expect(() => fx!.bind(name, 'new-tenant')).toThrow('the volume is marked for deletion');
 
       fs.writeFileSync(gate, '');
@@ -189,8 +189,8 @@ describePrivileged('data safety', () => {
       await fx.pass();
       await eventually(() => fx!.deleter.isCleaning(name), 'the cleanup runs');
 
-      await fx.api.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-        (o) => fx!.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] }, o), { contentType: 'application/json-patch+json' });
+      await fx.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
       await eventually(() => fx!.serverPv(name)?.status?.phase === 'Available', 'the PV is Available again');
       fx.bind(name, 'new-tenant');
 

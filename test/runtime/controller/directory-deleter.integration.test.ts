@@ -7,7 +7,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, FixtureOptions, NODE_HOSTNAME, NODE_NAME } from './fixture';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
@@ -180,9 +180,8 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     fillVolume(dir);
     await fx.release(name, async () => {
       // Something else holds it in deletion.
-      await fx!.api.requester.call({ verb: 'patch', resource: 'persistentvolumes', name },
-        (o) => fx!.core.patchPersistentVolume({ name, body: { metadata: { finalizers: ['example.com/hold', 'kubernetes.io/pv-protection'] } } }, o),
-        { contentType: 'application/merge-patch+json' });
+      await fx!.core.patchPersistentVolume({ name, body: { metadata: { finalizers: ['example.com/hold', 'kubernetes.io/pv-protection'] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     });
     await fx.core.deletePersistentVolume({ name });
     await fx.waitForCache(() => fx!.cache.get(name)?.metadata?.deletionTimestamp !== undefined, 'the PV is being deleted');

@@ -1,5 +1,5 @@
-import { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
-import { localPv, serverAndApi } from './fixtures';
+import { CoreV1Event } from '@kubernetes/client-node';
+import { coreApiOf, eventually, localPv, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../../../src/runtime/kube/event-recorder';
 import { TestApiServer } from '../../apiserver';
@@ -63,7 +63,7 @@ describe('EventRecorder', () => {
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     const [first] = events();
-    await api.kubeConfig.makeApiClient(CoreV1Api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
+    await coreApiOf(api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     expect(events()).toEqual([expect.objectContaining({ count: 2 })]);
@@ -103,5 +103,63 @@ describe('EventRecorder', () => {
     await recorder.flush();
     expect(failures).toBe(2);
     expect(events()).toHaveLength(2);
+  });
+
+  describe('a burst of Normal Events about PVs', () => {
+    const created = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `local-pv-${i}`, uid: `uid-${i}` }));
+    const recordAll = (recorder: EventRecorder, pvs: Array<{ name: string; uid: string }>, reason = 'ProvisioningSucceeded') => {
+      for (const pv of pvs) recorder.normal({ apiVersion: 'v1', kind: 'PersistentVolume', ...pv }, reason, `created PV ${pv.name}`);
+    };
+
+    test('of a few is written one Event per PV', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { maxSingle: 3 } });
+      recordAll(recorder, created(3));
+      await recorder.flush();
+      expect(events().map((e) => e.involvedObject.name).sort()).toEqual(['local-pv-0', 'local-pv-1', 'local-pv-2']);
+    });
+
+    test('of many is one Event of the same reason on the Node, naming the PVs', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { maxSingle: 3 } });
+      recordAll(recorder, created(4));
+      await recorder.flush();
+      expect(events()).toEqual([expect.objectContaining({
+        type: 'Normal',
+        reason: 'ProvisioningSucceeded',
+        involvedObject: expect.objectContaining({ kind: 'Node', name: 'node-a' }),
+        message: '4 PersistentVolumes: local-pv-0, local-pv-1, local-pv-2, local-pv-3; the first: created PV local-pv-0',
+      })]);
+      expect(server.counters.total({ resource: 'events' }).requests).toBe(1);
+    });
+
+    test('of a thousand is one short Event that says how many it does not name', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a' });
+      recordAll(recorder, created(1000));
+      await recorder.flush();
+      const [summary] = events();
+      expect(events()).toHaveLength(1);
+      expect(summary.message).toMatch(/^1000 PersistentVolumes: local-pv-0, local-pv-1, .*, … \(\d+ more\); the first: created PV local-pv-0$/);
+      expect(summary.message!.length).toBeLessThan(1024);
+    });
+
+    test('is summarised per reason', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { maxSingle: 1 } });
+      recordAll(recorder, created(2), 'VolumeAdopted');
+      recordAll(recorder, created(1), 'CleanupStarted');
+      await recorder.flush();
+      expect(events().map((e) => `${e.reason} ${e.involvedObject.kind}`).sort()).toEqual(['CleanupStarted PersistentVolume', 'VolumeAdopted Node']);
+    });
+
+    test('ends on its own once quiet, without a flush', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { quietMs: 20 } });
+      recordAll(recorder, created(1));
+      await eventually(() => events().length === 1, 'the held Event is written');
+    });
+
+    test('does not hold Warnings', async () => {
+      const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { quietMs: 60_000 } });
+      recorder.warning({ apiVersion: 'v1', kind: 'PersistentVolume', name: 'local-pv-0' }, 'CleanupFailed', 'exit 1');
+      await eventually(() => events().length === 1, 'the Warning is written at once');
+      await recorder.flush();
+    });
   });
 });

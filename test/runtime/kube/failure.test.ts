@@ -1,10 +1,10 @@
-import { ApiException } from '@kubernetes/client-node';
 import { classifyFailure, parseRetryAfter, parseStatus } from '../../../src/runtime/kube/failure';
+import { HttpStatusError } from '../../../src/runtime/kube/http-transport';
 
 const settled = { timedOut: false, cancelled: false };
 
 function statusError(code: number, reason: string, message: string, headers: Record<string, string> = {}) {
-  return new ApiException(code, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', status: 'Failure', code, reason, message }), headers);
+  return new HttpStatusError(code, JSON.stringify({ kind: 'Status', status: 'Failure', code, reason, message }), headers);
 }
 
 describe('classifyFailure', () => {
@@ -26,18 +26,17 @@ describe('classifyFailure', () => {
   });
 
   test('a refused connection is a retryable network failure', () => {
-    const err = Object.assign(new Error('request to http://127.0.0.1:1/ failed, reason: connect ECONNREFUSED'),
-      { name: 'FetchError', type: 'system', code: 'ECONNREFUSED' });
+    const err = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(classifyFailure(err, settled)).toMatchObject({ kind: 'network', retryable: true });
   });
 
   test('an abort caused by our timer is a retryable timeout', () => {
-    const err = Object.assign(new Error('The operation was aborted.'), { name: 'AbortError', type: 'aborted' });
+    const err = Object.assign(new Error('The operation was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' });
     expect(classifyFailure(err, { timedOut: true, cancelled: false })).toMatchObject({ kind: 'timeout', retryable: true });
   });
 
   test('an abort caused by the caller is a final cancellation', () => {
-    const err = Object.assign(new Error('The operation was aborted.'), { name: 'AbortError', type: 'aborted' });
+    const err = Object.assign(new Error('The operation was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' });
     expect(classifyFailure(err, { timedOut: false, cancelled: true })).toMatchObject({ kind: 'cancelled', retryable: false });
   });
 

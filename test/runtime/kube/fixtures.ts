@@ -1,4 +1,4 @@
-import { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeRequesterOptions } from '../../../src/runtime/kube/request';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
@@ -27,6 +27,13 @@ export function plainHttpKubeConfig(server: TestApiServer): KubeConfig {
     currentContext: kc.currentContext,
   });
   return fixed;
+}
+
+/** client-node's CoreV1Api on the same server and credentials as `api`, for test set-up and checks. */
+export function coreApiOf(api: KubeApi): CoreV1Api {
+  const kc = new KubeConfig();
+  kc.loadFromOptions(api.kubeConfig);
+  return kc.makeApiClient(CoreV1Api);
 }
 
 export interface PvShape {

@@ -100,11 +100,27 @@ describe('NodePvCache', () => {
     expect(c.list()).toEqual([]);
   });
 
-  test('objects from the watch have the typed form of listed ones (timestamps are Dates)', async () => {
+  test('objects from the watch have the form of read ones: plain JSON, timestamps as the server writes them', async () => {
     const { cache: c } = await startCache('node-a');
-    await api.createPersistentVolume(localPv('typed', { node: 'node-a' }));
-    await eventually(() => c.get('typed') !== undefined, 'the PV arrived by watch');
-    expect(c.get('typed')!.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    await api.createPersistentVolume(localPv('plain', { node: 'node-a' }));
+    await eventually(() => c.get('plain') !== undefined, 'the PV arrived by watch');
+    expect(c.get('plain')).toEqual(await api.getPersistentVolume('plain'));
+    expect(c.get('plain')!.metadata!.creationTimestamp).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/));
+  });
+
+  test('keeps no managedFields of the PVs it lists or watches', async () => {
+    const managed = (name: string) => {
+      const pv = localPv(name, { node: 'node-a' });
+      return { ...pv, metadata: { ...pv.metadata, managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }] } };
+    };
+    server.create(managed('listed'));
+    expect(server.get('v1', 'PersistentVolume', 'listed').metadata.managedFields).toHaveLength(1);
+    const { cache: c } = await startCache('node-a');
+    await api.createPersistentVolume(managed('watched'));
+    await eventually(() => c.get('watched') !== undefined, 'the PV arrived by watch');
+    expect(server.get('v1', 'PersistentVolume', 'watched').metadata.managedFields).toHaveLength(1);
+    expect(c.get('listed')!.metadata).not.toHaveProperty('managedFields');
+    expect(c.get('watched')!.metadata).not.toHaveProperty('managedFields');
   });
 
   test('a label change that moves a PV to another node removes it from the cache', async () => {

@@ -1,4 +1,4 @@
-import { serverAndApi } from './fixtures';
+import { eventually, serverAndApi } from './fixtures';
 import { VirtualClock } from './virtual-clock';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
@@ -13,6 +13,7 @@ beforeEach(async () => {
 afterEach(() => server.stop());
 
 const gets = () => server.counters.get('get', 'storageclasses').requests;
+const requests = () => server.counters.total({ resource: 'storageclasses' }).requests;
 
 function storageClass(name: string) {
   return { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner: 'kubernetes.io/no-provisioner', reclaimPolicy: 'Retain' };
@@ -54,5 +55,50 @@ describe('StorageClassCache', () => {
     const cache = new StorageClassCache(api, { clock: new VirtualClock() });
     await Promise.all([cache.get('shared'), cache.get('shared'), cache.get('shared')]);
     expect(gets()).toBe(1);
+  });
+});
+
+describe('StorageClassCache, started', () => {
+  test('reads send no request: every class is listed once and watched', async () => {
+    server.create(storageClass('fast'));
+    const cache = new StorageClassCache(api);
+    await cache.start();
+    const afterStart = requests();
+    await expect(cache.get('fast')).resolves.toMatchObject({ reclaimPolicy: 'Retain' });
+    await expect(cache.get('absent')).resolves.toBeUndefined();
+    expect(requests()).toBe(afterStart);
+    await cache.stop();
+  });
+
+  test('a class created later is seen at once, and its listeners told', async () => {
+    const cache = new StorageClassCache(api);
+    await cache.start();
+    let changes = 0;
+    cache.onChange(() => changes++);
+    server.create(storageClass('later'));
+    await eventually(async () => (await cache.get('later')) !== undefined, 'the new class is seen');
+    expect(changes).toBe(1);
+    await cache.stop();
+  });
+
+  test('where listing StorageClasses is forbidden, each is read by name', async () => {
+    server.create(storageClass('fast'));
+    server.faults.failNext({ verb: 'list', resource: 'storageclasses', code: 403 });
+    const cache = new StorageClassCache(api, { clock: new VirtualClock() });
+    await cache.start();
+    await expect(cache.get('fast')).resolves.toMatchObject({ metadata: { name: 'fast' } });
+    expect(gets()).toBe(1);
+    await cache.stop();
+  });
+
+  test('where watching is forbidden after the list, reads go by name again', async () => {
+    server.faults.failNext({ verb: 'watch', resource: 'storageclasses', code: 403 });
+    const cache = new StorageClassCache(api, { clock: new VirtualClock() });
+    await cache.start();
+    await eventually(async () => {
+      await cache.get('probe');
+      return gets() > 0;
+    }, 'a read goes by name');
+    await cache.stop();
   });
 });

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadKubeConfig } from '../../../src/runtime/controller/agent';
+import { currentContext, loadKubeConfig } from '../../../src/runtime/kube/kubeconfig';
 import { cleanupPrivileged, makeTempDir } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -34,11 +34,11 @@ function kubeconfigFile(): string {
 
 test('the endpoint replaces the current cluster\'s server and keeps the user', () => {
   const kc = loadKubeConfig(kubeconfigFile(), 'https://endpoint.example:6443');
-  expect(kc.getCurrentCluster()?.server).toBe('https://endpoint.example:6443');
-  expect(kc.getCurrentUser()?.token).toBe('secret');
+  expect(currentContext(kc).cluster.server).toBe('https://endpoint.example:6443');
+  expect(currentContext(kc).user.token).toBe('secret');
   expect(kc.clusters.find((c) => c.name === 'other')?.server).toBe('https://other.example:6443');
 });
 
 test('without an endpoint the kubeconfig\'s server stays', () => {
-  expect(loadKubeConfig(kubeconfigFile()).getCurrentCluster()?.server).toBe('https://kubeconfig.example:6443');
+  expect(currentContext(loadKubeConfig(kubeconfigFile())).cluster.server).toBe('https://kubeconfig.example:6443');
 });

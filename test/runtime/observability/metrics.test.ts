@@ -1,5 +1,5 @@
 import { familyTypes, promtoolCheckMetrics, samplesOf } from './exposition';
-import { capacityBreakdownLabel, ProvisionerMetrics } from '../../../src/runtime/observability/metrics';
+import { capacityBreakdownLabel, ProvisionerMetrics, VOLUME_STATES } from '../../../src/runtime/observability/metrics';
 
 const GiB = 1024 ** 3;
 
@@ -68,10 +68,15 @@ describe('ProvisionerMetrics', () => {
     expect(result.status).toBe(0);
   });
 
-  test('includes the Node.js process metrics on its own registry', async () => {
-    const types = familyTypes(await new ProvisionerMetrics({ version: 'x' }).exposition());
+  test('includes the process metrics on its own registry', async () => {
+    const text = await new ProvisionerMetrics({ version: 'x' }).exposition();
+    const types = familyTypes(text);
+    expect(types.get('process_cpu_seconds_total')).toBe('counter');
     expect(types.get('process_resident_memory_bytes')).toBe('gauge');
+    expect(types.get('process_open_fds')).toBe('gauge');
     expect(types.get('nodejs_heap_size_used_bytes')).toBe('gauge');
+    expect(samplesOf(text, 'process_resident_memory_bytes')[0].value).toBeGreaterThan(1024 * 1024);
+    expect(samplesOf(text, 'process_start_time_seconds')[0].value).toBeCloseTo(Date.now() / 1000 - process.uptime(), -1);
   });
 
   test('leaves the process metrics out when asked', async () => {
@@ -162,9 +167,9 @@ describe('ProvisionerMetrics', () => {
 describe('volume states', () => {
   const volume = { persistentVolume: 'local-pv-1', path: '/mnt/disks/a', storageClass: 'fast' };
 
-  test('each volume has exactly one series, for its current state', async () => {
+  test('a volume that needs attention has exactly one series, for its current state', async () => {
     const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
-    m.setVolumeStates([{ ...volume, state: 'bound' }]);
+    m.setVolumeStates([{ ...volume, state: 'error' }]);
     m.setVolumeStates([{ ...volume, state: 'released' }]);
     const series = samplesOf(await m.exposition(), 'local_volume_provisioner_volume_state');
     expect(series).toEqual([{
@@ -174,12 +179,41 @@ describe('volume states', () => {
     }]);
   });
 
+  test('available and bound volumes are counted, not listed', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    m.setVolumeStates([{ ...volume, state: 'available' }, { ...volume, persistentVolume: 'local-pv-2', state: 'bound' }]);
+    const text = await m.exposition();
+    expect(samplesOf(text, 'local_volume_provisioner_volume_state')).toEqual([]);
+    expect(samplesOf(text, 'local_volume_provisioner_volumes', { storageclass: 'fast', state: 'available' })[0].value).toBe(1);
+    expect(samplesOf(text, 'local_volume_provisioner_volumes', { storageclass: 'fast', state: 'bound' })[0].value).toBe(1);
+  });
+
   test('a volume left out of the new set has no series any more', async () => {
     const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
-    m.setVolumeStates([{ ...volume, state: 'available' }, { ...volume, persistentVolume: 'local-pv-2', path: '/mnt/disks/b', state: 'error' }]);
-    m.setVolumeStates([{ ...volume, state: 'available' }]);
+    m.setVolumeStates([{ ...volume, state: 'missing' }, { ...volume, persistentVolume: 'local-pv-2', path: '/mnt/disks/b', state: 'error' }]);
+    m.setVolumeStates([{ ...volume, state: 'missing' }]);
     const series = samplesOf(await m.exposition(), 'local_volume_provisioner_volume_state');
     expect(series.map((s) => s.labels.persistentvolume)).toEqual(['local-pv-1']);
+  });
+
+  test('volumes counts every state of every class, 0 included', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    m.setVolumeStates([{ ...volume, state: 'error' }, { ...volume, persistentVolume: 'local-pv-2', state: 'available' }], ['fast', 'slow']);
+    const counts = samplesOf(await m.exposition(), 'local_volume_provisioner_volumes');
+    expect(counts.map((s) => `${s.labels.storageclass} ${s.labels.state} ${s.value}`)).toEqual([
+      ...VOLUME_STATES.map((state) => `fast ${state} ${state === 'error' || state === 'available' ? 1 : 0}`),
+      ...VOLUME_STATES.map((state) => `slow ${state} 0`),
+    ]);
+  });
+
+  test('/metrics stays small however many healthy volumes a node has', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ ...volume, persistentVolume: `local-pv-${i}`, path: `/mnt/disks/v${i}`, state: 'available' as const }));
+    m.setVolumeStates(many(10));
+    const ten = (await m.exposition()).length;
+    m.setVolumeStates(many(5000));
+    // Only the counts' digits grow.
+    expect((await m.exposition()).length).toBeLessThan(ten + 10);
   });
 
   test('storageclass_volumes counts volumes per class and reads 0 for a configured class with none', async () => {

@@ -1,0 +1,74 @@
+import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
+import { createLogger } from '../../../src/runtime/observability';
+import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { startTestApiServer } from '../../apiserver';
+import { eventually, serverAndApi } from '../kube/fixtures';
+
+const logger = createLogger({ level: 'fatal' });
+
+async function setUp() {
+  const { server, api } = await serverAndApi();
+  server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
+  const requests = () => server.counters.total({ resource: 'nodes' }).requests;
+  return { server, api, requests };
+}
+
+describe('NodeInfoSource', () => {
+  test('once started, reads send no request and a label change is seen', async () => {
+    const { server, api, requests } = await setUp();
+    const nodes = new NodeInfoSource(api, 'worker-1', logger);
+    try {
+      await nodes.get();
+      await nodes.start();
+      const afterStart = requests();
+      expect((await nodes.get()).labels).toMatchObject({ zone: 'a' });
+      expect(requests()).toBe(afterStart);
+      const node = server.get('v1', 'Node', 'worker-1');
+      await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
+      await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen');
+    } finally {
+      await nodes.stop();
+      await server.stop();
+    }
+  });
+
+  test('where watching nodes is forbidden, the Node is re-read at most once per max age', async () => {
+    const { server, api, requests } = await setUp();
+    let now = 0;
+    const nodes = new NodeInfoSource(api, 'worker-1', logger, 60_000, () => now);
+    try {
+      server.faults.failNext({ verb: 'watch', resource: 'nodes', code: 403 });
+      await nodes.start();
+      await eventually(async () => {
+        const before = requests();
+        now += 60_000;
+        await nodes.get();
+        return requests() > before;
+      }, 'the Node is read by name again');
+      const before = requests();
+      await nodes.get();
+      expect(requests()).toBe(before);
+    } finally {
+      await nodes.stop();
+      await server.stop();
+    }
+  });
+
+  test('a Node last changed before the server\'s watch history began is watched without a relist loop', async () => {
+    const server = await startTestApiServer({ historyLimit: 5 });
+    server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
+    for (let i = 0; i < 10; i++) server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i}` } });
+    const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
+    const nodes = new NodeInfoSource(api, 'worker-1', logger);
+    try {
+      await nodes.start();
+      const node = server.get('v1', 'Node', 'worker-1');
+      await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
+      await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the change is seen by the watch');
+      expect(server.counters.get('get', 'nodes').requests).toBe(1);
+    } finally {
+      await nodes.stop();
+      await server.stop();
+    }
+  });
+});
