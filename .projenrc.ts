@@ -55,6 +55,8 @@ const project = new typescript.TypeScriptProject({
     'kubernetes-models@^4.5.1',
     '@kubernetes-models/prometheus-operator@^6.0.0',
     'cdk8s-cli@^2.200.0',
+    // Bundles the agent into one file for the container image (image/Dockerfile).
+    'esbuild@^0.28.2',
   ],
   peerDeps: [],
 
@@ -95,8 +97,9 @@ project.addFields({
   engines: { node: '>=20.19.0' },
   // npm 11 warns about install scripts it was not told to allow (and will block them):
   // `node` must run its preinstall to put Node 24 at node_modules/.bin/node for the tests;
-  // @parcel/watcher (cdk8s-cli's file watcher) builds its native module.
-  allowScripts: { 'node': true, '@parcel/watcher': true },
+  // @parcel/watcher (cdk8s-cli's file watcher) builds its native module. esbuild's
+  // only swaps its JavaScript launcher for the binary, which works without it.
+  allowScripts: { 'node': true, '@parcel/watcher': true, 'esbuild': false },
   // `local-pv-provisioner` is the device-selecting provisioner's name: the same binary
   // started under it speaks that dialect, so its users change only the image.
   bin: {
@@ -130,6 +133,13 @@ project.addTask('test-apiserver', {
 project.addTask('bench', {
   description: 'Benchmarks (as root): prints a table and writes docs/benchmarks.md',
   exec: 'scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts',
+});
+
+// The container image the construct deploys by default, built with docker when an
+// engine answers, else with podman (as root; base images made locally when missing).
+project.addTask('image', {
+  description: 'Build image/Dockerfile as the construct\'s default image (docker, else podman)',
+  exec: 'scripts/image.sh',
 });
 
 // The README's main job: `npx projen synth` writes dist/*.k8s.yaml from app/main.ts.
