@@ -57,6 +57,8 @@ const project = new typescript.TypeScriptProject({
     'cdk8s-cli@^2.200.0',
     // Bundles the agent into one file for the container image (image/Dockerfile).
     'esbuild@^0.28.2',
+    // The base of test/support/image-suites-last.ts (jest's own test order).
+    '@jest/test-sequencer@^30',
   ],
   peerDeps: [],
 
@@ -68,6 +70,8 @@ const project = new typescript.TypeScriptProject({
       testEnvironment: 'node',
       collectCoverage: false,
       testPathIgnorePatterns: ['/node_modules/', '/lib/', '/dist/'],
+      // The container image's suites run last, while the image builds (see the test task).
+      testSequencer: '<rootDir>/test/support/image-suites-last.ts',
       // This package exports only an "import" condition, which jest's CommonJS resolver skips.
       moduleNameMapper: {
         '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',
@@ -113,9 +117,10 @@ project.gitignore.include('/dist/');
 
 // Node 24 with vm modules lets Jest 30 require() ES modules (client-node).
 // ts-jest only transpiles (isolatedModules), so the tests are type-checked here once;
-// jest then runs in a private mount namespace so no test mount outlives the run.
+// jest then runs in a private mount namespace so no test mount outlives the run, while
+// the container image builds in the background for the suites that run it (last).
 project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
-project.testTask.exec('scripts/in-private-mount-namespace.sh jest --passWithNoTests --ci', { receiveArgs: true });
+project.testTask.exec('scripts/in-private-mount-namespace.sh scripts/with-image-build.sh jest --passWithNoTests --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
 
