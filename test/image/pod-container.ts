@@ -1,12 +1,12 @@
 /**
  * The container image run with podman as kubelet runs a synthesized workload's
  * container on this node: its image and args (`$(VAR)` expanded) under the image's
- * ENTRYPOINT, its env (field references resolved), its securityContext's
- * privilege, each hostPath volume at its mount path with its propagation
- * (HostToContainer is `rslave`) and read-only flag, each ConfigMap volume as
- * kubelet lays it out, and a network namespace of its own (PrivateNetwork). In place
- * of the ServiceAccount token kubelet mounts, a kubeconfig for the ServiceAccount's
- * user, named by KUBECONFIG.
+ * ENTRYPOINT (or its command), its env (field references resolved), its
+ * securityContext's privilege and user, its memory limit, each hostPath volume at
+ * its mount path with its propagation (HostToContainer is `rslave`) and read-only
+ * flag, each ConfigMap volume as kubelet lays it out, and a network namespace of its
+ * own (PrivateNetwork). In place of the ServiceAccount token kubelet mounts, a
+ * kubeconfig for the ServiceAccount's user, named by KUBECONFIG.
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -33,9 +33,14 @@ export function podmanRunArgs(cluster: Cluster, workloadName: string, name: stri
   fs.mkdirSync(credentials, { recursive: true });
   fs.copyFileSync(kubeconfig, path.join(credentials, 'kubeconfig'));
   const envArgs = Object.entries({ ...env, KUBECONFIG: `${CREDENTIALS}/kubeconfig` }).map(([k, v]) => `--env=${k}=${v}`);
+  const security = container.securityContext ?? {};
+  const memoryLimit = container.resources?.limits?.memory;
   return [
     'run', '--rm', `--name=${name}`, '--pull=never', '--network=host', `--timeout=${MAX_LIFETIME_S}`,
-    ...(container.securityContext?.privileged ? ['--privileged'] : []),
+    ...(security.privileged ? ['--privileged'] : []),
+    ...(security.runAsUser !== undefined ? [`--user=${security.runAsUser}`] : []),
+    ...(memoryLimit ? [`--memory=${podmanMemory(memoryLimit)}`] : []),
+    ...(container.command ? [`--entrypoint=${JSON.stringify(container.command)}`] : []),
     ...envArgs,
     ...volumes.map((v: string) => `--volume=${v}`),
     `--volume=${credentials}:${CREDENTIALS}:ro`,
@@ -52,6 +57,13 @@ function volumeSource(cluster: Cluster, volume: Manifest | undefined, namespace:
   }
   if (volume?.configMap) return cluster.configMapVolume(volume.configMap.name, namespace).dir;
   throw new Error(`the image test does not provide the volume ${JSON.stringify(volume)}`);
+}
+
+/** A memory quantity (`512Mi`) as podman's --memory takes it (`512m`; podman's units are binary). */
+function podmanMemory(quantity: string): string {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
+  if (!m) throw new Error(`the image test does not convert the memory limit ${quantity}`);
+  return `${m[1]}${m[2]?.[0].toLowerCase() ?? 'b'}`;
 }
 
 function mountOptions(m: Manifest): string[] {
