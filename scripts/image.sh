@@ -13,6 +13,11 @@ if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
   exec docker build -f image/Dockerfile -t "$tag" .
 fi
 
+if [ "$(id -u)" != 0 ]; then
+  echo "scripts/image.sh: no docker engine answers, and podman builds need root here; run it as root or with docker" >&2
+  exit 1
+fi
+
 # One podman build at a time on this machine (its storage is shared): a second one
 # waits here, then finds every layer built.
 exec 9>"${TMPDIR:-/tmp}/local-volume-provisioner-image.lock"

@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
-# Its own process group, so that stopping it stops podman and mmdebstrap too.
-setsid scripts/image.sh >.cache/image-build.log 2>&1 &
+# Its own process group, so that stopping it stops podman and mmdebstrap too; at a lower
+# CPU and disk priority, so that it slows the tests as little as it can.
+setsid nice -n 10 ionice -c 2 -n 7 scripts/image.sh >.cache/image-build.log 2>&1 &
 build=$!
 trap 'kill -- -"$build" 2>/dev/null || true' EXIT
 "$@"
