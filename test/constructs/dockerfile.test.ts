@@ -57,7 +57,7 @@ test('the package bins and the upstream images\' binary paths are links to the b
   const run = of('RUN').map((i) => i.args).join('\n');
   const binFile = join(workdir, pkg.bin['local-volume-provisioner']);
   expect(of('COPY').map((i) => i.args)).toContainEqual(expect.stringMatching(new RegExp(`^--from=build \\S+ \\.\\/${pkg.bin['local-volume-provisioner']}$`)));
-  const links = [...Object.keys(pkg.bin).map((name) => `/usr/local/bin/${name}`), '/local-provisioner', '/local-pv-provisioner'];
+  const links = [...Object.keys(pkg.bin).map((name) => `/usr/local/bin/${name}`), '/local-provisioner', '/local-pv-provisioner', '/main'];
   for (const file of Object.values(pkg.bin)) expect(join(workdir, file)).toBe(binFile);
   for (const link of links) expect(run).toContain(`ln -s ${binFile} ${link}`);
 });
