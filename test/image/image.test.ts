@@ -112,6 +112,17 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
     expect([running.Path, ...running.Args]).toEqual([...image.Config.Entrypoint, ...args]);
   });
 
+  test.each([
+    ['/local-provisioner', 'run'],
+    ['/local-pv-provisioner', 'devices'],
+    ['/main', 'node-cleanup'],
+  ])('%s, an upstream image\'s binary, starts the bin as its %s', async (binary, command) => {
+    const { stdout } = await promisify(execFile)(path.join(REPO, 'scripts/podman.sh'),
+      ['run', '--rm', '--network=none', `--entrypoint=${binary}`, daemonSetContainer().image, '--help'], { cwd: REPO });
+
+    expect(stdout.split('\n')[0]).toBe(`Usage: local-volume-provisioner ${command} [flags]`);
+  });
+
   test('a volume mounted under the class directory after the pod started becomes an Available PV', async () => {
     const loop = createLoopDevice(16 * MiB);
     mkfsExt4(loop.device);
