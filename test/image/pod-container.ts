@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { PrivateNetwork } from './private-network';
 import { Cluster, expandVars, Manifest } from '../e2e/cluster';
 import { REPO } from '../support/agent-process';
+import { CollectedProcess } from '../support/collected-process';
 
 const PODMAN = path.join(REPO, 'scripts/podman.sh');
 /** Where the kubeconfig standing in for the ServiceAccount token is mounted. */
@@ -72,40 +73,15 @@ function mountOptions(m: Manifest): string[] {
 }
 
 /** One run of the image; its output (the agent's log) is collected line by line. */
-export class PodContainer {
+export class PodContainer extends CollectedProcess {
   /** Starts `podman run <args>` inside the network namespace. */
   static start(network: PrivateNetwork, name: string, runArgs: string[]): PodContainer {
     const [command, ...args] = network.enter([PODMAN, ...runArgs]);
     return new PodContainer(name, spawn(command, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }));
   }
 
-  readonly lines: string[] = [];
-  private partial = '';
-  private readonly exit: Promise<number | null>;
-
-  private constructor(readonly name: string, private readonly child: ChildProcess) {
-    const collect = (chunk: Buffer) => {
-      const parts = (this.partial + chunk.toString('utf8')).split('\n');
-      this.partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** Everything it printed so far, for failure messages. */
-  log(): string {
-    return [...this.lines, ...(this.partial ? [this.partial] : [])].join('\n');
-  }
-
-  /** The container's exit code, once `podman run` has returned it. */
-  exited(): Promise<number | null> {
-    return this.exit;
+  private constructor(readonly name: string, child: ChildProcess) {
+    super(child);
   }
 
   /** Sends `signal` to the container's PID 1, as kubelet does to stop it. */
@@ -117,6 +93,6 @@ export class PodContainer {
   async remove(): Promise<void> {
     if (!this.running) return;
     await promisify(execFile)(PODMAN, ['rm', '--force', '--time=0', this.name], { cwd: REPO }).catch(() => undefined);
-    await this.exit;
+    await this.exited();
   }
 }
