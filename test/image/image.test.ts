@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PodContainer, podmanRunArgs } from './pod-container';
 import { PrivateNetwork } from './private-network';
+import { DEFAULT_IMAGE } from '../../src/constructs';
 import { directoryPVName } from '../../src/runtime/pv';
 import { Cluster, find, Manifest, NODE_NAME, synthesize } from '../e2e/cluster';
 import { REPO } from '../support/agent-process';
@@ -44,6 +45,8 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
     dirs.fs = path.join(root, 'fs');
     dirs.block = path.join(root, 'block');
     manifests = synthesize({
+      // The image scripts/image.sh just built, under the default name on purpose.
+      image: DEFAULT_IMAGE,
       storageClasses: [
         { name: 'image-fs', hostDir: dirs.fs },
         { name: 'image-block', hostDir: dirs.block, volumeMode: 'Block' },
