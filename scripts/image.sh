@@ -42,4 +42,7 @@ fi
 
 scripts/podman.sh build --pull=never --network host -v "$npm_etc:/usr/local/etc:ro" \
   -f image/Dockerfile -t "$tag" .
+# Earlier builds' unnamed images (layers a later build may reuse) go after a week, so
+# that a CI machine's storage does not grow without end.
+scripts/podman.sh image prune --force --filter until=168h >/dev/null
 echo "built $tag" >&2
