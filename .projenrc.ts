@@ -57,6 +57,10 @@ const project = new typescript.TypeScriptProject({
     'kubernetes-models@^4.5.1',
     '@kubernetes-models/prometheus-operator@^6.0.0',
     'cdk8s-cli@^2.200.0',
+    // Bundles the agent into one file for the container image (image/Dockerfile).
+    'esbuild@^0.28.2',
+    // The base of test/support/image-suites-last.ts (jest's own test order).
+    '@jest/test-sequencer@^30',
   ],
   peerDeps: [],
 
@@ -68,6 +72,8 @@ const project = new typescript.TypeScriptProject({
       testEnvironment: 'node',
       collectCoverage: false,
       testPathIgnorePatterns: ['/node_modules/', '/lib/', '/dist/'],
+      // The container image's suites run last, while the image builds (see the test task).
+      testSequencer: '<rootDir>/test/support/image-suites-last.ts',
       // This package exports only an "import" condition, which jest's CommonJS resolver skips.
       moduleNameMapper: {
         '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',
@@ -97,8 +103,9 @@ project.addFields({
   engines: { node: '>=20.19.0' },
   // npm 11 warns about install scripts it was not told to allow (and will block them):
   // `node` must run its preinstall to put Node 24 at node_modules/.bin/node for the tests;
-  // @parcel/watcher (cdk8s-cli's file watcher) builds its native module.
-  allowScripts: { 'node': true, '@parcel/watcher': true },
+  // @parcel/watcher (cdk8s-cli's file watcher) builds its native module. esbuild's
+  // only swaps its JavaScript launcher for the binary, which works without it.
+  allowScripts: { 'node': true, '@parcel/watcher': true, 'esbuild': false },
   // `local-pv-provisioner` is the device-selecting provisioner's name: the same binary
   // started under it speaks that dialect, so its users change only the image.
   bin: {
@@ -112,9 +119,10 @@ project.gitignore.include('/dist/');
 
 // Node 24 with vm modules lets Jest 30 require() ES modules (client-node).
 // ts-jest only transpiles (isolatedModules), so the tests are type-checked here once;
-// jest then runs in a private mount namespace so no test mount outlives the run.
+// jest then runs in a private mount namespace so no test mount outlives the run, while
+// the container image builds in the background for the suites that run it (last).
 project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
-project.testTask.exec('scripts/in-private-mount-namespace.sh jest --passWithNoTests --ci', { receiveArgs: true });
+project.testTask.exec('scripts/in-private-mount-namespace.sh scripts/with-image-build.sh jest --passWithNoTests --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
 
@@ -132,6 +140,13 @@ project.addTask('test-apiserver', {
 project.addTask('bench', {
   description: 'Benchmarks (as root): prints a table and writes docs/benchmarks.md',
   exec: 'scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts',
+});
+
+// The container image the construct deploys by default, built with docker when an
+// engine answers, else with podman (as root; base images made locally when missing).
+project.addTask('image', {
+  description: 'Build image/Dockerfile as the construct\'s default image (docker, else podman)',
+  exec: 'scripts/image.sh',
 });
 
 // The README's main job: `npx projen synth` writes dist/*.k8s.yaml from app/main.ts.

@@ -4,9 +4,9 @@ import { DEFAULT_BLOCK_CLEANER_COMMAND } from '../../src/config';
 import { DEFAULT_IMAGE, IMAGE_REPOSITORY } from '../../src/constructs';
 
 /**
- * No Docker engine runs here, so the image is checked statically: what it copies
- * exists, its entry point is the package's bin, and the construct's default image and
- * cleaner commands match what it ships.
+ * The Dockerfile read statically: what it copies exists, its entry point is the
+ * package's bin, and the construct's default image and cleaner commands match what it
+ * ships. test/image/ builds the image and runs it.
  */
 const ROOT = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
@@ -32,10 +32,12 @@ function instructions(): Instruction[] {
 const all = instructions();
 const of = (op: string) => all.filter((i) => i.op === op);
 
-test('every stage is built on Node 24 LTS', () => {
-  const bases = of('FROM').map((i) => i.args.split(' ')[0]);
-  expect(bases.length).toBeGreaterThan(0);
-  for (const base of bases) expect(base).toMatch(/^node:24-/);
+test('it builds on Node 24 LTS and runs on the same Debian release, with that Node', () => {
+  const [build, runtime] = of('FROM').map((i) => i.args.split(' ')[0]);
+  const release = /^node:24-(\w+)-slim$/.exec(build)?.[1];
+  expect(release).toBeDefined();
+  expect(runtime).toBe(`debian:${release}-slim`);
+  expect(of('COPY').map((i) => i.args)).toContainEqual(expect.stringMatching(/^--from=build \/usr\/local\/bin\/node\S* \/usr\/local\/bin\/node$/));
 });
 
 test('every file it copies from the build context exists in the repository', () => {
@@ -46,20 +48,26 @@ test('every file it copies from the build context exists in the repository', () 
   for (const source of sources) expect([source, existsSync(join(ROOT, source))]).toEqual([source, true]);
 });
 
-test('its entry point is the package bin local-volume-provisioner, linked to the bin file', () => {
-  const entrypoint = JSON.parse(of('ENTRYPOINT')[0].args) as string[];
-  const bin = entrypoint[entrypoint.length - 1];
-  expect(bin).toBe('local-volume-provisioner');
-  const workdir = of('WORKDIR').at(-1)!.args;
-  const run = of('RUN').map((i) => i.args).join('\n');
-  for (const [name, file] of Object.entries(pkg.bin)) {
-    expect(run).toContain(`ln -s ${join(workdir, file)} /usr/local/bin/${name}`);
-  }
+test('its entry point is the package bin local-volume-provisioner under tini, with no subcommand', () => {
+  expect(JSON.parse(of('ENTRYPOINT')[0].args)).toEqual(['/usr/bin/tini', '--', 'local-volume-provisioner']);
 });
 
-test('it installs the tools the cleaner scripts use', () => {
+test('the package bins and the upstream images\' binary paths are links to the bin file it copies', () => {
+  const workdir = of('WORKDIR').at(-1)!.args;
   const run = of('RUN').map((i) => i.args).join('\n');
-  for (const tool of ['util-linux', 'e2fsprogs', 'xfsprogs', 'coreutils']) expect(run).toMatch(new RegExp(`apt-get install .*\\b${tool}\\b`));
+  const binFile = join(workdir, pkg.bin['local-volume-provisioner']);
+  expect(of('COPY').map((i) => i.args)).toContainEqual(expect.stringMatching(new RegExp(`^--from=build \\S+ \\.\\/${pkg.bin['local-volume-provisioner']}$`)));
+  const links = [...Object.keys(pkg.bin).map((name) => `/usr/local/bin/${name}`), '/local-provisioner', '/local-pv-provisioner', '/main'];
+  for (const file of Object.values(pkg.bin)) expect(join(workdir, file)).toBe(binFile);
+  for (const link of links) expect(run).toContain(`ln -s ${binFile} ${link}`);
+});
+
+test('the runtime installs only what the agent and the cleaner scripts run, and tini', () => {
+  const installs = of('RUN')
+    .map((i) => /apt-get install -y --no-install-recommends ([^&]+)/.exec(i.args)?.[1].trim().split(/\s+/))
+    .filter((packages) => packages !== undefined);
+  // The last install is the runtime stage's (the build stage's installs binutils, to strip Node).
+  expect(installs.at(-1)).toEqual(['util-linux', 'e2fsprogs', 'coreutils', 'tini']);
 });
 
 test('it ships the cleaner scripts at /scripts, including the default cleaner command', () => {

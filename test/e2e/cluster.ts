@@ -69,6 +69,17 @@ export function installImageScripts(): () => void {
   };
 }
 
+/** A workload's pod on this node: what kubelet starts its container from. */
+export interface PodOnNode {
+  readonly pod: Manifest;
+  readonly container: Manifest;
+  readonly namespace: string;
+  /** The container's env, field references resolved. */
+  readonly env: Record<string, string>;
+  /** A kubeconfig file for the pod's ServiceAccount. */
+  readonly kubeconfig: string;
+}
+
 export class Cluster {
   /**
    * A server with RBAC on, this node, and the stack's objects applied with kubectl.
@@ -113,10 +124,11 @@ export class Cluster {
   }
 
   /**
-   * Starts the container of this DaemonSet (or Deployment) as its pod on this node
-   * would run it: its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
+   * The pod of this DaemonSet (or Deployment) on this node, as kubelet sees it: its
+   * spec and container, its env with field references resolved, and (for the
+   * ServiceAccount's token) a kubeconfig for its ServiceAccount's user.
    */
-  startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): AgentProcess {
+  podOnNode(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): PodOnNode {
     const workload = find(this.manifests, kind, workloadName);
     const pod = workload.spec.template.spec;
     const [container] = pod.containers;
@@ -124,9 +136,17 @@ export class Cluster {
     const user = `system:serviceaccount:${namespace}:${pod.serviceAccountName}`;
     const kubeconfig = path.join(this.work, `${workloadName}.kubeconfig`);
     this.server.writeKubeconfig(kubeconfig, user);
-
     const env: Record<string, string> = {};
     for (const e of container.env ?? []) env[e.name] = e.value ?? fieldRef(e.valueFrom?.fieldRef?.fieldPath, namespace);
+    return { pod, container, namespace, env, kubeconfig };
+  }
+
+  /**
+   * Starts the container of this DaemonSet (or Deployment) as its pod on this node
+   * would run it: its args and env, its ServiceAccount's credentials, its ConfigMap volumes.
+   */
+  startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): AgentProcess {
+    const { pod, container, namespace, env, kubeconfig } = this.podOnNode(workloadName, kind);
     const mounted = new Map<string, string>();
     for (const m of container.volumeMounts ?? []) {
       const volume = pod.volumes.find((v: Manifest) => v.name === m.name);

@@ -6,6 +6,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { CollectedProcess } from './collected-process';
 
 export const REPO = path.resolve(__dirname, '../..');
 const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
@@ -32,7 +33,7 @@ export interface AgentProcessOptions {
   readonly containerEnv?: boolean;
 }
 
-export class AgentProcess {
+export class AgentProcess extends CollectedProcess {
   /** `local-volume-provisioner <args...>` with `env` added to its environment. */
   static start(args: string[], env: Record<string, string>, options: AgentProcessOptions = {}): AgentProcess {
     const base = options.containerEnv ? { PATH: process.env.PATH } : process.env;
@@ -44,29 +45,8 @@ export class AgentProcess {
     return new AgentProcess(args, child);
   }
 
-  /** Complete lines of stdout and stderr, in arrival order. */
-  readonly lines: string[] = [];
-  private partial = '';
-  private readonly exit: Promise<number | null>;
-
-  private constructor(readonly args: string[], readonly child: ChildProcess) {
-    const collect = (chunk: Buffer) => {
-      const parts = (this.partial + chunk.toString('utf8')).split('\n');
-      this.partial = parts.pop()!;
-      this.lines.push(...parts);
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** Everything printed so far (with an unfinished last line), for failure messages and output checks. */
-  log(): string {
-    return [...this.lines, ...(this.partial ? [this.partial] : [])].join('\n');
+  private constructor(readonly args: string[], child: ChildProcess) {
+    super(child);
   }
 
   /** Log records (JSON lines) whose `msg` is `message`. */
@@ -107,22 +87,17 @@ export class AgentProcess {
     }
   }
 
-  /** Its exit code once it has exited (null when a signal ended it). */
-  exited(): Promise<number | null> {
-    return this.exit;
-  }
-
   /** Sends `signal`; resolves to the exit code. */
   kill(signal: NodeJS.Signals): Promise<number | null> {
     this.child.kill(signal);
-    return this.exit;
+    return this.exited();
   }
 
   /** SIGTERM, then SIGKILL if it is still running after a grace period; resolves to the exit code. */
   async stop(): Promise<number | null> {
     if (this.running) this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_GRACE_MS);
-    const code = await this.exit;
+    const code = await this.exited();
     clearTimeout(timer);
     return code;
   }
