@@ -69,6 +69,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     logger,
   });
   await Promise.all([cache.start(), configMaps.start(), nodes.start()]);
+  health.whileUnready(() => cache.staleReason());
 
   const events = new EventRecorder(agent.eventsApi, { nodeName: options.nodeName, logger });
   reportAdoptedVolumes(events, cache, adopted, options.nodeName);

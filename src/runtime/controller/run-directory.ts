@@ -78,6 +78,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const cache = new NodePvCache(api, { nodeName: node.name, logger });
   const storageClasses = new StorageClassCache(api, { logger });
   await Promise.all([cache.start(), storageClasses.start()]);
+  health.whileUnready(() => cache.staleReason());
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });

@@ -232,10 +232,11 @@ export class KubeApi {
   /**
    * Watches a collection until the server ends the watch (resolves) or it fails
    * (a KubeApiError when the server refused it, e.g. 410 Gone or 403). Opening it takes
-   * a rate-limit token and counts as one request; `signal` ends it quietly.
+   * a rate-limit token and counts as one request; `signal` ends it quietly. `onOpen` is
+   * called once the server has accepted it.
    */
-  watch(request: WatchRequest, onEvent: WatchEventHandler, signal: AbortSignal): Promise<void> {
-    return this.requester.stream({ verb: 'watch', resource: request.resource }, signal, (onOpen) => this.transport.watch({
+  watch(request: WatchRequest, onEvent: WatchEventHandler, signal: AbortSignal, onOpen?: () => void): Promise<void> {
+    return this.requester.stream({ verb: 'watch', resource: request.resource }, signal, (counted) => this.transport.watch({
       method: 'GET',
       path: request.path,
       query: {
@@ -247,7 +248,10 @@ export class KubeApi {
         timeoutSeconds: request.timeoutSeconds,
       },
       signal,
-    }, onEvent, onOpen));
+    }, onEvent, () => {
+      counted();
+      onOpen?.();
+    }));
   }
 
   private send<T>(target: RequestTarget, request: Omit<HttpRequest, 'signal'>, options?: CallOptions): Promise<T> {

@@ -5,6 +5,13 @@ import { KubeLogger } from './logger';
 import { ChangeListener, Reflector } from './reflector';
 import { NODE_LABEL } from '../well-known';
 
+/**
+ * A copy unconfirmed for longer is reported stale. Failing watches are replaced by a
+ * list within about one backoff period (at most 30 s), so only a server whose lists
+ * fail too gets here.
+ */
+export const STALE_AFTER_MS = 60_000;
+
 export interface NodePvCacheOptions {
   /** This node: only PVs labelled `local.storage.k8s.io/node=<nodeName>` are listed and watched. */
   readonly nodeName: string;
@@ -57,6 +64,16 @@ export class NodePvCache {
 
   hasSynced(): boolean {
     return this.reflector.hasSynced();
+  }
+
+  /**
+   * Why the copy cannot be trusted to be current, when it has gone unconfirmed by the
+   * server (no list, no open watch) for longer than `thresholdMs`; undefined while it is fresh.
+   */
+  staleReason(thresholdMs = STALE_AFTER_MS): string | undefined {
+    const { ms, lastFailure } = this.reflector.staleness();
+    if (ms <= thresholdMs) return undefined;
+    return `this node's PV cache is ${Math.round(ms / 1000)}s old (no list or watch of persistentvolumes has worked since${lastFailure ? `; last failure: ${lastFailure}` : ''})`;
   }
 
   get(name: string): V1PersistentVolume | undefined {

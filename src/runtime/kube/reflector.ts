@@ -56,6 +56,15 @@ const SHORT_WATCH_MS = 1000;
 const WATCH_SILENCE_GRACE_MS = 60_000;
 
 /**
+ * Watches failing in a row before the copy is refreshed by a list instead: a server
+ * whose watches fail (500, 429, a proxy cutting streams) while its lists work would
+ * otherwise leave the copy as old as the last working watch, for as long as that lasts.
+ */
+const RELIST_AFTER_WATCH_FAILURES = 3;
+/** A failed watch also relists once the copy is this old, so its age stays near one backoff period. */
+const RELIST_WHEN_OLDER_THAN_MS = 30_000;
+
+/**
  * Keeps a local copy of one collection (cluster-scoped, or one namespace's: objects are
  * keyed by name), selected by label, like
  * client-go's reflector: a paged list, then a watch from the list's resourceVersion.
@@ -77,11 +86,18 @@ export class Reflector<T extends KubernetesObject> {
   private running?: Promise<void>;
   private syncWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
   private closeWatch?: () => void;
+  /** True while a watch is open: the copy follows the server. */
+  private watching = false;
+  /** When the copy was last known current (a list done, or a watch open until then). */
+  private currentAt: number;
+  private watchFailuresInARow = 0;
+  private lastFailure?: string;
 
   constructor(private readonly api: KubeApi, private readonly options: ReflectorOptions<T>) {
     this.backoff = new Backoff(resolveBackoff(options.backoff));
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
+    this.currentAt = this.clock.now();
   }
 
   /** Starts listing and watching; resolves once the first list is in. */
@@ -114,6 +130,16 @@ export class Reflector<T extends KubernetesObject> {
 
   list(): T[] {
     return [...this.store.values()];
+  }
+
+  /**
+   * How long the copy has gone unconfirmed by the server: 0 while a watch is open,
+   * else the time since the last list or watch ended, with the failure that keeps it
+   * from being refreshed (if any).
+   */
+  staleness(): { readonly ms: number; readonly lastFailure?: string } {
+    if (this.watching) return { ms: 0 };
+    return { ms: Math.max(0, this.clock.now() - this.currentAt), lastFailure: this.lastFailure };
   }
 
   /**
@@ -155,11 +181,23 @@ export class Reflector<T extends KubernetesObject> {
           this.listFromCache = false;
           continue;
         }
+        this.lastFailure = String(err);
         const delayMs = this.backoff.next();
         this.logger.warn({ resource: this.options.resource, err: String(err), delayMs: Math.round(delayMs) }, 'list/watch failed; retrying');
         await this.clock.sleep(delayMs, signal).catch(() => {});
+        if (this.resourceVersion && this.shouldRelistAfterWatchFailure()) {
+          this.logger.warn({ resource: this.options.resource, failuresInARow: this.watchFailuresInARow, staleMs: this.staleness().ms },
+            'watches keep failing; refreshing the copy by a list');
+          this.resourceVersion = '';
+          this.listFromCache = false;
+        }
       }
     }
+  }
+
+  private shouldRelistAfterWatchFailure(): boolean {
+    this.watchFailuresInARow++;
+    return this.watchFailuresInARow >= RELIST_AFTER_WATCH_FAILURES || this.staleness().ms >= RELIST_WHEN_OLDER_THAN_MS;
   }
 
   private async relist(): Promise<void> {
@@ -179,7 +217,10 @@ export class Reflector<T extends KubernetesObject> {
     } while (continueToken);
     this.replace(items);
     this.resourceVersion = resourceVersion;
-    this.backoff.reset();
+    this.currentAt = this.clock.now();
+    this.watchFailuresInARow = 0;
+    this.lastFailure = undefined;
+    // The backoff is not reset here: a relist between failing watches must not make them hammer the server.
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters) w.resolve();
@@ -252,14 +293,19 @@ export class Reflector<T extends KubernetesObject> {
       await this.api.watch({ resource, path: watchPath, labelSelector, resourceVersion: this.resourceVersion, timeoutSeconds }, (type, raw) => {
         if (connection.signal.aborted) return;
         events++;
+        this.watchFailuresInARow = 0;
         armSilenceTimer();
         try {
           this.apply(type, raw);
         } catch (err) {
           end(err);
         }
-      }, connection.signal);
+      }, connection.signal, () => {
+        this.watching = true;
+      });
     } finally {
+      if (this.watching) this.currentAt = this.clock.now();
+      this.watching = false;
       clearTimeout(silence);
       this.closeWatch = undefined;
     }
@@ -268,6 +314,7 @@ export class Reflector<T extends KubernetesObject> {
     if (events === 0 && this.clock.now() - opened < SHORT_WATCH_MS) {
       throw new Error(`${resource} watch closed after ${Math.round(this.clock.now() - opened)} ms without an event`);
     }
+    this.watchFailuresInARow = 0;
     this.backoff.reset();
   }
 

@@ -6,7 +6,8 @@
  * or met API errors is still alive (those are metrics and Events). Readiness, once
  * reached, stays: upstream's readiness dropped on any discovery error, so one stray
  * file kept a node unready for ever. Only a blocker the operator must fix (such as a
- * missing permission) withdraws it, and says so.
+ * missing permission) or a lasting condition (such as a PV cache the API server has not
+ * confirmed for a minute) withdraws it, and says so.
  */
 export interface HealthOptions {
   /**
@@ -39,6 +40,8 @@ export class Health {
   private ready = false;
   /** Why readiness is withheld, when something the operator must fix blocks the work. */
   private blockedBy: string | undefined;
+  /** Conditions that withhold readiness while they last, each saying why (see {@link whileUnready}). */
+  private readonly conditions: Array<() => string | undefined> = [];
 
   constructor(options: HealthOptions = {}) {
     this.stuckAfterMs = options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
@@ -66,6 +69,15 @@ export class Health {
     this.blockedBy = reason;
   }
 
+  /**
+   * Withholds readiness whenever `condition` returns a reason, e.g. a cache the API
+   * server has not confirmed for a while (the agent then acts on an old picture).
+   * Readiness comes back by itself once the condition clears.
+   */
+  whileUnready(condition: () => string | undefined): void {
+    this.conditions.push(condition);
+  }
+
   liveness(): HealthReport {
     const silentMs = this.now() - this.lastHeartbeat;
     if (silentMs <= this.stuckAfterMs) return { ok: true, message: 'ok' };
@@ -76,7 +88,10 @@ export class Health {
   }
 
   readiness(): HealthReport {
-    if (this.ready) return { ok: true, message: 'ok' };
+    if (this.ready) {
+      const reason = this.conditions.map((c) => c()).find((r) => r !== undefined);
+      return reason === undefined ? { ok: true, message: 'ok' } : { ok: false, message: `not ready: ${reason}` };
+    }
     return { ok: false, message: `not ready: ${this.blockedBy ?? 'the first complete pass has not finished'}` };
   }
 }

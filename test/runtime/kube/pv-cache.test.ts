@@ -165,9 +165,34 @@ describe('NodePvCache', () => {
     expect(changes.sort()).toEqual(['add new', 'delete goes', 'update changes']);
     expect(names(c)).toEqual(['changes', 'new', 'stays']);
     expect(c.get('changes')!.metadata!.labels!.tier).toBe('slow');
-    expect(server.counters.get('list', 'persistentvolumes').requests).toBe(2);
-    // As client-go: the first list may come from the watch cache, the one after 410 reads consistently.
-    expect(lists.mock.calls.map(([page]) => page.resourceVersion)).toEqual(['0', undefined]);
+    // As client-go: the first list may come from the watch cache, later ones (after 410, or
+    // replacing failing watches) read consistently.
+    const [first, ...later] = lists.mock.calls.map(([page]) => page.resourceVersion);
+    expect(first).toBe('0');
+    expect(later.length).toBeGreaterThan(0);
+    expect(later.every((rv) => rv === undefined)).toBe(true);
+  });
+
+  test('while watches keep failing and lists work, the copy is refreshed by lists', async () => {
+    const { cache: c } = await startCache('node-a');
+    server.faults.failNext({ verb: 'watch', resource: 'persistentvolumes', code: 500, count: 1_000_000 });
+    server.faults.closeWatches();
+    await api.createPersistentVolume(localPv('while-watches-fail', { node: 'node-a' }));
+    await eventually(() => c.get('while-watches-fail') !== undefined, 'the PV created while every watch fails arrived');
+    expect(server.counters.get('list', 'persistentvolumes').requests).toBeGreaterThanOrEqual(2);
+  });
+
+  test('says the copy is stale while no list or watch works, and fresh again once one does', async () => {
+    const { cache: c } = await startCache('node-a');
+    await eventually(() => server.openWatches === 1, 'the watch is open');
+    expect(c.staleReason(0)).toBeUndefined();
+    server.faults.failNext({ verb: 'watch', resource: 'persistentvolumes', code: 500, count: 1_000_000 });
+    server.faults.failNext({ verb: 'list', resource: 'persistentvolumes', code: 500, count: 1_000_000 });
+    server.faults.closeWatches();
+    await eventually(() => c.staleReason(0)?.includes('500') === true, 'the cache says it is stale and why');
+    expect(c.staleReason()).toBeUndefined(); // not for a minute yet
+    server.faults.clear();
+    await eventually(() => c.staleReason(0) === undefined, 'the cache is fresh again');
   });
 
   test('keeps going after the API server restarts', async () => {

@@ -48,4 +48,16 @@ describe('Health', () => {
     health.markReady();
     expect(health.readiness()).toEqual({ ok: true, message: 'ok' });
   });
+
+  test('a condition withholds readiness while it lasts and says why', () => {
+    const health = new Health();
+    let stale: string | undefined;
+    health.whileUnready(() => stale);
+    health.markReady();
+    expect(health.readiness()).toEqual({ ok: true, message: 'ok' });
+    stale = 'the PV cache is 75s old';
+    expect(health.readiness()).toEqual({ ok: false, message: 'not ready: the PV cache is 75s old' });
+    stale = undefined;
+    expect(health.readiness()).toEqual({ ok: true, message: 'ok' });
+  });
 });
