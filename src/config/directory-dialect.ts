@@ -1,7 +1,7 @@
 import { formatGoDuration } from './duration';
 import { IssueCollector } from './issues';
-import { ConfigMapData, ParseResult, ProvisionerConfig } from './model';
-import { CLASS_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
+import { ConfigIssue, ConfigMapData, ParseResult, ProvisionerConfig, SkippedClass } from './model';
+import { CLASS_KEYS, EXTENSION_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
 import { parseYamlValue, stringifyYamlValue } from './yaml-values';
 
 const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'cleanupStallTimeout', 'missingVolumeGracePeriod']);
@@ -11,6 +11,37 @@ const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupT
  * Parsing is YAML -> untyped input -> the one resolver.
  */
 export function parseProvisionerConfig(data: ConfigMapData): ParseResult<ProvisionerConfig> {
+  const { issues, config } = decodeAndResolve(data);
+  return issues.result(() => config!);
+}
+
+/**
+ * The configuration as the agent runs it: what the Go provisioner loads, the agent
+ * loads. Problems confined to one class leave that class out (the others run); an
+ * error the Go provisioner does not check, or any problem of a key of ours (which it
+ * ignores), becomes a warning and the value's default is used. Only what the Go
+ * provisioner refuses too (YAML it cannot read, a value of the wrong type) stops it.
+ * `plan` and the construct use the strict {@link parseProvisionerConfig}.
+ */
+export function parseProvisionerConfigToRun(data: ConfigMapData): ParseResult<ProvisionerConfig> {
+  const { issues, config } = decodeAndResolve(data);
+  const tolerated = (e: ConfigIssue) => e.storageClass === undefined
+    && (e.upstreamAccepts === true || (EXTENSION_KEYS as readonly string[]).includes(e.path.split(/[.[]/)[0]));
+  const fatal = issues.errors.filter((e) => e.storageClass === undefined && !tolerated(e));
+  if (fatal.length > 0 || !config) return { ok: false, errors: issues.errors.filter((e) => !tolerated(e)), warnings: issues.warnings };
+  const skipped = new Map<string, ConfigIssue[]>();
+  for (const e of issues.errors) {
+    if (e.storageClass !== undefined) skipped.set(e.storageClass, [...skipped.get(e.storageClass) ?? [], e]);
+  }
+  return {
+    ok: true,
+    config,
+    warnings: [...issues.warnings, ...issues.errors.filter(tolerated).map((e) => (e.upstreamAccepts ? e : { ...e, message: `${e.message} (the agent uses the default)` }))],
+    skippedClasses: [...skipped].map(([name, errors]): SkippedClass => ({ name, errors })),
+  };
+}
+
+function decodeAndResolve(data: ConfigMapData): { issues: IssueCollector; config: ProvisionerConfig | undefined } {
   const issues = new IssueCollector();
   const decoded: Record<string, unknown> = {};
   const unreadable = new Set<string>();
@@ -25,7 +56,7 @@ export function parseProvisionerConfig(data: ConfigMapData): ParseResult<Provisi
   const config = resolveProvisionerConfigInto(decoded, resolver);
   // A key whose YAML failed is already reported; "missing" warnings about it are noise.
   issues.absorb({ errors: resolver.errors, warnings: resolver.warnings.filter((w) => !unreadable.has(w.path)) });
-  return issues.result(() => config!);
+  return { issues, config };
 }
 
 /** ConfigMap data for a resolved config: every key explicit, durations as Go text, fields in reference order. */

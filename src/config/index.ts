@@ -9,6 +9,6 @@ export { compileRe2 } from './re2-to-regexp';
 export { Re2SyntaxError } from './re2-syntax';
 export { resolveProvisionerConfig, TOP_LEVEL_KEYS, CLASS_KEYS } from './resolve-provisioner';
 export { resolveDeviceSpec, DEVICE_SPEC_KEYS } from './resolve-device';
-export { parseProvisionerConfig, serializeProvisionerConfig } from './directory-dialect';
+export { parseProvisionerConfig, parseProvisionerConfigToRun, serializeProvisionerConfig } from './directory-dialect';
 export { parseDeviceSpec, serializeDeviceSpec } from './device-dialect';
 export { readConfigMapDirectory, configMapData } from './configmap-source';

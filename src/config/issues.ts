@@ -19,15 +19,29 @@ export function describeValue(value: unknown): string {
  * so a user fixes a broken ConfigMap in one edit rather than one per restart.
  */
 export class IssueCollector {
-  readonly errors: ConfigIssue[] = [];
-  readonly warnings: ConfigIssue[] = [];
+  constructor(
+    readonly errors: ConfigIssue[] = [],
+    readonly warnings: ConfigIssue[] = [],
+    /** Marks every issue recorded through this collector (e.g. the class it is confined to). */
+    private readonly mark: Pick<ConfigIssue, 'storageClass'> = {},
+  ) {}
 
   error(path: string, message: string): void {
-    this.errors.push({ path, message });
+    this.errors.push({ path, message, ...this.mark });
+  }
+
+  /** An error the Go provisioner does not check (see {@link ConfigIssue.upstreamAccepts}). */
+  beyondUpstream(path: string, message: string): void {
+    this.errors.push({ path, message, ...this.mark, upstreamAccepts: true });
   }
 
   warn(path: string, message: string): void {
-    this.warnings.push({ path, message });
+    this.warnings.push({ path, message, ...this.mark });
+  }
+
+  /** A collector into the same lists whose issues are confined to class `name`. */
+  forClass(name: string): IssueCollector {
+    return new IssueCollector(this.errors, this.warnings, { storageClass: name });
   }
 
   /** Adds issues collected elsewhere (e.g. the resolver's, after filtering). */

@@ -130,13 +130,27 @@ export interface ConfigIssue {
   readonly path: string;
   /** e.g. `"block" is not one of Filesystem, Block`. */
   readonly message: string;
+  /** The class the issue is confined to, when it is (the agent then runs without that class). */
+  readonly storageClass?: string;
+  /**
+   * An error the Go provisioner does not check (it loads the configuration and fails
+   * later, or never): the agent runs on with the value's default, `plan` and the
+   * construct refuse it.
+   */
+  readonly upstreamAccepts?: boolean;
+}
+
+/** A class the agent runs without, because of problems confined to it. */
+export interface SkippedClass {
+  readonly name: string;
+  readonly errors: readonly ConfigIssue[];
 }
 
 /** ConfigMap data: key -> value, as the API object or a mounted directory presents it. */
 export type ConfigMapData = Record<string, string>;
 
 export type ParseResult<T> =
-  | { readonly ok: true; readonly config: T; readonly warnings: ConfigIssue[] }
+  | { readonly ok: true; readonly config: T; readonly warnings: ConfigIssue[]; readonly skippedClasses?: readonly SkippedClass[] }
   | { readonly ok: false; readonly errors: ConfigIssue[]; readonly warnings: ConfigIssue[] };
 
 /*

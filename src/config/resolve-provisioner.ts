@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { CLASS_DEFAULTS, PROVISIONER_DEFAULTS } from './defaults';
+import { formatGoDuration, parseGoDuration } from './duration';
 import { matchesNamePattern, validateNamePattern } from './glob';
 import { describeValue, IssueCollector, joinPath } from './issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
@@ -18,12 +19,16 @@ import {
  * of any shape can be passed in.
  */
 
+/** Keys of ours, which the Go provisioner ignores. */
+export const EXTENSION_KEYS = [
+  'cleanupTimeout', 'cleanupStallTimeout', 'maxConcurrentCleanups', 'missingVolumeGracePeriod', 'deleteMissingReleasedVolumes',
+] as const satisfies readonly (keyof ProvisionerConfig)[];
+
 export const TOP_LEVEL_KEYS = [
   'storageClassMap', 'nodeLabelsForPV', 'labelsForPV', 'useAlphaAPI', 'useJobForCleaning',
   'jobTolerations', 'minResyncPeriod', 'useNodeNameOnly', 'setPVOwnerRef',
   'removeNodeNotReadyTaint', 'provisionerNotReadyNodeTaintKey',
-  // extensions
-  'cleanupTimeout', 'cleanupStallTimeout', 'maxConcurrentCleanups', 'missingVolumeGracePeriod', 'deleteMissingReleasedVolumes',
+  ...EXTENSION_KEYS,
 ] as const satisfies readonly (keyof ProvisionerConfig)[];
 
 export const CLASS_KEYS = [
@@ -47,15 +52,18 @@ export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollec
 
   const storageClassMap = resolveClasses(f.storageClassMap, issues);
   const nodeLabelsForPV = readList(readString)(f.nodeLabelsForPV, 'nodeLabelsForPV', issues);
+  // No Node has a label by an invalid key, so such an entry copies nothing.
   nodeLabelsForPV?.forEach((key, i) => {
     const problem = qualifiedNameProblem(key);
-    if (problem) issues.error(joinPath('nodeLabelsForPV', i), `${JSON.stringify(key)} ${problem}`);
+    if (problem) issues.beyondUpstream(joinPath('nodeLabelsForPV', i), `${JSON.stringify(key)} ${problem}`);
   });
+  // An invalid label is left off: the API server would refuse every PV carrying it.
   const labelsForPV = readStringMap((key, value, at, collector) => {
     const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) collector.error(at, `the label key ${keyProblem}`);
+    if (keyProblem) collector.beyondUpstream(at, `the label key ${keyProblem} (the agent leaves the label off: the API server would refuse every PV with it)`);
     const valueProblem = labelValueProblem(value);
-    if (valueProblem) collector.error(at, `${JSON.stringify(value)} ${valueProblem}`);
+    if (valueProblem) collector.beyondUpstream(at, `${JSON.stringify(value)} ${valueProblem} (the agent leaves the label off: the API server would refuse every PV with it)`);
+    return !keyProblem && !valueProblem;
   })(f.labelsForPV, 'labelsForPV', issues);
   const useAlphaAPI = readBoolean(f.useAlphaAPI, 'useAlphaAPI', issues);
   if (useAlphaAPI) {
@@ -63,11 +71,12 @@ export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollec
   }
   const removeNodeNotReadyTaint = readBoolean(f.removeNodeNotReadyTaint, 'removeNodeNotReadyTaint', issues);
   const taintKey = readString(f.provisionerNotReadyNodeTaintKey, 'provisionerNotReadyNodeTaintKey', issues);
+  // Either way no Node carries such a taint, so there is nothing to remove.
   if (taintKey) {
     const problem = qualifiedNameProblem(taintKey);
-    if (problem) issues.error('provisionerNotReadyNodeTaintKey', `${JSON.stringify(taintKey)} ${problem}`);
+    if (problem) issues.beyondUpstream('provisionerNotReadyNodeTaintKey', `${JSON.stringify(taintKey)} ${problem}`);
   } else if (removeNodeNotReadyTaint) {
-    issues.error('provisionerNotReadyNodeTaintKey', 'is required when removeNodeNotReadyTaint is true (the key of the taint to remove)');
+    issues.beyondUpstream('provisionerNotReadyNodeTaintKey', 'is required when removeNodeNotReadyTaint is true (the key of the taint to remove)');
   }
 
   const config: ProvisionerConfig = {
@@ -77,7 +86,7 @@ export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollec
     useAlphaAPI: useAlphaAPI ?? d.useAlphaAPI,
     useJobForCleaning: readBoolean(f.useJobForCleaning, 'useJobForCleaning', issues) ?? d.useJobForCleaning,
     jobTolerations: readList(readToleration(FIELDS))(f.jobTolerations, 'jobTolerations', issues) ?? [...d.jobTolerations],
-    minResyncPeriod: readDuration(f.minResyncPeriod, 'minResyncPeriod', issues) ?? d.minResyncPeriod,
+    minResyncPeriod: readResyncPeriod(f.minResyncPeriod, issues) ?? d.minResyncPeriod,
     useNodeNameOnly: readBoolean(f.useNodeNameOnly, 'useNodeNameOnly', issues) ?? d.useNodeNameOnly,
     setPVOwnerRef: readBoolean(f.setPVOwnerRef, 'setPVOwnerRef', issues) ?? d.setPVOwnerRef,
     removeNodeNotReadyTaint: removeNodeNotReadyTaint ?? d.removeNodeNotReadyTaint,
@@ -89,6 +98,15 @@ export function resolveProvisionerConfigInto(input: unknown, issues: IssueCollec
     deleteMissingReleasedVolumes: readBoolean(f.deleteMissingReleasedVolumes, 'deleteMissingReleasedVolumes', issues) ?? d.deleteMissingReleasedVolumes,
   };
   return config;
+}
+
+/** Go's duration parser takes a sign; a negative period is accepted upstream, so it is only beyond upstream here. */
+function readResyncPeriod(value: unknown, issues: IssueCollector): number | undefined {
+  if (typeof value === 'string' && value.startsWith('-') && parseGoDuration(value.slice(1)) !== undefined) {
+    issues.beyondUpstream('minResyncPeriod', `${JSON.stringify(value)} is negative (the agent uses the default ${formatGoDuration(PROVISIONER_DEFAULTS.minResyncPeriod)})`);
+    return undefined;
+  }
+  return readDuration(value, 'minResyncPeriod', issues);
 }
 
 function resolveClasses(value: unknown, issues: IssueCollector): Record<string, ClassConfig> | undefined {
@@ -105,19 +123,20 @@ function resolveClasses(value: unknown, issues: IssueCollector): Record<string, 
   const mountDirOwner = new Map<string, string>();
   for (const [name, entry] of Object.entries(value)) {
     const classAt = joinPath(at, name);
+    const classIssues = issues.forClass(name);
     const nameProblem = dnsSubdomainProblem(name);
-    if (nameProblem) issues.error(classAt, `${JSON.stringify(name)} is not a valid StorageClass name: it ${nameProblem}`);
-    const resolved = resolveClass(entry, classAt, issues);
+    if (nameProblem) classIssues.error(classAt, `${JSON.stringify(name)} is not a valid StorageClass name: it ${nameProblem}`);
+    const resolved = resolveClass(entry, classAt, classIssues);
     if (!resolved) continue;
     // Two classes scanning one directory would each create a PV for every volume in it.
     const key = path.posix.normalize(resolved.mountDir).replace(/(.)\/$/, '$1');
     const owner = mountDirOwner.get(key);
     if (owner !== undefined) {
-      issues.error(joinPath(classAt, 'mountDir'), `${JSON.stringify(resolved.mountDir)} is also the mountDir of class ${owner}; each class needs its own directory`);
+      classIssues.error(joinPath(classAt, 'mountDir'), `${JSON.stringify(resolved.mountDir)} is also the mountDir of class ${owner}; each class needs its own directory`);
     } else {
       mountDirOwner.set(key, name);
     }
-    classes[name] = resolved;
+    if (!nameProblem && owner === undefined) classes[name] = resolved;
   }
   if (Object.keys(value).length === 0) {
     issues.warn(at, 'is empty, so nothing will be provisioned');

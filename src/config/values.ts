@@ -118,22 +118,22 @@ export function readList<T>(element: Reader<T>): Reader<T[]> {
   };
 }
 
-export function readStringMap(check: (key: string, value: string, at: string, issues: IssueCollector) => void): Reader<Record<string, string>> {
+/** A map of strings; `keep` checks each entry (recording its problems) and says whether it stays. */
+export function readStringMap(keep: (key: string, value: string, at: string, issues: IssueCollector) => boolean): Reader<Record<string, string>> {
   return (value, at, issues) => {
     if (isAbsent(value)) return undefined;
     if (!isPlainObject(value)) {
       issues.error(at, `expected a map, got ${describeValue(value)}`);
       return undefined;
     }
-    const before = issues.errors.length;
+    let unreadable = false;
     const result: Record<string, string> = {};
     for (const [key, raw] of Object.entries(value)) {
       const text = readString(raw, joinPath(at, key), issues) ?? (isAbsent(raw) ? '' : undefined);
-      if (text === undefined) continue;
-      check(key, text, joinPath(at, key), issues);
-      result[key] = text;
+      if (text === undefined) unreadable = true;
+      else if (keep(key, text, joinPath(at, key), issues)) result[key] = text;
     }
-    return issues.errors.length > before ? undefined : result;
+    return unreadable ? undefined : result;
   };
 }
 

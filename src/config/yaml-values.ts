@@ -1,5 +1,5 @@
-import { Document, isScalar, parseDocument, Tags, visit } from 'yaml';
-import { IssueCollector } from './issues';
+import { Document, isPair, isScalar, isSeq, parseDocument, Tags, visit } from 'yaml';
+import { IssueCollector, joinPath } from './issues';
 
 /**
  * Each directory-dialect ConfigMap value is one YAML document, which upstream
@@ -18,12 +18,15 @@ export function parseYamlValue(key: string, text: string, issues: IssueCollector
   const doc = parseDocument(text, {
     version: '1.1',
     customTags: (tags) => tags.filter((tag) => !GO_YAML_V2_UNSUPPORTED(tag)),
+    // go-yaml v2 (not strict) keeps the last of two equal keys; so do we, and say so.
+    uniqueKeys: false,
   });
   for (const warning of doc.warnings) issues.warn(key, describeYamlProblem(warning));
   if (doc.errors.length > 0) {
     for (const error of doc.errors) issues.error(key, `YAML syntax error ${describeYamlProblem(error)}`);
     return undefined;
   }
+  reportRepeatedKeys(key, doc, issues);
   try {
     return { value: doc.toJS() };
   } catch (e) {
@@ -31,6 +34,27 @@ export function parseYamlValue(key: string, text: string, issues: IssueCollector
     issues.error(key, `YAML error: ${(e as Error).message}`);
     return undefined;
   }
+}
+
+/** Each key given twice in one map, at its dotted path: the Go provisioner silently uses the last value. */
+function reportRepeatedKeys(key: string, doc: Document, issues: IssueCollector): void {
+  visit(doc, {
+    Map(_, map, ancestors) {
+      const chain: unknown[] = [...ancestors, map];
+      let at = key;
+      chain.forEach((node, i) => {
+        if (isPair(node) && isScalar(node.key)) at = joinPath(at, String(node.key.value));
+        else if (isSeq(node)) at = joinPath(at, node.items.indexOf(chain[i + 1]));
+      });
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const name = isScalar(pair.key) ? pair.key.value : undefined;
+        if (name === undefined) continue;
+        if (seen.has(name)) issues.beyondUpstream(joinPath(at, String(name)), 'is given twice in one map; the last value is used, as the Go provisioner reads it');
+        seen.add(name);
+      }
+    },
+  });
 }
 
 function describeYamlProblem(problem: { message: string; linePos?: [{ line: number; col: number }, ...unknown[]] }): string {

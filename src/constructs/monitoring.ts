@@ -202,6 +202,10 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `local_volume_provisioner_config_last_reload_successful{${sel}} == 0`, '5m',
       'The provisioner configuration was rejected.',
       `${pod} rejected the last configuration change and still uses the previous one; the ConfigInvalid Event on its Node names the bad key.`),
+    alert('LocalVolumeProvisionerClassSkipped', 'warning',
+      `local_volume_provisioner_config_skipped_storageclass{${sel}} == 1`, '0m',
+      'A StorageClass of the configuration is not run.',
+      `${pod} runs without StorageClass {{ $labels.storageclass }}, whose configuration has problems of its own; the StorageClassSkipped Event on its Node names them.`),
   ];
   const expected = Object.entries(r.directory?.expectedVolumesPerNode ?? {});
   if (expected.length > 0) {

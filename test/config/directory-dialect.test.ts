@@ -110,9 +110,11 @@ describe('directory dialect values are YAML 1.1, as go-yaml v2 reads them', () =
     expect(warningsOf(result)).toEqual([]);
   });
 
-  test('a duplicate class is a YAML error, not a silent override', () => {
+  test('a duplicate class is an error, not a silent override', () => {
     const doubled = `${oneClass()}\nfast-disks:\n  hostDir: /mnt/b\n  mountDir: /mnt/b\n`;
-    expect(errorsOf(parseProvisionerConfig({ storageClassMap: doubled }))[0]).toMatch(/^storageClassMap: YAML syntax error at line 4, column 1: Map keys must be unique/);
+    expect(errorsOf(parseProvisionerConfig({ storageClassMap: doubled }))).toEqual([
+      'storageClassMap.fast-disks: is given twice in one map; the last value is used, as the Go provisioner reads it',
+    ]);
   });
 
   test('a number or boolean where text is expected is used as text, with a warning', () => {
@@ -323,9 +325,14 @@ describe('directory dialect errors', () => {
     expect(warningsOf(result)).toEqual(['storageClassMap.fast-disks.namePattern: "sd*, nvme*" has spaces around a glob; they are part of the glob, as upstream reads it']);
   });
 
-  test.each(['5 minutes', '-5m', '10', '1d'])('minResyncPeriod %j is an error', (text) => {
+  test.each(['5 minutes', '10', '1d'])('minResyncPeriod %j is an error', (text) => {
     expect(errorsOf(parseProvisionerConfig({ storageClassMap: oneClass(), minResyncPeriod: text })))
       .toEqual([expect.stringMatching(/^minResyncPeriod: .* is not a non-negative Go duration such as 5m0s, 1h30m, 300ms or 1.5h$/)]);
+  });
+
+  test('a negative minResyncPeriod is an error, which the Go provisioner accepts', () => {
+    expect(errorsOf(parseProvisionerConfig({ storageClassMap: oneClass(), minResyncPeriod: '-5m' })))
+      .toEqual(['minResyncPeriod: "-5m" is negative (the agent uses the default 5m0s)']);
   });
 
   test('fsType with volumeMode Block is an error', () => {
@@ -365,7 +372,7 @@ describe('directory dialect errors', () => {
       labelsForPV: `ok: "${'v'.repeat(64)}"\n`,
     }))).toEqual([
       expect.stringMatching(/^nodeLabelsForPV\[0\]: "bad key" must be a qualified name/),
-      'labelsForPV.ok: "' + 'v'.repeat(64) + '" must be at most 63 characters',
+      'labelsForPV.ok: "' + 'v'.repeat(64) + '" must be at most 63 characters (the agent leaves the label off: the API server would refuse every PV with it)',
     ]);
   });
 

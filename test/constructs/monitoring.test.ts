@@ -91,6 +91,7 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerDeviceErrors',
     'LocalVolumeProvisionerDeviceHoldsData',
     'LocalVolumeProvisionerConfigRejected',
+    'LocalVolumeProvisionerClassSkipped',
     'LocalVolumeProvisionerNodeWithoutVolumes',
   ];
 
@@ -147,6 +148,7 @@ describe('the PrometheusRule', () => {
           { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-d", node="node-d"}`, values: '0x50' },
           { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-a"}`, values: '0x50' },
           { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-b"}`, values: '1x50' },
+          { series: `local_volume_provisioner_config_skipped_storageclass{${sel}, pod="agent-b", storageclass="slow-disks"}`, values: '1x50' },
           { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-a", storageclass="fast-disks"}`, values: '1x50' },
           { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-b", storageclass="fast-disks"}`, values: '2x50' },
         ],
@@ -221,6 +223,15 @@ describe('the PrometheusRule', () => {
               exp_labels: { ...target, pod: 'agent-a' },
               exp_annotations: annotations('LocalVolumeProvisionerConfigRejected', 'The provisioner configuration was rejected.',
                 'Pod storage/agent-a rejected the last configuration change and still uses the previous one; the ConfigInvalid Event on its Node names the bad key.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerClassSkipped',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', storageclass: 'slow-disks' },
+              exp_annotations: annotations('LocalVolumeProvisionerClassSkipped', 'A StorageClass of the configuration is not run.',
+                'Pod storage/agent-b runs without StorageClass slow-disks, whose configuration has problems of its own; the StorageClassSkipped Event on its Node names them.'),
             }],
           },
           {

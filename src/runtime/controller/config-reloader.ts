@@ -4,11 +4,14 @@
  * the last good one stays in force, so a typo in a ConfigMap edit never stops a
  * running node agent.
  */
-import { ConfigIssue, ConfigMapData, formatIssue, ParseResult } from '../../config';
+import { ConfigMapData, formatIssue, ParseResult } from '../../config';
+
+/** A configuration that can be used: the config, its warnings and the classes left out of it. */
+export type AppliedConfig<T> = Extract<ParseResult<T>, { ok: true }>;
 
 export interface ConfigReloaderHooks<T> {
-  /** A new valid configuration (also the first one). */
-  readonly onApply: (config: T, warnings: ConfigIssue[]) => void;
+  /** A new valid configuration (also the first one), or the one in force again after a rejected edit was reverted. */
+  readonly onApply: (applied: AppliedConfig<T>) => void;
   /** A changed configuration that cannot be used; `message` names every problem. */
   readonly onReject: (message: string) => void;
 }
@@ -16,7 +19,7 @@ export interface ConfigReloaderHooks<T> {
 export class ConfigReloader<T> {
   private lastData: string | undefined;
   private lastRejection: string | undefined;
-  private good: T | undefined;
+  private good: AppliedConfig<T> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -28,7 +31,7 @@ export class ConfigReloader<T> {
 
   /** The configuration in force, if any was ever valid. */
   get current(): T | undefined {
-    return this.good;
+    return this.good?.config;
   }
 
   /**
@@ -47,7 +50,7 @@ export class ConfigReloader<T> {
       // A rejected edit reverted: the configuration in force is the one the source holds again.
       if (this.lastRejection !== undefined && this.good !== undefined) {
         this.lastRejection = undefined;
-        this.hooks.onApply(this.good, []);
+        this.hooks.onApply(this.good);
       }
       return [];
     }
@@ -58,8 +61,8 @@ export class ConfigReloader<T> {
     }
     this.lastData = key;
     this.lastRejection = undefined;
-    this.good = result.config;
-    this.hooks.onApply(result.config, result.warnings);
+    this.good = result;
+    this.hooks.onApply(result);
     return [];
   }
 

@@ -335,7 +335,8 @@ export class DeviceController {
     const gone = (name: string) => ['missing', 'identity-mismatch'].includes(verdicts.get(name)?.kind ?? '');
     const names = new Set([...owned.filter((pv) => !pv.metadata?.deletionTimestamp).map((pv) => pv.metadata?.name ?? ''), ...created]);
     const offered = [...names].filter((n) => !gone(n));
-    this.deps.metrics.setDevices(nodeName, { available: offered.length, error: errors.length + (names.size - offered.length), held: heldData.length });
+    const failed = errors.length + (names.size - offered.length);
+    this.deps.metrics.setDevices(nodeName, { available: offered.length, error: failed, held: heldData.length });
     this.deps.metrics.setVolumeStates(volumeStateEntries(owned, (pv) => {
       const verdict = verdicts.get(pv.metadata?.name ?? '');
       return {

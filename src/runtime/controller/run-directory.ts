@@ -6,7 +6,7 @@
  * period and on every change seen in a discovery directory, the mount table or
  * this node's PVs.
  */
-import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfig, ProvisionerConfig, readConfigMapDirectory } from '../../config';
+import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import { readMountTable } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
@@ -52,7 +52,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     throw new StartupError(`${source.describe} cannot be read (${(e as Error).message}); mount the provisioner ConfigMap there or pass --config-dir`);
   }
   // What this agent can run, checked for the first configuration and every edit alike.
-  const parse = (d: ConfigMapData) => requireJobImage(parseProvisionerConfig(d), options.jobContainerImage);
+  const parse = (d: ConfigMapData) => requireJobImage(parseProvisionerConfigToRun(d), options.jobContainerImage);
   const first = parse(data);
   if (!first.ok) {
     throw new StartupError(`${source.describe} is invalid:\n  ${first.errors.map(formatIssue).join('\n  ')}`);
@@ -60,7 +60,6 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
 
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.discoveryPeriodMs, 60_000) });
   const { api, logger, metrics, health } = agent;
-  for (const w of first.warnings) logger.warn({ key: w.path }, formatIssue(w));
 
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
@@ -105,9 +104,15 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
 
   let taintRemoved = false;
   const reloader: ConfigReloader<ProvisionerConfig> = new ConfigReloader(source, parse, {
-    onApply: (config, warnings) => {
+    onApply: ({ config, warnings, skippedClasses = [] }) => {
       metrics.recordConfigReload(true);
       for (const w of warnings) logger.warn({ key: w.path }, formatIssue(w));
+      metrics.setSkippedStorageClasses(skippedClasses.map((c) => c.name));
+      for (const skipped of skippedClasses) {
+        const message = `storageClassMap.${skipped.name} is left out: ${skipped.errors.map(formatIssue).join('; ')}; the other classes run`;
+        logger.error({ storageClass: skipped.name }, message);
+        events.warning(nodeReference(node.name), EventReasons.StorageClassSkipped.reason, message);
+      }
       directories.refresh(Object.values(config.storageClassMap).map((c) => c.mountDir));
       scheduler.trigger();
     },

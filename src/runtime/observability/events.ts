@@ -124,6 +124,13 @@ export const EventReasons = {
     meaning: 'The configuration (mounted ConfigMap or PV spec ConfigMap) is invalid; the last good one stays in use.',
     example: 'storageClassMap.fast-disks.volumeMode: "block" is not one of Filesystem, Block',
   },
+  StorageClassSkipped: {
+    reason: 'StorageClassSkipped',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A class of the configuration has problems confined to it, so the agent runs without it (its volumes are not offered or cleaned, its PVs are left as they are) and the other classes run. The Go provisioner refused the whole configuration for some of these problems and loaded the class only to fail later for others.',
+    example: 'storageClassMap.fast-disks is left out: storageClassMap.fast-disks.hostDir: "mnt/disks" is not an absolute path; the other classes run',
+  },
   // Cleanup of Released PVs.
   CleanupStarted: {
     reason: 'CleanupStarted',
@@ -150,7 +157,7 @@ export const EventReasons = {
     reason: 'CleanupTimedOut',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'The cleaner ran past its timeout and was stopped; the PV stays Released and cleaning is retried.',
+    meaning: 'The cleaner ran past `cleanupTimeout` (if set) and was stopped; the PV stays Released and cleaning is retried. A cleaner whose device saw no I/O for `cleanupStallTimeout` is stopped too, reported as `CleanupFailed` with the reason `no I/O reached the device for …`.',
     example: 'cleaner /scripts/shred.sh 2 still running after 2h0m0s; stopped',
   },
   CleanupRefused: {

@@ -132,6 +132,8 @@ export class ProvisionerMetrics {
     'Unix time in seconds when a configuration was last applied (0 before the first).', []);
   private readonly configLastSuccessful = this.gauge(`${PREFIX}config_last_reload_successful`,
     'Whether the last configuration change was applied (1) or rejected (0: the last good configuration stays in use).', []);
+  private readonly configSkippedClasses = this.gauge(`${PREFIX}config_skipped_storageclass`,
+    'A class of the configuration left out because of problems confined to it (1 per class; the other classes run).', ['storageclass']);
   private readonly waitingForAnotherAgent = this.gauge(`${PREFIX}waiting_for_another_agent`,
     '1 while another agent on this node holds its volume directories (e.g. during a rollout with maxSurge); this agent then does nothing.', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
@@ -288,6 +290,12 @@ export class ProvisionerMetrics {
     this.configReloads.inc({ result: succeeded ? 'ok' : 'failed' });
     this.configLastSuccessful.set(succeeded ? 1 : 0);
     if (succeeded) this.configLastSuccess.set(at.getTime() / 1000);
+  }
+
+  /** The classes the configuration in force leaves out (replaces the last set). */
+  setSkippedStorageClasses(names: readonly string[]): void {
+    this.configSkippedClasses.reset();
+    for (const storageclass of names) this.configSkippedClasses.set({ storageclass }, 1);
   }
 
   /** Node cleanup deleted (or failed to delete) a PV of a gone Node that was in `phase`. */

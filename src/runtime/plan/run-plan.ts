@@ -5,7 +5,9 @@
  */
 import { stringify } from 'yaml';
 import type { PlanOptions } from './plan-options';
-import { ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, ParseResult, readConfigMapDirectory } from '../../config';
+import {
+  ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, parseProvisionerConfigToRun, ParseResult, readConfigMapDirectory,
+} from '../../config';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
 
@@ -26,10 +28,27 @@ function readDirectory(flag: keyof typeof DIRECTORY_FLAGS, dir: string): ConfigM
   }
 }
 
-function parsed<T>(flag: keyof typeof DIRECTORY_FLAGS, dir: string, parse: (d: ConfigMapData) => ParseResult<T>): { config: T; warnings: string[] } {
-  const result = parse(readDirectory(flag, dir));
-  if (!result.ok) throw new PlanConfigError(`${dir} is invalid:\n  ${result.errors.map(formatIssue).join('\n  ')}`);
+function parsed<T>(
+  flag: keyof typeof DIRECTORY_FLAGS, dir: string, parse: (d: ConfigMapData) => ParseResult<T>, atRunTime?: (d: ConfigMapData) => string,
+): { config: T; warnings: string[] } {
+  const data = readDirectory(flag, dir);
+  const result = parse(data);
+  if (!result.ok) {
+    const more = atRunTime ? `\n${atRunTime(data)}` : '';
+    throw new PlanConfigError(`${dir} is invalid:\n  ${result.errors.map(formatIssue).join('\n  ')}${more}`);
+  }
   return { config: result.config, warnings: result.warnings.map(formatIssue) };
+}
+
+/** What the agent (and the Go provisioner) would make of a configuration `plan` refuses. */
+function directoryAgentVerdict(data: ConfigMapData): string {
+  const result = parseProvisionerConfigToRun(data);
+  if (!result.ok) return 'The agent would refuse it too, as the Go provisioner would: it could not start (or would keep its last good configuration).';
+  const skipped = (result.skippedClasses ?? []).map((c) => c.name);
+  const others = Object.keys(result.config.storageClassMap);
+  return `The agent would run it${skipped.length ? ` without class ${skipped.join(', ')}` : ''}`
+    + `${others.length ? `, with class ${others.join(', ')}` : ''}, the other problems as warnings with the values' defaults`
+    + ' (the Go provisioner refuses a configuration with a missing hostDir or mountDir, an empty blockCleanerCommand or an unknown volumeMode, and loads the rest to fail later).';
 }
 
 export async function makePlan(options: PlanOptions): Promise<Plan> {
@@ -37,7 +56,7 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
     const { config, warnings } = parsed('pv-spec-dir', options.pvSpecDir, parseDeviceSpec);
     return devicePlan(options.nodeName, config, await discoverDevices(config), warnings);
   }
-  const { config, warnings } = parsed('config-dir', options.configDir, parseProvisionerConfig);
+  const { config, warnings } = parsed('config-dir', options.configDir, parseProvisionerConfig, directoryAgentVerdict);
   return directoryPlan(options.nodeName, await discoverDirectoryVolumes(config.storageClassMap, await readMountTable()), warnings);
 }
 

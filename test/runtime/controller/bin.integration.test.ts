@@ -132,14 +132,31 @@ describePrivileged('the local-volume-provisioner bin', () => {
     // Applied without a relist of the PVs.
     expect(s.counters.get('list', 'persistentvolumes').requests).toBe(lists);
 
-    writeConfigFile(configDir, 'storageClassMap', 'local-fs:\n  hostDir: /mnt/host/local-fs\n  mountDir: /x\n  volumeMode: block\n');
+    // YAML the Go provisioner cannot read either.
+    writeConfigFile(configDir, 'storageClassMap', 'local-fs:\n  hostDir: [/mnt/host/local-fs\n');
     await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'ConfigInvalid'), 'a ConfigInvalid Event', 20_000);
     const invalid = s.list('v1', 'Event', 'default').find((e) => e.reason === 'ConfigInvalid');
-    expect(invalid.message).toContain('storageClassMap.local-fs.volumeMode: "block" is not one of Filesystem, Block');
+    expect(invalid.message).toContain('storageClassMap: YAML syntax error');
     // The last good configuration (both classes) is still in force.
     makeMountPoint(path.join(second, 'vol2'));
     await eventually(() => pvOf(s, directoryPVName('vol2', NODE_NAME, 'local-two')) !== undefined, 'the old config still provisions', 20_000);
     expect((await bin.get('/metrics')).body).toMatch(/^local_volume_provisioner_config_reloads_total\{result="failed"\} 1$/m);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
+  test('runs without a class that has a problem of its own, says so in an Event and a metric, and runs the others', async () => {
+    const good = makeTempDir('lvp-disks-');
+    makeMountPoint(path.join(good, 'vol1'));
+    const { server: s, start, configDir } = await setUp({ storageClassMap: { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: good } } });
+    writeConfigFile(configDir, 'storageClassMap', `local-fs:\n  hostDir: /mnt/host/local-fs\n  mountDir: ${good}\n`
+      + 'local-bad:\n  hostDir: /mnt/host/local-bad\n  mountDir: /mnt/local-bad\n  volumeMode: block\n');
+    const bin = start();
+    await bin.waitReady();
+    await eventually(() => pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs')) !== undefined, 'the good class is provisioned', 20_000);
+    await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'StorageClassSkipped'), 'a StorageClassSkipped Event', 20_000);
+    const skipped = s.list('v1', 'Event', 'default').find((e) => e.reason === 'StorageClassSkipped');
+    expect(skipped.message).toBe('storageClassMap.local-bad is left out: storageClassMap.local-bad.volumeMode: "block" is not one of Filesystem, Block; the other classes run');
+    expect((await bin.get('/metrics')).body).toMatch(/^local_volume_provisioner_config_skipped_storageclass\{storageclass="local-bad"\} 1$/m);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 

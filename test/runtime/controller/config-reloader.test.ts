@@ -18,7 +18,7 @@ function reloaderOver(source: { data: ConfigMapData | Error }) {
       },
     },
     parseProvisionerConfig,
-    { onApply: (c) => applied.push(c), onReject: (m) => rejected.push(m) },
+    { onApply: ({ config }) => applied.push(config), onReject: (m) => rejected.push(m) },
   );
   return { reloader, applied, rejected };
 }
