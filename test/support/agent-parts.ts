@@ -45,8 +45,15 @@ export class AgentParts {
     this.limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
     this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
     this.mode = cleanups.mode ?? 'finalizer';
-    this.deleter = new Deleter({ api, table: this.table, events: this.events, metrics: this.metrics, logger: this.logger, mode: this.mode,
-      stallTimeoutMs: cleanups.stallTimeoutMs ?? 0 });
+    this.deleter = new Deleter({
+      api,
+      table: this.table,
+      events: this.events,
+      metrics: this.metrics,
+      logger: this.logger,
+      mode: this.mode,
+      stallTimeoutMs: cleanups.stallTimeoutMs ?? 0,
+    });
   }
 
   /** The value of one metric series (labels matched exactly as written), or undefined. */

@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanVolume } from '../../../src/runtime/cleanup/clean-volume';
-import { ioProgressed, sampleIntervalMs } from '../../../src/runtime/cleanup/stall-watchdog';
 import type { CleanTarget } from '../../../src/runtime/cleanup/release-decision';
+import { ioProgressed, sampleIntervalMs } from '../../../src/runtime/cleanup/stall-watchdog';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -54,7 +54,7 @@ describe('when a device counts as progressing', () => {
   test('bytes read, written or discarded, or time busy with a request in flight, are progress', () => {
     expect(ioProgressed(idle, { ...idle, readBytes: 8192 })).toBe(true);
     expect(ioProgressed(idle, { ...idle, writtenBytes: 12288 })).toBe(true);
-    expect(ioProgressed(idle, { ...idle, discardedBytes: 1 << 20 })).toBe(true);
+    expect(ioProgressed(idle, { ...idle, discardedBytes: 1_048_576 })).toBe(true);
     expect(ioProgressed(idle, { ...idle, busyMs: 11 })).toBe(true);
   });
 

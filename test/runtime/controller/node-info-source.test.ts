@@ -1,6 +1,6 @@
 import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
-import { createLogger } from '../../../src/runtime/observability';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { createLogger } from '../../../src/runtime/observability';
 import { startTestApiServer } from '../../apiserver';
 import { eventually, serverAndApi } from '../kube/fixtures';
 

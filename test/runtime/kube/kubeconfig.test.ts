@@ -68,8 +68,13 @@ describe('kubeconfig model', () => {
     ), '/etc/kube');
     expect(currentContext(config)).toEqual({
       cluster: expect.objectContaining({ server: 'https://api:6443', caFile: '/etc/kube/ca.pem', skipTLSVerify: true, tlsServerName: 'kubernetes' }),
-      user: expect.objectContaining({ tokenFile: '/etc/kube/token', certFile: '/abs/cert.pem', keyData: 'a2V5', impersonateUser: 'someone',
-        exec: expect.objectContaining({ command: 'get-token', args: ['--x'] }) }),
+      user: expect.objectContaining({
+        tokenFile: '/etc/kube/token',
+        certFile: '/abs/cert.pem',
+        keyData: 'a2V5',
+        impersonateUser: 'someone',
+        exec: expect.objectContaining({ command: 'get-token', args: ['--x'] }),
+      }),
     });
   });
 
