@@ -22,6 +22,12 @@ export type VolumeState = (typeof VOLUME_STATES)[number];
  * series per volume, so that `/metrics` does not grow with the node's volumes.
  */
 export const COUNTED_ONLY_STATES: readonly VolumeState[] = ['available', 'bound'];
+/**
+ * The states of a volume the node really has, counted in `storageclass_volumes`: not a
+ * rejected entry, a device holding data, a volume gone or another disk under its name,
+ * so that an alert on too few volumes fires for an unmounted directory.
+ */
+export const PRESENT_STATES: readonly VolumeState[] = ['available', 'bound', 'released', 'cleaning', 'in-use', 'not-configured'];
 
 /** One volume of this node, for {@link ProvisionerMetrics.setVolumeStates}. */
 export interface VolumeStateEntry {
@@ -236,8 +242,9 @@ export class ProvisionerMetrics {
   /**
    * Replaces the whole set of volume states with `volumes` (call after each pass), so a
    * volume that changed state or went away leaves no stale series behind. Every volume
-   * is counted in `volumes` and `storageclass_volumes`; only those not in a
-   * {@link COUNTED_ONLY_STATES} state get a `volume_state` series of their own.
+   * is counted in `volumes`, those in a {@link PRESENT_STATES} state in
+   * `storageclass_volumes`; only those not in a {@link COUNTED_ONLY_STATES} state get a
+   * `volume_state` series of their own.
    * `configuredStorageClasses` get their counts even with no volume.
    */
   setVolumeStates(volumes: readonly VolumeStateEntry[], configuredStorageClasses: readonly string[] = []): void {
@@ -258,12 +265,12 @@ export class ProvisionerMetrics {
     this.storageClassVolumes.reset();
     this.volumesByState.reset();
     for (const [storageclass, counts] of perClass) {
-      let total = 0;
+      let present = 0;
       for (const [state, count] of counts) {
         this.volumesByState.set({ storageclass, state }, count);
-        total += count;
+        if (PRESENT_STATES.includes(state)) present += count;
       }
-      this.storageClassVolumes.set({ storageclass }, total);
+      this.storageClassVolumes.set({ storageclass }, present);
     }
   }
 

@@ -223,6 +223,21 @@ describe('volume states', () => {
     expect(samplesOf(text, 'local_volume_provisioner_storageclass_volumes', { storageclass: 'fast' })[0].value).toBe(2);
     expect(samplesOf(text, 'local_volume_provisioner_storageclass_volumes', { storageclass: 'slow' })[0].value).toBe(0);
   });
+
+  test('storageclass_volumes leaves out what the node does not really have: rejected entries, devices holding data, missing volumes', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    m.setVolumeStates([
+      { ...volume, state: 'available' },
+      { ...volume, persistentVolume: 'local-pv-2', state: 'released' },
+      { ...volume, persistentVolume: '', path: '/mnt/disks/unmounted', state: 'error' },
+      { ...volume, persistentVolume: '', path: '/dev/sdz', state: 'held-data' },
+      { ...volume, persistentVolume: 'local-pv-3', state: 'missing' },
+      { ...volume, persistentVolume: 'local-pv-4', state: 'identity-mismatch' },
+    ], ['fast']);
+    const text = await m.exposition();
+    expect(samplesOf(text, 'local_volume_provisioner_storageclass_volumes', { storageclass: 'fast' })[0].value).toBe(2);
+    expect(samplesOf(text, 'local_volume_provisioner_volumes', { storageclass: 'fast', state: 'error' })[0].value).toBe(1);
+  });
 });
 
 describe('capacityBreakdownLabel', () => {
