@@ -43,8 +43,6 @@ export interface WipeOptions {
   readonly parallel?: number;
   /** Read the ranges back and check they are zero. @default true */
   readonly verify?: boolean;
-  /** Called with the bytes of each chunk written (for the cleanup-bytes metric). */
-  readonly onWritten?: (bytes: number) => void;
 }
 
 export interface WipeResult {
@@ -173,7 +171,6 @@ export async function wipeDevice(device: string, options: WipeOptions = {}): Pro
       const n = await writeAsync(fd, zeros, chunk.length, chunk.position);
       if (n !== chunk.length) throw new Error(`short write at byte ${chunk.position}: ${n} of ${chunk.length}`);
       bytesWritten += n;
-      options.onWritten?.(n);
     });
     fs.fsyncSync(fd);
     writeMs = performance.now() - started;
