@@ -74,6 +74,9 @@ const project = new typescript.TypeScriptProject({
       testPathIgnorePatterns: ['/node_modules/', '/lib/', '/dist/'],
       // The container image's suites run last, while the image builds (see the test task).
       testSequencer: '<rootDir>/test/support/image-suites-last.ts',
+      // jest's 5 s default is an idle machine's margin: a suite on a loaded 2-core CI machine
+      // waits for conditions, and gives up only after this long (longer suites set their own).
+      testTimeout: 30_000,
       // This package exports only an "import" condition, which jest's CommonJS resolver skips.
       moduleNameMapper: {
         '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',
