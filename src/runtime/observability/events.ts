@@ -115,7 +115,7 @@ export const EventReasons = {
     type: 'Warning',
     regarding: 'Node',
     meaning: 'The agent runs with less RBAC than it can use (e.g. the Go provisioner\'s ClusterRole); it works as the replaced provisioner did, and the message names the rule to add for what it cannot do.',
-    example: 'this agent may not patch PersistentVolumes (the Go provisioner\'s RBAC): Released volumes are cleaned as it cleans them, … Add {apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]} to the agent\'s ClusterRole and restart it for the cleanup finalizer',
+    example: 'this agent may not patch PersistentVolumes (the Go provisioner\'s RBAC): Released volumes are cleaned as the Go provisioner cleans them, … this node\'s PVs are found as the Go provisioner finds them, by watching every PV in the cluster … Add {apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]} to the agent\'s ClusterRole and restart it for the cleanup finalizer and a watch of this node\'s PVs only, …',
   },
   ConfigInvalid: {
     reason: 'ConfigInvalid',
@@ -150,7 +150,7 @@ export const EventReasons = {
     reason: 'CleanupTimedOut',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'The cleaner ran past its timeout and was stopped; the PV stays Released and cleaning is retried.',
+    meaning: 'The cleaner ran past `cleanupTimeout` (if set) and was stopped; the PV stays Released and cleaning is retried. A cleaner whose device saw no I/O for `cleanupStallTimeout` is stopped too, reported as `CleanupFailed` with the reason `no I/O reached the device for …`.',
     example: 'cleaner /scripts/shred.sh 2 still running after 2h0m0s; stopped',
   },
   CleanupRefused: {
