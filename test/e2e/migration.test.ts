@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
 import { NODE_CLEANUP, renderNodeCleanupExample, renderStaticProvisionerChart } from './upstream-deployments';
+import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposition';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
 import { AgentProcess, parseJson } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../support/privileged';
@@ -218,6 +219,14 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       await c.waitForPv(bound.metadata!.name!, { phase: 'Available', notUid: bound.metadata!.uid });
       expect(fs.readdirSync(path.join(dir, 'bound'))).toEqual([]);
       expect(pvs()).toHaveLength(4);
+
+      // Upstream's dashboards read the same: two in-process cleanups, PV creates and deletes only in its API series.
+      const metrics = (await agent.get('/metrics')).body;
+      expect(promtoolCheckMetrics(metrics).output).toBe('');
+      expect(samplesOf(metrics, 'local_volume_provisioner_proctable_succeeded')[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_persistentvolume_delete_total', { mode: 'Filesystem', type: 'process' })[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_persistentvolume_delete_duration_seconds_count', { cleanup_command: '/scripts/shred.sh' })[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_apiserver_requests_total').map((x) => x.labels.method).sort()).toEqual(['create', 'delete']);
 
       // Said once, as an Event on the Node and a log line: what it does without patch, and the rule to add.
       const rule = '{apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]}';
