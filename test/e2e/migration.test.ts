@@ -10,11 +10,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
-import { NODE_CLEANUP, renderNodeCleanupExample, renderStaticProvisionerChart } from './upstream-deployments';
 import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposition';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
 import { AgentProcess, parseJson } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../support/privileged';
+import { NODE_CLEANUP, renderNodeCleanupExample, renderStaticProvisionerChart } from '../support/upstream-deployments';
 
 const MiB = 1024 * 1024;
 const NODE_LABEL = 'local.storage.k8s.io/node';

@@ -4,7 +4,9 @@
  * templates): the static provisioner's Helm chart v2.9.0 (section 1) and the
  * node-cleanup example Deployment (section 5). Tests swap only the image into them.
  */
-import type { Manifest } from './cluster';
+/** A rendered Kubernetes object, loosely typed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Manifest = Record<string, any>;
 
 /** One entry of the chart's `classes` value. */
 export interface ChartClass {
@@ -122,10 +124,14 @@ export function renderStaticProvisionerChart(values: ChartValues): Manifest[] {
 
 /** The node-cleanup example's name, ServiceAccount (in `default`, which its RBAC assumes) and args. */
 export const NODE_CLEANUP = 'local-volume-node-cleanup-controller';
+/** The Deployment's args, as the example writes them. */
+export const NODE_CLEANUP_ARGS = ['--storageclass-names=nvme-ssd-block', '--pvc-deletion-delay=60s', '--stale-pv-discovery-interval=10s'];
+/** Its ServiceAccount: the example has no namespace, so its RBAC assumes `default`. */
+export const NODE_CLEANUP_ACCOUNT = { name: NODE_CLEANUP, namespace: 'default' };
 
 /** The node-cleanup example: its Deployment (no namespace), ServiceAccount and ClusterRole with binding. */
 export function renderNodeCleanupExample(): Manifest[] {
-  const account = { name: NODE_CLEANUP, namespace: 'default' };
+  const account = NODE_CLEANUP_ACCOUNT;
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: account },
     {
@@ -161,7 +167,7 @@ export function renderNodeCleanupExample(): Manifest[] {
             containers: [{
               name: NODE_CLEANUP,
               image: 'gcr.io/k8s-staging-sig-storage/local-volume-node-cleanup:canary',
-              args: ['--storageclass-names=nvme-ssd-block', '--pvc-deletion-delay=60s', '--stale-pv-discovery-interval=10s'],
+              args: NODE_CLEANUP_ARGS,
               ports: [{ name: 'metrics', containerPort: 8080 }],
             }],
           },
