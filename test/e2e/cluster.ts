@@ -24,7 +24,7 @@ import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/c
 import { startTestApiServer, TestApiServer } from '../apiserver';
 import { AgentProcess, REPO } from '../support/agent-process';
 import { bindNewClaim, pvIs } from '../support/persistent-volumes';
-import { makeTempDir, mount } from '../support/privileged';
+import { makeTempDir, mount, unmount } from '../support/privileged';
 
 /** Where the image keeps the cleaner scripts (image/Dockerfile). */
 const IMAGE_SCRIPTS = '/scripts';
@@ -108,6 +108,7 @@ export class Cluster {
   readonly adminKubeconfig: string;
   private readonly agents: AgentProcess[] = [];
   private readonly volumes = new Map<string, ConfigMapVolume>();
+  private readonly mounts: Array<{ target: string; created: string[] }> = [];
 
   private constructor(readonly server: TestApiServer, readonly manifests: Manifest[], readonly work: string) {
     this.adminKubeconfig = path.join(work, 'admin.kubeconfig');
@@ -132,8 +133,10 @@ export class Cluster {
     const workload = find(this.manifests, kind, workloadName);
     const pod = workload.spec.template.spec;
     const [container] = pod.containers;
-    const namespace: string = workload.metadata.namespace;
-    const user = `system:serviceaccount:${namespace}:${pod.serviceAccountName}`;
+    // A workload without a namespace (upstream's node-cleanup example) is applied to `default`.
+    const namespace: string = workload.metadata.namespace ?? 'default';
+    const account: string = pod.serviceAccountName ?? pod.serviceAccount ?? 'default';
+    const user = `system:serviceaccount:${namespace}:${account}`;
     const kubeconfig = path.join(this.work, `${workloadName}.kubeconfig`);
     this.server.writeKubeconfig(kubeconfig, user);
     const env: Record<string, string> = {};
@@ -147,15 +150,35 @@ export class Cluster {
    */
   startAgent(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): AgentProcess {
     const { pod, container, namespace, env, kubeconfig } = this.podOnNode(workloadName, kind);
+    const written: string[] = (container.args ?? []).map((a: string) => expandVars(a, env));
     const mounted = new Map<string, string>();
     for (const m of container.volumeMounts ?? []) {
       const volume = pod.volumes.find((v: Manifest) => v.name === m.name);
-      if (volume?.configMap) mounted.set(m.mountPath, this.configMapVolume(volume.configMap.name, namespace).dir);
+      if (!volume?.configMap) continue;
+      const dir = this.configMapVolume(volume.configMap.name, namespace).dir;
+      // Named in an arg: the arg names the directory. Otherwise the program reads its default path (upstream's
+      // chart passes no args): the volume is mounted there, in this test's private mount namespace.
+      if (written.some((a) => a.endsWith(`=${m.mountPath}`))) mounted.set(m.mountPath, dir);
+      else this.mountAt(dir, m.mountPath);
     }
-    const args = (container.args as string[]).map((a) => hostArg(expandVars(a, env), mounted));
+    const args = written.map((a) => hostArg(a, mounted));
+    // The container's own port 8080, which every test shares here: a free loopback one instead.
+    if (!args.some((a) => /^--(listen-address|metrics-addr)=/.test(a)) && (container.ports ?? []).some((p: Manifest) => p.containerPort === 8080)) {
+      args.push('--listen-address=127.0.0.1:0');
+    }
     const agent = AgentProcess.start(args, { ...env, KUBECONFIG: kubeconfig }, { containerEnv: true });
     this.agents.push(agent);
     return agent;
+  }
+
+  /** Bind-mounts `dir` at `target`, as kubelet mounts a volume into the container; undone by stop(). */
+  private mountAt(dir: string, target: string): void {
+    if (this.mounts.some((m) => m.target === target)) return;
+    // The directories mount() makes for it, outermost last, removed again (empty) by stop().
+    const created: string[] = [];
+    for (let d = target; !fs.existsSync(d); d = path.dirname(d)) created.push(d);
+    mount(dir, target, { bind: true });
+    this.mounts.push({ target, created });
   }
 
   /** The directory kubelet keeps this ConfigMap in (one per ConfigMap, shared by the agents using it). */
@@ -225,6 +248,10 @@ export class Cluster {
 
   async stop(): Promise<void> {
     for (const agent of this.agents.splice(0)) await agent.stop();
+    for (const { target, created } of this.mounts.splice(0).reverse()) {
+      unmount(target);
+      for (const d of created) fs.rmdirSync(d);
+    }
     await this.server.stop();
   }
 }

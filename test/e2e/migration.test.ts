@@ -10,9 +10,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposition';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
-import { AgentProcess } from '../support/agent-process';
+import { AgentProcess, parseJson } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../support/privileged';
+import { NODE_CLEANUP, renderNodeCleanupExample, renderStaticProvisionerChart } from '../support/upstream-deployments';
 
 const MiB = 1024 * 1024;
 const NODE_LABEL = 'local.storage.k8s.io/node';
@@ -22,8 +24,30 @@ jest.setTimeout(60_000);
 /** The Go provisioner's PV name: FNV-1a of entry + node + class, in lower-case hex. */
 const goPvName = (entry: string, className: string) => `local-pv-${referenceFnv1a32(`${entry}${NODE_NAME}${className}`).toString(16)}`;
 
-function hostnameAffinity() {
-  return { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } };
+function hostnameAffinity(node = NODE_NAME) {
+  return { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } };
+}
+
+/** A PV as the Go static provisioner wrote it: its name rule, its provisioned-by annotation, no label of ours. */
+function goPv(options: { entry: string; dir: string; className: string; provisionedBy: string; node?: string }): V1PersistentVolume {
+  const node = options.node ?? NODE_NAME;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name: `local-pv-${referenceFnv1a32(`${options.entry}${node}${options.className}`).toString(16)}`,
+      annotations: { 'pv.kubernetes.io/provisioned-by': options.provisionedBy },
+    },
+    spec: {
+      capacity: { storage: '1Mi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Delete',
+      storageClassName: options.className,
+      volumeMode: 'Filesystem',
+      local: { path: path.join(options.dir, options.entry), fsType: 'ext4' },
+      nodeAffinity: hostnameAffinity(node),
+    },
+  };
 }
 
 describePrivileged('end to end: migration from the replaced provisioners', () => {
@@ -142,5 +166,83 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     expect(() => execFileSync('blkid', ['-p', loop.device], { stdio: 'pipe' })).toThrow();
     expect(pvs()).toHaveLength(1);
     expect(cluster.denials).toEqual([]);
+  });
+
+  describe('only the image changed: the Helm chart v2.9.0 and the node-cleanup example, with their args, env and RBAC', () => {
+    const CLASS = 'nvme-ssd-block';
+    const RELEASE = 'local-static-provisioner';
+
+    test('the Go provisioner\'s PVs are managed as it managed them: a Released one cleaned and offered again, one of an earlier Node left, a gone node\'s deleted; the only refusal is a handled probe; nothing exits', async () => {
+      const dir = makeTempDir('lvp-e2e-chart-');
+      for (const v of ['bound', 'available', 'released', 'earlier']) makeMountPoint(path.join(dir, v));
+      cluster = await Cluster.start([
+        ...renderStaticProvisionerChart({ release: RELEASE, namespace: 'default', classes: [{ name: CLASS, hostDir: dir, volumeMode: 'Filesystem', fsType: 'ext4', blockCleanerCommand: ['/scripts/shred.sh', '2'] }] }),
+        ...renderNodeCleanupExample(),
+      ]);
+      const c = cluster;
+      const ourName = `local-volume-provisioner-${NODE_NAME}-${c.server.get('v1', 'Node', NODE_NAME).metadata.uid}`;
+      const mine = (entry: string) => c.server.create<V1PersistentVolume>(goPv({ entry, dir, className: CLASS, provisionedBy: ourName }));
+      const bound = mine('bound');
+      const available = mine('available');
+      const released = mine('released');
+      // Made for an earlier Node of this name (another UID): the Go provisioner no longer recognises it.
+      const earlier = c.server.create<V1PersistentVolume>(goPv({
+        entry: 'earlier', dir, className: CLASS, provisionedBy: `local-volume-provisioner-${NODE_NAME}-0b7c2f6e-8d1a-4c3b-9e5f-a1b2c3d4e5f6`,
+      }));
+      const goneName = 'local-volume-provisioner-worker-gone-5f0e1d2c-3b4a-4968-8776-655443322110';
+      const goneAvailable = c.server.create<V1PersistentVolume>(goPv({ entry: 'a', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
+      const goneReleased = c.server.create<V1PersistentVolume>(goPv({ entry: 'b', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
+      const claim = inUse(bound.metadata!.name!);
+      fs.writeFileSync(path.join(dir, 'bound', 'data.txt'), 'a tenant\'s data');
+      fs.writeFileSync(path.join(dir, 'released', 'data.txt'), 'a former tenant\'s data');
+      for (const pv of [released, goneReleased]) c.deleteClaim(inUse(pv.metadata!.name!));
+      await c.until(() => [released, goneReleased].every((pv) => c.pv(pv.metadata!.name!)?.status?.phase === 'Released'), 'the released PVs are Released');
+
+      agent = c.startAgent(RELEASE);
+      const nodeCleanup = c.startAgent(NODE_CLEANUP, 'Deployment');
+      await Promise.all([agent.waitReady(), nodeCleanup.waitReady()]);
+
+      // The Released volume: cleaned, its PV deleted and made again for it (a new UID, same name).
+      const reoffered = await c.waitForPv(released.metadata!.name!, { phase: 'Available', notUid: released.metadata!.uid });
+      expect(fs.readdirSync(path.join(dir, 'released'))).toEqual([]);
+      expect(reoffered.metadata!.annotations!['pv.kubernetes.io/provisioned-by']).toBe(ourName);
+      // The gone node's PVs of the listed class: deleted by node-cleanup.
+      await c.until(() => !c.pv(goneAvailable.metadata!.name!) && !c.pv(goneReleased.metadata!.name!), 'node-cleanup deleted the gone node\'s PVs');
+      // In use and Available: untouched, the data kept; the earlier Node's PV too, and no second PV for its path.
+      for (const pv of [bound, available, earlier]) expect(c.pv(pv.metadata!.name!)?.metadata!.uid).toBe(pv.metadata!.uid);
+      expect(c.pv(earlier.metadata!.name!)!.metadata!.annotations).toEqual(earlier.metadata!.annotations);
+      expect(fs.readFileSync(path.join(dir, 'bound', 'data.txt'), 'utf8')).toBe('a tenant\'s data');
+      expect(pvs()).toHaveLength(4);
+
+      // The tenant leaves: cleaned and offered again, as the Go provisioner does.
+      c.deleteClaim(claim);
+      await c.waitForPv(bound.metadata!.name!, { phase: 'Available', notUid: bound.metadata!.uid });
+      expect(fs.readdirSync(path.join(dir, 'bound'))).toEqual([]);
+      expect(pvs()).toHaveLength(4);
+
+      // Upstream's dashboards read the same: two in-process cleanups, PV creates and deletes only in its API series.
+      const metrics = (await agent.get('/metrics')).body;
+      expect(promtoolCheckMetrics(metrics).output).toBe('');
+      expect(samplesOf(metrics, 'local_volume_provisioner_proctable_succeeded')[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_persistentvolume_delete_total', { mode: 'Filesystem', type: 'process' })[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_persistentvolume_delete_duration_seconds_count', { cleanup_command: '/scripts/shred.sh' })[0].value).toBe(2);
+      expect(samplesOf(metrics, 'local_volume_provisioner_apiserver_requests_total').map((x) => x.labels.method).sort()).toEqual(['create', 'delete']);
+
+      // Said once, as an Event on the Node and a log line: what it does without patch, and the rule to add.
+      const rule = '{apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]}';
+      const permission = c.events('PermissionMissing');
+      expect(permission).toEqual([expect.objectContaining({ type: 'Warning', count: 1, involvedObject: expect.objectContaining({ kind: 'Node', name: NODE_NAME }) })]);
+      expect(permission[0].message).toContain(rule);
+      expect(permission[0].message).toContain('watching every PV in the cluster');
+      expect(agent.lines.map(parseJson).filter((r) => r?.level === 'warn' && String(r.msg).includes(rule))).toHaveLength(1);
+      // The only request refused: the agent's watch of its Node, which it replaces by reading it now and then.
+      const agentUser = `system:serviceaccount:default:${RELEASE}`;
+      expect(cluster.denials).toEqual([{ user: agentUser, verb: 'watch', apiGroup: '', resource: 'nodes' }]);
+      expect(agent.logged('the Node cannot be watched (RBAC grants no watch on nodes); re-reading it at most once a minute')).toHaveLength(1);
+      expect([agent.errors(), nodeCleanup.errors()]).toEqual([[], []]);
+      expect([agent.running, nodeCleanup.running]).toEqual([true, true]);
+      expect(await agent.stop()).toBe(0);
+      expect(await nodeCleanup.stop()).toBe(0);
+    });
   });
 });

@@ -84,8 +84,8 @@ export type ReleaseDecision =
   | { readonly action: 'hold'; readonly reason: string }
   /** Reclaim policy Retain: nothing to do. */
   | { readonly action: 'retain'; readonly reason: string }
-  /** Recycle or an unknown policy: record a Warning Event, touch nothing. */
-  | { readonly action: 'warn'; readonly reason: string }
+  /** Recycle (`unsupported`) or an unknown policy: record a Warning Event, touch nothing. */
+  | { readonly action: 'warn'; readonly reason: string; readonly policy: 'unsupported' | 'unknown' }
   /** Not provably ours: never touched, no Event. */
   | { readonly action: 'not-ours'; readonly reason: string }
   /** Not Released, or being deleted by someone else's rules. */
@@ -132,8 +132,10 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
     const phase = pv.status?.phase;
     if (phase !== 'Released') return { action: 'skip', reason: `PV "${name}" is ${phase ?? 'without a phase'}, not Released` };
     if (policy === 'Retain') return { action: 'retain', reason: `PV "${name}" has reclaim policy Retain; its data is kept` };
-    if (policy === 'Recycle') return { action: 'warn', reason: `PV "${name}" has reclaim policy Recycle, which local volumes do not support; its data is kept` };
-    if (policy !== 'Delete') return { action: 'warn', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
+    if (policy === 'Recycle') {
+      return { action: 'warn', policy: 'unsupported', reason: `PV "${name}" has reclaim policy Recycle, which local volumes do not support; its data is kept` };
+    }
+    if (policy !== 'Delete') return { action: 'warn', policy: 'unknown', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
   }
 
   const located = configured.dialect === 'directory'

@@ -63,7 +63,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const client = (): KubeApi => new KubeApi(kubeConfig, {
     qps: options.qps,
     burst: options.burst,
-    onRequest: (r) => metrics.recordApiRequest(r.verb, r.durationSeconds, r.failed),
+    onRequest: (r) => metrics.recordApiRequest(r.verb, r.resource, r.durationSeconds, r.failed),
     logger,
   });
   const api = client();

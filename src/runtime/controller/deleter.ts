@@ -14,6 +14,7 @@
  * Discovery offers the volume again once its PV is gone. A crash at any point
  * leaves the PV held (or, in legacy mode, Released) and the next run starts over.
  */
+import * as fs from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ProvisionerConfig } from '../../config';
 import {
@@ -40,6 +41,7 @@ import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { addCleanupFinalizer, deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
+import type { CleanupModeLabel } from '../observability/metrics';
 import { parseQuantity } from '../volume';
 
 export interface JobCleaning {
@@ -70,15 +72,31 @@ export interface DeleterPass {
   readonly jobs?: JobCleaning;
 }
 
-/** The failure kinds of a cleanup task: why the volume was not cleaned, or that the PV changed before it was. */
-type CleanupFailureKind = NotCleanedKind | 'stale';
+/**
+ * The failure kinds of a cleanup task: why the volume was not cleaned, that the PV
+ * changed before it was, or that it was cleaned but its PV could not be deleted.
+ */
+type CleanupFailureKind = NotCleanedKind | 'stale' | 'delete-failed';
 /** A cleanup not done for safety. */
 export type RefusalKind = Exclude<NotCleanedKind, 'failed'>;
 
-/** What a cleanup of a target needs, for metrics and logs. */
+/** Upstream's `cleanup_command`: the class's blockCleanerCommand, whatever cleaned the volume (a directory too). */
 function cleanerCommand(target: CleanTarget): readonly string[] {
-  if (target.method.kind === 'device-wipe') return ['wipe'];
-  return target.volumeMode === 'Block' ? target.method.blockCleanerCommand : [];
+  return target.method.kind === 'device-wipe' ? ['wipe'] : target.method.blockCleanerCommand;
+}
+
+function isQueuedOrRunning(entry: CleanupEntry | undefined): boolean {
+  return entry?.state === 'queued' || entry?.state === 'running';
+}
+
+/** Upstream's `mode` label: what is at the volume's path now (GetVolumeMode), `unknown` when that cannot be told. */
+function modeAtPath(containerPath: string): CleanupModeLabel {
+  try {
+    const st = fs.statSync(containerPath);
+    return st.isDirectory() ? 'Filesystem' : st.isBlockDevice() ? 'Block' : 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Warnings for volumes that were not cleaned for safety, by kind. */
@@ -104,6 +122,8 @@ export class Deleter {
   private orphanNames = new Set<string>();
   /** PV UIDs with a guarded write under way, so a quick next pass does not send it twice. */
   private readonly writing = new Set<string>();
+  /** In-process cleanups that succeeded and failed since start (upstream's proctable gauges). */
+  private readonly processCleanups = { succeeded: 0, failed: 0 };
 
   constructor(private readonly deps: DeleterDeps) {}
 
@@ -126,7 +146,8 @@ export class Deleter {
           break;
         case 'let-go':
           this.awaitingCleanup.delete(uid);
-          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv)));
+          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv),
+            pv.metadata?.deletionTimestamp ? undefined : EventReasons.VolumeFailedDelete.reason));
           break;
         case 'clean':
           this.awaitingCleanup.set(uid, decision.target);
@@ -136,7 +157,8 @@ export class Deleter {
           this.deps.events.warning(ref, EventReasons.CleanupRefused.reason, `${decision.reason}; nothing is wiped and the PV is kept until it can be`);
           break;
         case 'warn':
-          this.deps.events.warning(ref, EventReasons.ReclaimPolicyUnsupported.reason, decision.reason);
+          this.deps.events.warning(ref, decision.policy === 'unsupported'
+            ? EventReasons.VolumeUnsupportedReclaimPolicy.reason : EventReasons.VolumeUnknownReclaimPolicy.reason, decision.reason);
           break;
         default:
           this.awaitingCleanup.delete(uid);
@@ -145,8 +167,8 @@ export class Deleter {
     await Promise.all(writes);
     this.cleanOrphans(byUid, pass);
     this.deps.table.retainOnly(new Set([...byUid.keys(), ...this.awaitingCleanup.keys()]));
-    const counts = this.deps.table.counts();
-    this.deps.metrics.setProcTable({ running: counts.running + counts.queued, succeeded: counts.succeeded, failed: counts.failed });
+    const running = [...this.started].filter(([uid, info]) => info.type === 'process' && isQueuedOrRunning(this.deps.table.get(uid))).length;
+    this.deps.metrics.setProcTable({ running, ...this.processCleanups });
   }
 
   /** True while a cleanup of this PV name is queued or running, or its volume still waits for one. */
@@ -294,7 +316,12 @@ export class Deleter {
       log.info({ outcome }, 'volume cleaned; cleanup finalizer removed, the PV goes and discovery offers the volume again');
       return outcome === 'changed' ? { ok: false, kind: 'failed', reason: 'the PV kept changing while its cleanup finalizer was removed' } : { ok: true };
     }
-    const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid, fresh.metadata?.resourceVersion);
+    let outcome;
+    try {
+      outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, target.pvName, target.pvUid, fresh.metadata?.resourceVersion);
+    } catch (err) {
+      return { ok: false, kind: 'delete-failed', reason: `deleting PV "${target.pvName}": ${(err as Error).message}` };
+    }
     log.info({ outcome }, 'volume cleaned; PV deleted so discovery offers it again');
     if (outcome === 'changed') return { ok: false, kind: 'stale', reason: 'the PV changed while its volume was cleaned; it is decided again' };
     return { ok: true };
@@ -375,8 +402,11 @@ export class Deleter {
       if (pv) this.deps.events.warning(persistentVolumeReference(pv), refusal, entry.reason ?? 'not cleaned');
       return;
     }
+    // Cleaned, then the PV delete failed: the volume is cleaned again before the next delete.
+    const deleteFailed = kind === 'delete-failed';
+    if (info.type === 'process') this.processCleanups[succeeded || deleteFailed ? 'succeeded' : 'failed']++;
     this.deps.metrics.recordCleanup({
-      mode: info.target.volumeMode,
+      mode: modeAtPath(info.target.path),
       type: info.type,
       succeeded,
       capacityBytes: info.capacityBytes,
@@ -390,7 +420,8 @@ export class Deleter {
     const timedOut = /timed out/.test(entry.reason ?? '');
     log.warn({ reason: entry.reason, failures: entry.failures, retryAt: entry.retryAt }, 'cleanup failed; it is retried after a backoff');
     if (pv) {
-      const reason = timedOut ? EventReasons.CleanupTimedOut.reason : EventReasons.CleanupFailed.reason;
+      const reason = deleteFailed ? EventReasons.VolumeFailedDelete.reason
+        : timedOut ? EventReasons.CleanupTimedOut.reason : EventReasons.CleanupFailed.reason;
       this.deps.events.warning(persistentVolumeReference(pv), reason, `${entry.reason ?? 'cleanup failed'} (attempt ${entry.failures}; retried after a backoff)`);
     }
   }

@@ -6,11 +6,13 @@
  * period and on every change seen in a discovery directory, the mount table or
  * this node's PVs.
  */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import { readMountTable } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
+import { isForbidden } from '../kube/errors';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { removeNodeTaint } from '../kube/node-taint';
 import { NodePvCache } from '../kube/pv-cache';
@@ -26,9 +28,17 @@ import type { DirectoryRunOptions } from './directory-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { PassScheduler } from './pass-scheduler';
 import { needsPassNow } from './pv-stewardship';
-import { reclaimModeOf } from './reclaim-mode';
+import { reclaimModeOf, WithoutPatch, withoutPatchWarning } from './reclaim-mode';
 import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
 import { VolumeLocks } from './volume-locks';
+
+/** What the directory agent does, beyond the finalizer, where it may not patch PVs. */
+const WITHOUT_PATCH: WithoutPatch = {
+  instead: 'this node\'s PVs are found as the Go provisioner finds them, by watching every PV in the cluster and keeping those '
+    + 'with its provisioned-by annotation (its PVs cannot be given the node label a node-scoped watch selects on), '
+    + 'and PVs of an earlier Node with this name are left alone as it leaves them',
+  gains: 'a watch of this node\'s PVs only, and the PVs of an earlier Node with this name recycled as its own',
+};
 
 /** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
 export class StartupError extends Error {}
@@ -64,24 +74,37 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
   await nodes.start();
-  const { mode, warning: modeWarning } = await reclaimModeOf(api, logger);
+  const reclaim = await reclaimModeOf(api, logger, WITHOUT_PATCH);
+  let { mode } = reclaim;
+  let modeWarning = reclaim.warning;
   const ourName = provisionerName(node.name, node.uid, first.config.useNodeNameOnly);
   const ours = provisionedBy(ourName);
-  const adoption = await adoptUnlabelledPersistentVolumes(api, {
-    nodeName: node.name,
-    criterion: { matches: (pv) => ours.matches(pv) || isOfEarlierNodeIncarnation(pv, node, ourName) },
-    logger,
-  });
-  logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+  // This node's PVs that may lack our label: the Go provisioner's, and those of an earlier Node of this name.
+  const unlabelled = (pv: V1PersistentVolume) => ours.matches(pv) || isOfEarlierNodeIncarnation(pv, node, ourName);
+  let adopted: string[] = [];
+  if (mode === 'finalizer') {
+    try {
+      const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: node.name, criterion: { matches: unlabelled }, logger });
+      logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+      adopted = adoption.adopted;
+    } catch (err) {
+      // Allowed by the access review, refused by the server (an admission webhook, RBAC changed since).
+      if (!isForbidden(err)) throw err;
+      mode = 'legacy';
+      modeWarning = withoutPatchWarning(`labelling this node's older PVs was refused (${(err as Error).message})`, WITHOUT_PATCH);
+      logger.warn(modeWarning);
+    }
+  }
 
-  const cache = new NodePvCache(api, { nodeName: node.name, logger });
+  // Without patch, older PVs cannot be labelled: every PV is watched and this node's kept by annotation, as upstream.
+  const cache = new NodePvCache(api, { nodeName: node.name, logger, ...(mode === 'legacy' ? { unlabelled } : {}) });
   const storageClasses = new StorageClassCache(api, { logger });
   await Promise.all([cache.start(), storageClasses.start()]);
   health.whileUnready(() => cache.staleReason());
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
-  await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
+  if (mode === 'finalizer') await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
-  reportAdoptedVolumes(events, cache, adoption.adopted, node.name);
+  reportAdoptedVolumes(events, cache, adopted, node.name);
   if (modeWarning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, modeWarning);
   const table = new CleanupProcessTable({
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),

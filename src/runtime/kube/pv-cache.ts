@@ -15,6 +15,14 @@ export const STALE_AFTER_MS = 60_000;
 export interface NodePvCacheOptions {
   /** This node: only PVs labelled `local.storage.k8s.io/node=<nodeName>` are listed and watched. */
   readonly nodeName: string;
+  /**
+   * Where this node's older PVs cannot be given our node label (RBAC grants no patch on
+   * PVs, as with the Go provisioner's chart): every PV is listed and watched, and those
+   * with our node label, or without any and accepted by this, are kept, as the Go
+   * provisioner's own cache does (its memory and traffic then grow with the cluster).
+   * @default - the server selects by our node label
+   */
+  readonly unlabelled?: (pv: V1PersistentVolume) => boolean;
   /** PVs per list page. @default 500 */
   readonly pageSize?: number;
   /** Server-side lifetime of one watch. @default random in [300, 600) s */
@@ -26,21 +34,27 @@ export interface NodePvCacheOptions {
 
 /**
  * This node's PVs, kept current by a list and watch that the API server filters by our
- * node label: memory and traffic grow with this node's volumes, not the cluster's.
- * Also indexes them by `spec.local.path` for the duplicate-path guard.
+ * node label: memory and traffic grow with this node's volumes, not the cluster's
+ * (unless `unlabelled` is given). Also indexes them by `spec.local.path` for the
+ * duplicate-path guard.
  */
 export class NodePvCache {
   private readonly reflector: Reflector<V1PersistentVolume>;
   private readonly byPath = new Map<string, Set<string>>();
 
-  private readonly nodeName: string;
+  /** Whether a PV is one of this node's. */
+  private readonly belongs: (pv: V1PersistentVolume) => boolean;
 
   constructor(api: KubeApi, options: NodePvCacheOptions) {
-    this.nodeName = options.nodeName;
+    const { nodeName, unlabelled } = options;
+    const labelled = (pv: V1PersistentVolume) => pv.metadata?.labels?.[NODE_LABEL] === nodeName;
+    this.belongs = unlabelled
+      ? (pv) => labelled(pv) || (pv.metadata?.labels?.[NODE_LABEL] === undefined && unlabelled(pv))
+      : labelled;
     this.reflector = new Reflector<V1PersistentVolume>(api, {
       resource: 'persistentvolumes',
       watchPath: '/api/v1/persistentvolumes',
-      labelSelector: nodeLabelSelector(options.nodeName),
+      ...(unlabelled ? { accept: this.belongs } : { labelSelector: nodeLabelSelector(nodeName) }),
       list: (page, callOptions) => api.listPersistentVolumes(page, callOptions),
       pageSize: options.pageSize,
       watchTimeoutSeconds: options.watchTimeoutSeconds,
@@ -86,7 +100,7 @@ export class NodePvCache {
 
   /** Takes in a PV of this node we have just created or changed (see Reflector.observe). */
   observe(pv: V1PersistentVolume): void {
-    if (pv.metadata?.labels?.[NODE_LABEL] === this.nodeName) this.reflector.observe(pv);
+    if (this.belongs(pv)) this.reflector.observe(pv);
   }
 
   /** PVs of this node whose `spec.local.path` is `path`. */

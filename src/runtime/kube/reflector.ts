@@ -25,6 +25,12 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   readonly watchPath: string;
   readonly labelSelector?: string;
   /**
+   * Keeps only the objects it accepts, for a selection the server cannot make (by
+   * annotation, say); an object that stops being accepted counts as deleted.
+   * @default every object
+   */
+  readonly accept?: (object: T) => boolean;
+  /**
    * Fetches one page of the collection through the KubeApi. A list without a
    * resourceVersion (one object read by name, whose own may be older than the server's
    * watch history) makes the watch start from now, the current objects sent as ADDED.
@@ -148,6 +154,7 @@ export class Reflector<T extends KubernetesObject> {
    * wrote is known before the watch brings it, even while the watch is failing.
    */
   observe(object: T): void {
+    if (!this.accepts(object)) return;
     const known = this.store.get(nameOf(object))?.metadata?.resourceVersion;
     if (known !== undefined && !isNewer(object.metadata?.resourceVersion, known)) return;
     this.upsert(trimmed(object));
@@ -157,6 +164,10 @@ export class Reflector<T extends KubernetesObject> {
   onChange(listener: ChangeListener<T>): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  private accepts(object: T): boolean {
+    return this.options.accept?.(object) ?? true;
   }
 
   private async run(): Promise<void> {
@@ -211,7 +222,7 @@ export class Reflector<T extends KubernetesObject> {
         continueToken,
         resourceVersion: this.listFromCache && !continueToken ? '0' : undefined,
       }, { signal: this.stopper.signal });
-      for (const item of page.items) items.push(trimmed(item));
+      for (const item of page.items) if (this.accepts(item)) items.push(trimmed(item));
       continueToken = page.metadata?._continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';
     } while (continueToken);
@@ -332,8 +343,9 @@ export class Reflector<T extends KubernetesObject> {
       return;
     }
     const object = trimmed(this.options.fromWire ? this.options.fromWire(raw) : raw as T);
-    if (type === 'ADDED' || type === 'MODIFIED') this.upsert(object);
-    else if (type === 'DELETED') this.remove(object);
+    if ((type === 'ADDED' || type === 'MODIFIED') && this.accepts(object)) this.upsert(object);
+    // Deleted, or no longer accepted.
+    else if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.remove(object);
     if (rv) this.resourceVersion = rv;
   }
 }

@@ -115,7 +115,7 @@ export const EventReasons = {
     type: 'Warning',
     regarding: 'Node',
     meaning: 'The agent runs with less RBAC than it can use (e.g. the Go provisioner\'s ClusterRole); it works as the replaced provisioner did, and the message names the rule to add for what it cannot do.',
-    example: 'this agent may not patch PersistentVolumes (the Go provisioner\'s RBAC): Released volumes are cleaned as it cleans them, … Add {apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]} to the agent\'s ClusterRole and restart it for the cleanup finalizer',
+    example: 'this agent may not patch PersistentVolumes (the Go provisioner\'s RBAC): Released volumes are cleaned as the Go provisioner cleans them, … this node\'s PVs are found as the Go provisioner finds them, by watching every PV in the cluster … Add {apiGroups: [""], resources: ["persistentvolumes"], verbs: ["patch"]} to the agent\'s ClusterRole and restart it for the cleanup finalizer and a watch of this node\'s PVs only, …',
   },
   ConfigInvalid: {
     reason: 'ConfigInvalid',
@@ -185,15 +185,22 @@ export const EventReasons = {
     reason: 'VolumeFailedDelete',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'Deleting the cleaned PV failed at the API; retried (upstream\'s reason, kept).',
+    meaning: 'Deleting a Released PV failed at the API (before its cleanup with the finalizer, after it without); retried, its volume cleaned again first when it was cleaned (upstream\'s reason, kept).',
     example: 'deleting PV "local-pv-1a2b3c4d": the server is currently unable to handle the request',
   },
-  ReclaimPolicyUnsupported: {
-    reason: 'ReclaimPolicyUnsupported',
+  VolumeUnsupportedReclaimPolicy: {
+    reason: 'VolumeUnsupportedReclaimPolicy',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'A Released PV has reclaim policy Recycle or an unknown one; only Delete and Retain are supported, so it is left as is.',
-    example: 'reclaim policy "Recycle" is not supported (only Delete and Retain)',
+    meaning: 'A Released PV has reclaim policy Recycle, which local volumes do not support; it is left as is (upstream\'s reason, kept).',
+    example: 'PV "local-pv-1a2b3c4d" has reclaim policy Recycle, which local volumes do not support; its data is kept',
+  },
+  VolumeUnknownReclaimPolicy: {
+    reason: 'VolumeUnknownReclaimPolicy',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'A Released PV has a reclaim policy that is neither Delete, Retain nor Recycle; it is left as is (upstream\'s reason, kept).',
+    example: 'PV "local-pv-1a2b3c4d" has unknown reclaim policy "Shred"; its data is kept',
   },
   VolumeMissing: {
     reason: 'VolumeMissing',

@@ -39,21 +39,30 @@ export interface VolumeStateEntry {
   readonly state: VolumeState;
 }
 
-/** What the cleanup process table holds right now (upstream's proctable gauges). */
+/** Upstream's proctable gauges: in-process cleanups running now, and those that succeeded and failed since start. */
 export interface ProcTableStats {
   readonly running: number;
   readonly succeeded: number;
   readonly failed: number;
 }
 
+/**
+ * Upstream's `mode` label of the delete metrics: what is at the volume's path (a block
+ * device is `Block` even in a Filesystem class), `unknown` when that cannot be told.
+ */
+export type CleanupModeLabel = VolumeMode | 'unknown';
+
 /** One finished cleanup of a Released volume, successful or not. */
 export interface CleanupOutcome {
-  readonly mode: VolumeMode;
+  readonly mode: CleanupModeLabel;
   readonly type: CleanupType;
   readonly succeeded: boolean;
   /** PV capacity in bytes; becomes the 500G `capacity` label. */
   readonly capacityBytes: number;
-  /** The cleaner's argv; its first element is the `cleanup_command` label ("" for none). */
+  /**
+   * The class's blockCleanerCommand, whatever cleaned the volume (upstream's rule); its
+   * first element is the `cleanup_command` label ("" for none).
+   */
   readonly cleanupCommand: readonly string[];
   /** From the start of the cleanup to the PV's deletion. */
   readonly seconds: number;
@@ -113,16 +122,24 @@ export class ProvisionerMetrics {
   private readonly cleanupBytes = this.counter(`${PREFIX}cleanup_bytes_total`,
     'Total number of bytes wiped or removed by cleanups, by volume mode and cleanup type.', ['mode', 'type']);
 
+  // Upstream's series count what its Go code counted: PV creates and deletes, nothing else.
   private readonly apiRequests = this.counter(`${PREFIX}apiserver_requests_total`,
-    'Total number of API server requests, by method (the lower-case Kubernetes verb).', ['method']);
+    'Total number of PersistentVolume create and delete requests to the API server, by method (create or delete).', ['method']);
   private readonly apiRequestsFailed = this.counter(`${PREFIX}apiserver_requests_failed_total`,
-    'Total number of failed API server requests, by method.', ['method']);
+    'Total number of failed PersistentVolume create and delete requests, by method (create or delete).', ['method']);
   private readonly apiRequestDuration = this.histogram(`${PREFIX}apiserver_requests_duration_seconds`,
-    'Latency in seconds of API server requests, by method.', ['method'], DEFAULT_BUCKETS);
+    'Latency in seconds of PersistentVolume create and delete requests, by method (create or delete).', ['method'], DEFAULT_BUCKETS);
+  // Ours: every request, by verb and resource.
+  private readonly kubeRequests = this.counter(`${PREFIX}kube_requests_total`,
+    'Total number of requests to the API server (each attempt), by verb and resource.', ['verb', 'resource']);
+  private readonly kubeRequestsFailed = this.counter(`${PREFIX}kube_requests_failed_total`,
+    'Total number of failed requests to the API server, by verb and resource.', ['verb', 'resource']);
+  private readonly kubeRequestDuration = this.histogram(`${PREFIX}kube_request_duration_seconds`,
+    'Latency in seconds of requests to the API server, by verb.', ['verb'], DEFAULT_BUCKETS);
 
-  private readonly procTableRunning = this.gauge(`${PREFIX}proctable_running`, 'Number of running operations in the cleanup process table.', []);
-  private readonly procTableSucceeded = this.gauge(`${PREFIX}proctable_succeeded`, 'Number of succeeded operations in the cleanup process table.', []);
-  private readonly procTableFailed = this.gauge(`${PREFIX}proctable_failed`, 'Number of failed operations in the cleanup process table.', []);
+  private readonly procTableRunning = this.gauge(`${PREFIX}proctable_running`, 'Number of running operations in proctable: in-process cleanups running now.', []);
+  private readonly procTableSucceeded = this.gauge(`${PREFIX}proctable_succeeded`, 'Number of succeeded operations in proctable: in-process cleanups that succeeded since start.', []);
+  private readonly procTableFailed = this.gauge(`${PREFIX}proctable_failed`, 'Number of failed operations in proctable: in-process cleanups that failed since start.', []);
 
   private readonly volumeState = this.gauge(`${PREFIX}volume_state`,
     'The state of each local volume of this node that needs attention or is on its way (not available or bound): 1 for its current state.',
@@ -232,11 +249,18 @@ export class ProvisionerMetrics {
     this.procTableFailed.set(stats.failed);
   }
 
-  /** One API server request ended; `method` is the lower-case verb (`create`, `delete`, `list`...). */
-  recordApiRequest(method: string, seconds: number, failed: boolean): void {
-    this.apiRequests.inc({ method });
-    this.apiRequestDuration.observe({ method }, seconds);
-    if (failed) this.apiRequestsFailed.inc({ method });
+  /**
+   * One API server request ended: counted in ours by verb and resource, and in
+   * upstream's series when it is a PV create or delete (all upstream counted).
+   */
+  recordApiRequest(verb: string, resource: string, seconds: number, failed: boolean): void {
+    this.kubeRequests.inc({ verb, resource });
+    this.kubeRequestDuration.observe({ verb }, seconds);
+    if (failed) this.kubeRequestsFailed.inc({ verb, resource });
+    if (resource !== 'persistentvolumes' || (verb !== 'create' && verb !== 'delete')) return;
+    this.apiRequests.inc({ method: verb });
+    this.apiRequestDuration.observe({ method: verb }, seconds);
+    if (failed) this.apiRequestsFailed.inc({ method: verb });
   }
 
   /**

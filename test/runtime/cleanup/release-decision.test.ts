@@ -103,12 +103,12 @@ describe('the release decision (directory dialect)', () => {
 
   test('policy Recycle gets a warning and keeps the data', () => {
     const d = decideRelease(pv({ policy: 'Recycle' }), me, directory, 'legacy');
-    expect(d).toEqual({ action: 'warn', reason: expect.stringContaining('Recycle') });
+    expect(d).toEqual({ action: 'warn', policy: 'unsupported', reason: expect.stringContaining('Recycle') });
   });
 
   test('an unknown policy gets a warning and keeps the data', () => {
     const d = decideRelease(pv({ policy: 'Shred' }), me, directory, 'legacy');
-    expect(d).toEqual({ action: 'warn', reason: expect.stringContaining('"Shred"') });
+    expect(d).toEqual({ action: 'warn', policy: 'unknown', reason: expect.stringContaining('"Shred"') });
   });
 
   test('a PV provisioned by another provisioner is not ours', () => {

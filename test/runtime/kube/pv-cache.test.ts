@@ -223,3 +223,43 @@ describe('NodePvCache', () => {
     await eventually(() => server.openWatches === 0, 'the watch is closed');
   });
 });
+
+describe('NodePvCache without node labels to select on (RBAC grants no patch on PVs)', () => {
+  const GO_NAME = 'local-volume-provisioner-node-a-uid-a';
+  const byGoProvisioner = (pv: V1PersistentVolume) => pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] === GO_NAME;
+
+  async function startUnlabelledCache(): Promise<{ cache: NodePvCache; changes: string[] }> {
+    const c = new NodePvCache(api, { nodeName: 'node-a', unlabelled: byGoProvisioner, backoff: { initialMs: 10, maxMs: 50 } });
+    const changes: string[] = [];
+    c.onChange((change) => changes.push(`${change.type} ${change.object.metadata?.name}`));
+    cache = c;
+    await c.start();
+    return { cache: c, changes };
+  }
+
+  test('keeps, from every PV of the cluster, those labelled for its node and the unlabelled ones it accepts, as the Go provisioner\'s cache does', async () => {
+    server.create(localPv('labelled', { node: 'node-a' }));
+    server.create(localPv('go-made', { node: 'node-a', labelled: false, provisioner: GO_NAME }));
+    server.create(localPv('other-node', { node: 'node-b', labelled: false, provisioner: 'local-volume-provisioner-node-b-uid-b' }));
+    // Another node's label wins over an annotation that would be accepted.
+    server.create(localPv('labelled-elsewhere', { node: 'node-b', provisioner: GO_NAME }));
+    const { cache: c } = await startUnlabelledCache();
+    expect(names(c)).toEqual(['go-made', 'labelled']);
+    expect(server.counters.get('list', 'persistentvolumes').requests).toBe(1);
+  });
+
+  test('follows the watch: a PV that comes to be accepted is added, one that stops being accepted counts as deleted', async () => {
+    const { cache: c, changes } = await startUnlabelledCache();
+    server.create(localPv('go-made', { node: 'node-a', labelled: false, provisioner: GO_NAME }));
+    server.create(localPv('foreign', { node: 'node-b', labelled: false, provisioner: 'someone-else' }));
+    await eventually(() => names(c).includes('go-made'), 'the accepted PV is cached');
+    await api.patchPersistentVolumeAnnotations('go-made', { 'pv.kubernetes.io/provisioned-by': 'someone-else' });
+    await eventually(() => names(c).length === 0, 'the PV no longer accepted is dropped');
+    // (Updates in between: the PV controller makes it Available.)
+    expect([changes[0], changes.at(-1)]).toEqual(['add go-made', 'delete go-made']);
+    expect(changes.filter((change) => change.endsWith('foreign'))).toEqual([]);
+    // What this process writes is taken in only when it is this node's.
+    c.observe(localPv('foreign-write', { node: 'node-b', labelled: false, provisioner: 'someone-else' }));
+    expect(names(c)).toEqual([]);
+  });
+});

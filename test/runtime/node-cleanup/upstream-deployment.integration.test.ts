@@ -12,39 +12,18 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess } from '../../support/agent-process';
 import { cleanupPrivileged, makeTempDir } from '../../support/privileged';
+import { NODE_CLEANUP_ACCOUNT, NODE_CLEANUP_ARGS, renderNodeCleanupExample } from '../../support/upstream-deployments';
 import { eventually } from '../kube/fixtures';
 
 // Each case starts the bin through ts-node and waits for its passes: seconds each on a busy machine.
 jest.setTimeout(120_000);
 
-/** The Deployment's args, as written in upstream's example. */
-const UPSTREAM_ARGS = ['--storageclass-names=nvme-ssd-block', '--pvc-deletion-delay=60s', '--stale-pv-discovery-interval=10s'];
-/** Its ServiceAccount (the example has no namespace, so the RBAC assumes `default`). */
-const SERVICE_ACCOUNT = { namespace: 'default', name: 'local-volume-node-cleanup-controller' };
+const UPSTREAM_ARGS = NODE_CLEANUP_ARGS;
+const SERVICE_ACCOUNT = NODE_CLEANUP_ACCOUNT;
 const USER = `system:serviceaccount:${SERVICE_ACCOUNT.namespace}:${SERVICE_ACCOUNT.name}`;
 
-/** Upstream's rbac.yaml: the ClusterRole and its binding, nothing else. */
-const UPSTREAM_RBAC = [
-  { apiVersion: 'v1', kind: 'ServiceAccount', metadata: SERVICE_ACCOUNT },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: 'local-volume-node-cleanup-controller-runner' },
-    rules: [
-      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'watch', 'delete'] },
-      { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'delete'] },
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-    ],
-  },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'local-volume-node-cleanup-controller-role' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'local-volume-node-cleanup-controller-runner' },
-    subjects: [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }],
-  },
-];
+/** Upstream's rbac.yaml: the ServiceAccount, the ClusterRole and its binding, nothing else. */
+const UPSTREAM_RBAC = renderNodeCleanupExample().filter((m) => m.kind !== 'Deployment');
 
 let server: TestApiServer;
 const bins: AgentProcess[] = [];

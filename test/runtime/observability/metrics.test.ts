@@ -12,8 +12,8 @@ function busyMetrics(): ProvisionerMetrics {
   m.recordCleanup({ mode: 'Block', type: 'job', succeeded: false, capacityBytes: 750 * GiB, cleanupCommand: ['/scripts/shred.sh', '2'], seconds: 5 });
   m.addCleanupBytes('Block', 'process', 750 * GiB);
   m.setProcTable({ running: 1, succeeded: 2, failed: 3 });
-  m.recordApiRequest('create', 0.01, false);
-  m.recordApiRequest('delete', 0.5, true);
+  m.recordApiRequest('create', 'persistentvolumes', 0.01, false);
+  m.recordApiRequest('delete', 'persistentvolumes', 0.5, true);
   m.setVolumeStates([
     { persistentVolume: 'local-pv-1', path: '/mnt/disks/a "quoted"', storageClass: 'fast', state: 'bound' },
     { persistentVolume: '', path: '/dev/sdb', storageClass: 'fast', state: 'held-data' },
@@ -135,12 +135,32 @@ describe('ProvisionerMetrics', () => {
 
   test('a failed API request counts in both the total and the failures', async () => {
     const m = new ProvisionerMetrics({ version: 'x' });
-    m.recordApiRequest('create', 0.1, true);
-    m.recordApiRequest('create', 0.1, false);
+    m.recordApiRequest('create', 'persistentvolumes', 0.1, true);
+    m.recordApiRequest('create', 'persistentvolumes', 0.1, false);
     const text = await m.exposition();
     expect(samplesOf(text, 'local_volume_provisioner_apiserver_requests_total', { method: 'create' })[0].value).toBe(2);
     expect(samplesOf(text, 'local_volume_provisioner_apiserver_requests_failed_total', { method: 'create' })[0].value).toBe(1);
     expect(samplesOf(text, 'local_volume_provisioner_apiserver_requests_duration_seconds_count', { method: 'create' })[0].value).toBe(2);
+  });
+
+  test('upstream\'s apiserver_requests series count PV creates and deletes only, as its Go code did; every request counts in ours by verb and resource', async () => {
+    const m = new ProvisionerMetrics({ version: 'x', processMetrics: false });
+    m.recordApiRequest('create', 'persistentvolumes', 0.1, false);
+    m.recordApiRequest('delete', 'persistentvolumes', 0.1, true);
+    m.recordApiRequest('patch', 'persistentvolumes', 0.1, true);
+    m.recordApiRequest('list', 'persistentvolumes', 0.1, false);
+    m.recordApiRequest('create', 'events', 0.1, false);
+    m.recordApiRequest('get', 'nodes', 0.1, false);
+    const text = await m.exposition();
+    const byLabels = (name: string) => samplesOf(text, name).map((x) => [x.labels, x.value]);
+    expect(byLabels('local_volume_provisioner_apiserver_requests_total')).toEqual([[{ method: 'create' }, 1], [{ method: 'delete' }, 1]]);
+    expect(byLabels('local_volume_provisioner_apiserver_requests_failed_total')).toEqual([[{ method: 'delete' }, 1]]);
+    expect(byLabels('local_volume_provisioner_apiserver_requests_duration_seconds_count')).toEqual([[{ method: 'create' }, 1], [{ method: 'delete' }, 1]]);
+    expect(byLabels('local_volume_provisioner_kube_requests_total')).toHaveLength(6);
+    expect(byLabels('local_volume_provisioner_kube_requests_failed_total')).toEqual([
+      [{ verb: 'delete', resource: 'persistentvolumes' }, 1], [{ verb: 'patch', resource: 'persistentvolumes' }, 1],
+    ]);
+    expect(samplesOf(text, 'local_volume_provisioner_kube_request_duration_seconds_count', { verb: 'create' })[0].value).toBe(2);
   });
 
   test('a config reload is counted by result and only a good one moves the last-success time', async () => {
