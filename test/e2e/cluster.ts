@@ -162,9 +162,11 @@ export class Cluster {
       else this.mountAt(dir, m.mountPath);
     }
     const args = written.map((a) => hostArg(a, mounted));
-    // The container's own port 8080, which every test shares here: a free loopback one instead.
+    // The container's own port 8080, which every test shares here: a free loopback one instead,
+    // by the device provisioner's variable for its DaemonSet (configured by LP_* only), else by flag.
     if (!args.some((a) => /^--(listen-address|metrics-addr)=/.test(a)) && (container.ports ?? []).some((p: Manifest) => p.containerPort === 8080)) {
-      args.push('--listen-address=127.0.0.1:0');
+      if (Object.keys(env).some((name) => name.startsWith('LP_'))) env.LP_METRICS_ADDR = '127.0.0.1:0';
+      else args.push('--listen-address=127.0.0.1:0');
     }
     const agent = AgentProcess.start(args, { ...env, KUBECONFIG: kubeconfig }, { containerEnv: true });
     this.agents.push(agent);

@@ -14,7 +14,9 @@ import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposi
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
 import { AgentProcess, parseJson } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4 } from '../support/privileged';
-import { NODE_CLEANUP, renderNodeCleanupExample, renderStaticProvisionerChart } from '../support/upstream-deployments';
+import {
+  DEVICE_PROVISIONER, DEVICE_PROVISIONER_NAMESPACE, NODE_CLEANUP, renderDeviceProvisioner, renderNodeCleanupExample, renderStaticProvisionerChart,
+} from '../support/upstream-deployments';
 
 const MiB = 1024 * 1024;
 const NODE_LABEL = 'local.storage.k8s.io/node';
@@ -243,6 +245,77 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       expect([agent.running, nodeCleanup.running]).toEqual([true, true]);
       expect(await agent.stop()).toBe(0);
       expect(await nodeCleanup.stop()).toBe(0);
+    });
+  });
+  describe('only the image changed: the device provisioner\'s DaemonSet, with its args, env and RBAC (no events, no leases)', () => {
+    const SPEC = 'pv-spec-cm-block';
+
+    test('its PVs are managed as it managed them: adopted, a blank device offered, a Released one wiped and offered again; every refusal is handled; nothing exits', async () => {
+      const deviceDir = makeTempDir('lvp-e2e-e2etest-');
+      const used = createLoopDevice(16 * MiB);
+      const blank = createLoopDevice(16 * MiB);
+      fs.symlinkSync(used.device, path.join(deviceDir, 'loop0'));
+      fs.symlinkSync(blank.device, path.join(deviceDir, 'loop1'));
+      cluster = await Cluster.start(renderDeviceProvisioner({
+        deviceDir,
+        storageClasses: ['local-storage-block'],
+        specs: { [SPEC]: { storageClassName: 'local-storage-block', volumeMode: 'Block', deviceDir, deviceNameFilter: 'loop[01]' } },
+      }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': SPEC });
+      const c = cluster;
+      const node = c.server.get('v1', 'Node', NODE_NAME);
+      // loop0's PV as the device provisioner wrote it, bound and then released by its claim.
+      const name = `local-${NODE_NAME}-loop0`;
+      const old = c.server.create<V1PersistentVolume>({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: {
+          name,
+          labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME, 'local-pv-provisioner.cybozu.com/node': NODE_NAME },
+          annotations: {
+            'local-pv-provisioner.cybozu.io/storageClassName': 'local-storage-block',
+            'local-pv-provisioner.cybozu.io/volumeMode': 'Block',
+            'local-pv-provisioner.cybozu.io/fsType': '',
+            'local-pv-provisioner.cybozu.io/deviceDir': deviceDir,
+            'local-pv-provisioner.cybozu.io/deviceNameFilter': 'loop[01]',
+          },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: NODE_NAME, uid: node.metadata.uid, controller: true }],
+        },
+        spec: {
+          capacity: { storage: `${16 * MiB}` },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: 'local-storage-block',
+          volumeMode: 'Block',
+          local: { path: path.join(deviceDir, 'loop0') },
+          nodeAffinity: hostnameAffinity(),
+        },
+      });
+      const claim = inUse(name);
+      mkfsExt4(used.device);
+
+      agent = c.startAgent(DEVICE_PROVISIONER);
+      await agent.waitReady();
+      // The blank device offered; the used one adopted under its name, its data kept while bound.
+      await c.waitForPv(`local-${NODE_NAME}-loop1`, { phase: 'Available' });
+      await c.until(() => c.pv(name)?.metadata!.labels?.[NODE_LABEL] === NODE_NAME, 'the PV carries the node label');
+      expect(c.pv(name)!.metadata!.uid).toBe(old.metadata!.uid);
+      expect(() => execFileSync('blkid', ['-p', used.device], { stdio: 'pipe' })).not.toThrow();
+
+      // Released: wiped and offered again, as its spec says.
+      c.deleteClaim(claim);
+      await c.waitForPv(name, { phase: 'Available', notUid: old.metadata!.uid });
+      expect(() => execFileSync('blkid', ['-p', used.device], { stdio: 'pipe' })).toThrow();
+      expect(pvs().map((pv) => pv.metadata!.name).sort()).toEqual([name, `local-${NODE_NAME}-loop1`]);
+
+      // Its RBAC grants no events: the first refusal is said once, and no more are sent.
+      const user = `system:serviceaccount:${DEVICE_PROVISIONER_NAMESPACE}:${DEVICE_PROVISIONER}`;
+      const refused = () => (c.denials as Array<{ user: string; verb: string; resource: string }>).filter((d) => d.user === user);
+      await c.until(() => refused().length > 0, 'an Event was tried');
+      expect(refused()).toEqual([expect.objectContaining({ verb: 'create', resource: 'events' })]);
+      expect(agent.lines.map(parseJson).filter((r) => r?.level === 'warn' && String(r.msg).includes('may not write Events'))).toHaveLength(1);
+      expect(agent.errors()).toEqual([]);
+      expect(agent.running).toBe(true);
+      expect(await agent.stop()).toBe(0);
     });
   });
 });

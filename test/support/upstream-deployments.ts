@@ -176,3 +176,93 @@ export function renderNodeCleanupExample(): Manifest[] {
     },
   ];
 }
+
+/** The device-selecting provisioner's DaemonSet, ServiceAccount and namespace (section 6). */
+export const DEVICE_PROVISIONER = 'local-pv-provisioner';
+export const DEVICE_PROVISIONER_NAMESPACE = 'kube-system';
+
+export interface DeviceProvisionerValues {
+  /** Where its devices are, on the host and in the container alike (the e2e's `/dev/e2etest`). */
+  readonly deviceDir: string;
+  /** PV spec ConfigMaps (kube-system), by name, as their `data`. */
+  readonly specs: Record<string, Record<string, string>>;
+  /** StorageClasses it provisions for (no-provisioner, WaitForFirstConsumer, Retain). */
+  readonly storageClasses: readonly string[];
+}
+
+/** The device provisioner's deployment as its e2e manifest and config/rbac write it: no command, no events or leases RBAC. */
+export function renderDeviceProvisioner(values: DeviceProvisionerValues): Manifest[] {
+  const namespace = DEVICE_PROVISIONER_NAMESPACE;
+  const labels = { 'app.kubernetes.io/name': DEVICE_PROVISIONER };
+  const account = { kind: 'ServiceAccount', name: DEVICE_PROVISIONER, namespace };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEVICE_PROVISIONER, namespace } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: DEVICE_PROVISIONER },
+      rules: [
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: DEVICE_PROVISIONER },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: DEVICE_PROVISIONER },
+      subjects: [account],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: DEVICE_PROVISIONER, namespace },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: DEVICE_PROVISIONER, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: DEVICE_PROVISIONER },
+      subjects: [account],
+    },
+    ...values.storageClasses.map((name) => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+      reclaimPolicy: 'Retain',
+    })),
+    ...Object.entries(values.specs).map(([name, data]) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data })),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: DEVICE_PROVISIONER, namespace },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels, annotations: { 'prometheus.io/port': '8080' } },
+          spec: {
+            serviceAccountName: DEVICE_PROVISIONER,
+            containers: [{
+              name: DEVICE_PROVISIONER,
+              image: 'ghcr.io/cybozu/local-pv-provisioner:latest',
+              imagePullPolicy: 'IfNotPresent',
+              args: ['--polling-interval=10s'],
+              env: [
+                { name: 'LP_NAMESPACE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'LP_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+              ],
+              ports: [{ name: 'metrics', containerPort: 8080 }],
+              securityContext: { runAsUser: 0, runAsGroup: 0, privileged: true },
+              livenessProbe: { httpGet: { path: '/metrics', port: 8080 } },
+              volumeMounts: [{ name: 'dev', mountPath: values.deviceDir, readOnly: true }],
+            }],
+            volumes: [{ name: 'dev', hostPath: { path: values.deviceDir } }],
+          },
+        },
+      },
+    },
+  ];
+}

@@ -1,10 +1,13 @@
 import type { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
-import { isNotFound } from './errors';
+import { isForbidden, isNotFound } from './errors';
 import { EventCorrelator, EventCorrelatorOptions, EventInput } from './event-correlator';
 import { KubeLogger, silentLogger } from './logger';
 import { EVENT_COMPONENT } from '../well-known';
+
+/** After a refused Event, how long before the next one is tried. */
+const FORBIDDEN_RETRY_MS = 10 * 60_000;
 
 export interface EventRecorderOptions {
   /** `source.host` of every Event: this node. */
@@ -61,6 +64,8 @@ export class EventRecorder {
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private sequence = 0;
+  /** Until when Events are not even tried, after the server refused one (403): RBAC grants none. */
+  private forbiddenUntil = 0;
   private burst?: { readonly startedAt: number; readonly events: EventInput[]; timer?: NodeJS.Timeout };
 
   constructor(private readonly api: KubeApi, private readonly options: EventRecorderOptions) {
@@ -132,6 +137,10 @@ export class EventRecorder {
   }
 
   private async write(event: EventInput): Promise<void> {
+    if (Date.now() < this.forbiddenUntil) {
+      this.logger.debug({ reason: event.reason, object: event.involvedObject.name, message: event.message }, 'event not written (RBAC grants no events)');
+      return;
+    }
     const decision = this.correlator.decide(event);
     if (decision.action === 'hold') return;
     if (decision.action === 'drop') {
@@ -183,7 +192,17 @@ export class EventRecorder {
   }
 
   private fail(err: unknown, event: EventInput): void {
-    this.logger.warn({ err: String(err), reason: event.reason, object: event.involvedObject.name }, 'could not write event');
+    if (isForbidden(err)) {
+      // The device provisioner's RBAC grants no events: say so once, then try again only now and then.
+      const first = this.forbiddenUntil === 0;
+      this.forbiddenUntil = Date.now() + FORBIDDEN_RETRY_MS;
+      const message = 'this agent may not write Events (its RBAC grants no create on events); they are logged at debug instead, and tried again every '
+        + `${FORBIDDEN_RETRY_MS / 60_000} minutes. Add {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"]} to its ClusterRole to see them`;
+      if (first) this.logger.warn({ err: String(err), reason: event.reason, object: event.involvedObject.name }, message);
+      else this.logger.debug({ err: String(err), reason: event.reason, object: event.involvedObject.name }, message);
+    } else {
+      this.logger.warn({ err: String(err), reason: event.reason, object: event.involvedObject.name }, 'could not write event');
+    }
     try {
       this.options.onFailure?.(err, event);
     } catch {

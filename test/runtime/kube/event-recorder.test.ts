@@ -81,11 +81,22 @@ describe('EventRecorder', () => {
 
   test('after a failed create the next repeat creates the event', async () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a', onFailure: () => {} });
-    server.faults.failNext({ verb: 'create', resource: 'events', code: 403 });
+    server.faults.failNext({ verb: 'create', resource: 'events', code: 500, count: 2 });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
     expect(events()).toEqual([expect.objectContaining({ count: 1 })]);
+  });
+
+  test('Events refused by RBAC (403) are said once, then not sent again for a while (the device provisioner\'s RBAC grants none)', async () => {
+    const warnings: string[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: (_: object, msg: string) => warnings.push(msg), error: () => {} };
+    const recorder = new EventRecorder(api, { nodeName: 'node-a', logger, onFailure: () => {} });
+    server.faults.failNext({ verb: 'create', resource: 'events', code: 403, count: 1_000 });
+    for (const m of ['a', 'b', 'c']) recorder.warning(nodeReference('node-a'), 'R', m);
+    await recorder.flush();
+    expect(server.counters.get('create', 'events').requests).toBe(1);
+    expect(warnings).toEqual([expect.stringContaining('Add {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"]}')]);
   });
 
   test('an object over its rate limit gets no more events', async () => {
