@@ -17,6 +17,7 @@ import { NodePvCache } from '../kube/pv-cache';
 import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons } from '../observability';
 import { provisionerName } from '../pv';
+import { StartupError } from '../startup-error';
 import { startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { ConfigReloader } from './config-reloader';
@@ -29,9 +30,6 @@ import { needsPassNow } from './pv-stewardship';
 import { reclaimModeOf } from './reclaim-mode';
 import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
 import { VolumeLocks } from './volume-locks';
-
-/** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
-export class StartupError extends Error {}
 
 /** A configuration that asks for cleanup Jobs needs their image (JOB_CONTAINER_IMAGE), at start and on every edit. */
 export function requireJobImage(result: ParseResult<ProvisionerConfig>, jobContainerImage: string): ParseResult<ProvisionerConfig> {
