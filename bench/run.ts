@@ -4,10 +4,11 @@
  *
  * Run as root in a private mount namespace (the bind mounts and loop devices it
  * makes vanish with it):
- *   scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts
+ *   scripts/in-private-mount-namespace.sh ts-node --transpile-only -P test/tsconfig.json bench/run.ts [section...]
+ * With sections named (see SECTIONS), only those run and docs/benchmarks.md is left alone.
  *
- * The agent is the real bin, compiled by tsc as the image runs it (not ts-node),
- * against the test API server over HTTP. Where a figure compares, both sides are
+ * The agent is the real bin, bundled by esbuild into one file as image/Dockerfile
+ * bundles it (the image runs that file), against the test API server over HTTP. Where a figure compares, both sides are
  * measured in this run; absolute times drift between machines and runs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -624,9 +625,10 @@ function markdown(): string {
     '# Benchmarks',
     '',
     'Written by `npm run bench` (bench/run.ts); do not edit by hand. The agent is the',
-    'real bin compiled by tsc, against the test API server over plain HTTP, on bind mounts',
-    'and loop devices in a private mount namespace. Where a row compares, both sides were',
-    'measured in the same run; absolute times vary between machines and runs.',
+    'real bin, bundled into one file by esbuild as the image runs it, against the test API',
+    'server over plain HTTP, on bind mounts and loop devices in a private mount namespace.',
+    'Where a row compares, both sides were measured in the same run; absolute times vary',
+    'between machines and runs.',
     '',
     '## Machine',
     '',
@@ -679,40 +681,48 @@ function markdown(): string {
   ].join('\n');
 }
 
-async function main(): Promise<void> {
-  console.log('compiling the bin (tsc)...');
-  // Type errors are the test task's to report; tsc emits regardless (noEmitOnError is off).
-  spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(REPO, 'tsconfig.json'), '--outDir', COMPILED,
-    '--declaration', 'false', '--inlineSourceMap', 'false', '--inlineSources', 'false'], { stdio: 'ignore' });
-  if (!fs.existsSync(path.join(COMPILED, 'runtime/cli/main.js'))) throw new Error(`tsc wrote no ${COMPILED}/runtime/cli/main.js`);
-  try {
-    console.log('discovery and footprint');
-    await discoveryAndFootprint();
-    console.log('new volume');
+/** The bench's parts, in the order they run; `bench/run.ts <name>...` runs only those named. */
+const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
+  ['footprint', async () => discoveryAndFootprint()],
+  ['new-volume', async () => {
     await newVolumeToAvailable(20);
     cleanupPrivileged();
     await newDeviceToAvailable(20);
-    console.log('released to available');
-    await releasedToAvailable(3);
-    cleanupPrivileged();
-    console.log('wipe vs dd');
-    await wipeVersusDd(3);
-    cleanupPrivileged();
-    console.log('memory');
-    await memoryWithOtherNodes();
-    cleanupPrivileged();
-    helpStartup();
-    console.log('test API server');
-    await testApiServer();
-    console.log('synthesis');
-    synthesis();
-    console.log('container image');
-    imageSize();
+  }],
+  ['released', async () => releasedToAvailable(3)],
+  ['wipe', async () => wipeVersusDd(3)],
+  ['memory', async () => memoryWithOtherNodes()],
+  ['help', helpStartup],
+  ['apiserver', async () => testApiServer()],
+  ['synthesis', synthesis],
+  ['image', imageSize],
+];
+
+/** The bin as the image runs it: src/runtime/cli/main.ts and exactly the modules it reaches, in one file (image/Dockerfile's esbuild command). */
+function bundleBin(): void {
+  fs.rmSync(COMPILED, { recursive: true, force: true });
+  execFileSync(process.execPath, [require.resolve('esbuild/bin/esbuild'), path.join(REPO, 'src/runtime/cli/main.ts'), '--bundle', '--platform=node',
+    '--target=node24', '--format=cjs', '--keep-names', '--log-level=warning', `--outfile=${path.join(COMPILED, 'runtime/cli/main.js')}`], { stdio: 'inherit' });
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !SECTIONS.some(([name]) => name === w));
+  if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; the sections are ${SECTIONS.map(([name]) => name).join(', ')}`);
+  console.log('bundling the bin (esbuild)...');
+  bundleBin();
+  try {
+    for (const [name, run] of SECTIONS) {
+      if (wanted.length > 0 && !wanted.includes(name)) continue;
+      console.log(name);
+      await run();
+      cleanupPrivileged();
+    }
   } finally {
     cleanupPrivileged();
   }
   const md = markdown();
-  fs.writeFileSync(path.join(REPO, 'docs/benchmarks.md'), md);
+  if (wanted.length === 0) fs.writeFileSync(path.join(REPO, 'docs/benchmarks.md'), md);
   console.log(`\n${md}`);
 }
 
