@@ -89,18 +89,23 @@ export interface MountSource {
 
 /**
  * The identity of the filesystem volume mounted as `entry`: the device behind it
- * and the directory of that filesystem it shows.
+ * and the directory of that filesystem it shows. `deviceIdentity` names the device
+ * (IdentityCache passes its cached lookup).
  */
-export async function mountIdentity(entry: MountSource, options: IdentityOptions = {}): Promise<string> {
+export async function mountIdentity(
+  entry: MountSource,
+  options: IdentityOptions = {},
+  deviceIdentity: (device: DeviceNumber) => Promise<string> = (device) => blockDeviceIdentity(device, options),
+): Promise<string> {
   if (entry.major !== 0) {
-    return `fs:${entry.root}@${await blockDeviceIdentity({ major: entry.major, minor: entry.minor }, options)}`;
+    return `fs:${entry.root}@${await deviceIdentity({ major: entry.major, minor: entry.minor })}`;
   }
   // btrfs and friends report an anonymous device number; their source names the disk.
   if (entry.source.startsWith('/dev/')) {
     try {
       const st = await fs.promises.stat(entry.source, { bigint: true });
       if (st.isBlockDevice()) {
-        return `fs:${entry.root}@${await blockDeviceIdentity(deviceNumberOf(st.rdev), options)}`;
+        return `fs:${entry.root}@${await deviceIdentity(deviceNumberOf(st.rdev))}`;
       }
     } catch {
       // the source is not visible here: fall back to what the mount table says
@@ -123,7 +128,8 @@ export function isWeakIdentity(identity: string): boolean {
  * but then for another device or root, or the same volume).
  */
 export class IdentityCache {
-  private readonly devices = new Map<string, string>();
+  /** Promises, so that the many mounts of one device examined at once (a pass) share one read of its attributes. */
+  private readonly devices = new Map<string, Promise<string>>();
   private readonly mounts = new Map<string, string>();
 
   constructor(private readonly options: IdentityOptions = {}) {}
@@ -136,9 +142,14 @@ export class IdentityCache {
     const key = `${number}@${seq}`;
     let identity = this.devices.get(key);
     if (identity === undefined) {
-      identity = await blockDeviceIdentity(device, this.options);
       for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
-      this.devices.set(key, identity);
+      const reading = blockDeviceIdentity(device, this.options);
+      this.devices.set(key, reading);
+      // A device that could not be read is read again next time.
+      reading.catch(() => {
+        if (this.devices.get(key) === reading) this.devices.delete(key);
+      });
+      identity = reading;
     }
     return identity;
   }
@@ -147,7 +158,7 @@ export class IdentityCache {
     const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
     let identity = this.mounts.get(key);
     if (identity === undefined) {
-      identity = await mountIdentity(entry, this.options);
+      identity = await mountIdentity(entry, this.options, (device) => this.block(device));
       this.mounts.set(key, identity);
     }
     return identity;
