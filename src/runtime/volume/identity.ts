@@ -128,30 +128,21 @@ export function isWeakIdentity(identity: string): boolean {
  * but then for another device or root, or the same volume).
  */
 export class IdentityCache {
-  /** Promises, so that the many mounts of one device examined at once (a pass) share one read of its attributes. */
-  private readonly devices = new Map<string, Promise<string>>();
+  private readonly devices = new Map<string, string>();
+  /** Looks in progress, by device number: the many mounts of one device examined at once (a pass) share one. */
+  private readonly looking = new Map<string, Promise<string>>();
   private readonly mounts = new Map<string, string>();
 
   constructor(private readonly options: IdentityOptions = {}) {}
 
-  async block(device: DeviceNumber): Promise<string> {
+  block(device: DeviceNumber): Promise<string> {
     const number = formatDeviceNumber(device);
-    const seq = await readAttribute(path.join(this.options.sysfsRoot ?? '/sys', 'dev', 'block', number), 'diskseq');
-    // Without diskseq (older kernels) nothing tells a reused number: read it every time.
-    if (seq === undefined) return blockDeviceIdentity(device, this.options);
-    const key = `${number}@${seq}`;
-    let identity = this.devices.get(key);
-    if (identity === undefined) {
-      for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
-      const reading = blockDeviceIdentity(device, this.options);
-      this.devices.set(key, reading);
-      // A device that could not be read is read again next time.
-      reading.catch(() => {
-        if (this.devices.get(key) === reading) this.devices.delete(key);
-      });
-      identity = reading;
+    let look = this.looking.get(number);
+    if (look === undefined) {
+      look = this.lookUp(device, number).finally(() => this.looking.delete(number));
+      this.looking.set(number, look);
     }
-    return identity;
+    return look;
   }
 
   async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
@@ -160,6 +151,20 @@ export class IdentityCache {
     if (identity === undefined) {
       identity = await mountIdentity(entry, this.options, (device) => this.block(device));
       this.mounts.set(key, identity);
+    }
+    return identity;
+  }
+
+  private async lookUp(device: DeviceNumber, number: string): Promise<string> {
+    const seq = await readAttribute(path.join(this.options.sysfsRoot ?? '/sys', 'dev', 'block', number), 'diskseq');
+    // Without diskseq (older kernels) nothing tells a reused number: read it every time.
+    if (seq === undefined) return blockDeviceIdentity(device, this.options);
+    const key = `${number}@${seq}`;
+    let identity = this.devices.get(key);
+    if (identity === undefined) {
+      identity = await blockDeviceIdentity(device, this.options);
+      for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
+      this.devices.set(key, identity);
     }
     return identity;
   }
