@@ -11,7 +11,7 @@ import { MountTable, readMountTable } from '../discovery/mount-table';
 
 /** Mount points of `table` strictly inside `dir`, sorted. */
 export function mountPointsInside(table: MountTable, dir: string): string[] {
-  return [...table.mountPoints].filter((m) => isStrictlyInside(m, dir)).sort();
+  return [...table.mountPoints.keys()].filter((m) => isStrictlyInside(m, dir)).sort();
 }
 
 /** Reads this process's mount table and returns the mount points strictly inside `dir`. */

@@ -6,7 +6,7 @@
  * without a word. Callers decide what a non-positive result means; this only
  * reads it, and says how.
  */
-import { parseGoDuration } from '../../config';
+import { parseGoDuration } from '../../config/duration';
 
 export interface CastDuration {
   /**

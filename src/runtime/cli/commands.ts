@@ -12,7 +12,7 @@ import { GO_FLAG_SYNTAX } from './go-flag-syntax';
 import { KLOG_FLAGS, KLOG_FLAGS_CLIENT_ONLY, klogLogLevel } from './klog-flags';
 import { PFLAG_SYNTAX } from './pflag-syntax';
 import { ZAP_FLAGS, zapLogSettings } from './zap-flags';
-import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS } from '../../config';
+import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS } from '../../config/defaults';
 import type { CommonOptions } from '../controller/agent';
 import type { DeviceRunOptions } from '../controller/device-run-options';
 import type { DirectoryRunOptions } from '../controller/directory-run-options';

@@ -5,7 +5,7 @@
  * with every problem named by the flag or variable it came from.
  */
 import { castDuration } from './cast-duration';
-import { formatGoDuration, parseGoDuration } from '../../config';
+import { formatGoDuration, parseGoDuration } from '../../config/duration';
 
 export type FlagType = 'string' | 'duration' | 'number' | 'uint' | 'int' | 'boolean' | 'list' | 'severity';
 

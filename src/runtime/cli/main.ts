@@ -13,25 +13,32 @@
 import * as path from 'node:path';
 import { CommandOptions, parseCommandLine } from './commands';
 import type { Notice } from './flags';
-import { runDeviceProvisioner } from '../controller/run-devices';
-import { runDirectoryProvisioner, StartupError } from '../controller/run-directory';
-import { runNodeCleanup } from '../node-cleanup/run-node-cleanup';
-import { createLogger, isLogLevel } from '../observability';
-import { formatPlan, makePlan, PlanConfigError } from '../plan/run-plan';
+import { createLogger, isLogLevel } from '../observability/logger';
+import { StartupError } from '../startup-error';
 
+/**
+ * Each command's modules are loaded when it runs, not before: `--help`, `plan` and
+ * node-cleanup do not load (or keep in memory) the agents' code, nor the agents each
+ * other's. require, not import(): under node16 module resolution tsc would keep an
+ * import() as a real ECMAScript import of our CommonJS output.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
 async function run(options: CommandOptions): Promise<void> {
   switch (options.command) {
     case 'run':
-      return runDirectoryProvisioner(options);
+      return (require('../controller/run-directory') as typeof import('../controller/run-directory')).runDirectoryProvisioner(options);
     case 'devices':
-      return runDeviceProvisioner(options);
+      return (require('../controller/run-devices') as typeof import('../controller/run-devices')).runDeviceProvisioner(options);
     case 'node-cleanup':
-      return runNodeCleanup(options);
-    case 'plan':
+      return (require('../node-cleanup/run-node-cleanup') as typeof import('../node-cleanup/run-node-cleanup')).runNodeCleanup(options);
+    case 'plan': {
+      const { formatPlan, makePlan } = require('../plan/run-plan') as typeof import('../plan/run-plan');
       process.stdout.write(formatPlan(await makePlan(options), options.output));
       return;
+    }
   }
 }
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The dialect chosen and what the command line asked that is not done as written, before the command logs anything. */
 function logStart(options: CommandOptions, reason: string, notices: readonly Notice[]): void {
@@ -57,7 +64,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, invo
     await run(outcome.options);
     return 0;
   } catch (e) {
-    if (e instanceof StartupError || e instanceof PlanConfigError) {
+    if (e instanceof StartupError) {
       process.stderr.write(`${e.message}\n`);
       return 2;
     }

@@ -45,7 +45,9 @@ export class ConfigReloader<T> {
     } catch (e) {
       return this.reject(`${this.source.describe}: cannot be read: ${(e as Error).message}`);
     }
-    const key = JSON.stringify(Object.entries(data).sort(([a], [b]) => a.localeCompare(b)));
+    // Keys in code-unit order: the key only has to be canonical, and localeCompare would load
+    // ICU's collation data (20 ms and 4 MiB resident, for good) at the agent's start.
+    const key = JSON.stringify(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     if (key === this.lastData) {
       // A rejected edit reverted: the configuration in force is the one the source holds again.
       if (this.lastRejection !== undefined && this.good !== undefined) {

@@ -19,6 +19,7 @@ import { NodePvCache } from '../kube/pv-cache';
 import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons } from '../observability';
 import { provisionerName } from '../pv';
+import { StartupError } from '../startup-error';
 import { startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { ConfigReloader } from './config-reloader';
@@ -39,9 +40,6 @@ const WITHOUT_PATCH: WithoutPatch = {
     + 'and PVs of an earlier Node with this name are left alone as it leaves them',
   gains: 'a watch of this node\'s PVs only, and the PVs of an earlier Node with this name recycled as its own',
 };
-
-/** Thrown for a problem the user must fix before the agent can start; main prints it and exits 2. */
-export class StartupError extends Error {}
 
 /** A configuration that asks for cleanup Jobs needs their image (JOB_CONTAINER_IMAGE), at start and on every edit. */
 export function requireJobImage(result: ParseResult<ProvisionerConfig>, jobContainerImage: string): ParseResult<ProvisionerConfig> {

@@ -28,7 +28,8 @@ export interface MountEntry {
 
 export interface MountTable {
   readonly entries: readonly MountEntry[];
-  readonly mountPoints: ReadonlySet<string>;
+  /** The topmost mount at each mount point (the last of its lines), so a lookup costs no scan of the table. */
+  readonly mountPoints: ReadonlyMap<string, MountEntry>;
 }
 
 /** Undoes the kernel's octal escapes of space, tab, newline and backslash (`\040`). */
@@ -63,7 +64,7 @@ export function parseMountInfo(text: string): MountTable {
       superOptions: fields[separator + 3],
     });
   });
-  return { entries, mountPoints: new Set(entries.map((e) => e.mountPoint)) };
+  return { entries, mountPoints: new Map(entries.map((e) => [e.mountPoint, e])) };
 }
 
 /** Reads and parses the mount table (of this process, unless `file` says otherwise). */
@@ -73,14 +74,11 @@ export async function readMountTable(file = MOUNTINFO_PATH): Promise<MountTable>
 
 /** True when `dir` itself (not a parent) is a mount point. `dir` is normalised, not resolved through symlinks. */
 export function isMountPoint(dir: string, table: MountTable): boolean {
-  const normalised = path.posix.normalize(dir);
-  return table.mountPoints.has(normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised);
+  return mountAt(dir, table) !== undefined;
 }
 
 /** The mount at `dir` (the topmost, when several are stacked there), if `dir` is a mount point. */
 export function mountAt(dir: string, table: MountTable): MountEntry | undefined {
   const normalised = path.posix.normalize(dir);
-  const key = normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
-  for (let i = table.entries.length - 1; i >= 0; i--) if (table.entries[i].mountPoint === key) return table.entries[i];
-  return undefined;
+  return table.mountPoints.get(normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised);
 }

@@ -10,8 +10,10 @@ import {
 } from '../../config';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
+import { StartupError } from '../startup-error';
 
-export class PlanConfigError extends Error {}
+/** A directory flag of `plan` that names nothing usable, or a configuration there that is invalid. */
+export class PlanConfigError extends StartupError {}
 
 /** What each directory flag holds, for the message when it is missing. */
 const DIRECTORY_FLAGS = {

@@ -89,18 +89,23 @@ export interface MountSource {
 
 /**
  * The identity of the filesystem volume mounted as `entry`: the device behind it
- * and the directory of that filesystem it shows.
+ * and the directory of that filesystem it shows. `deviceIdentity` names the device
+ * (IdentityCache passes its cached lookup).
  */
-export async function mountIdentity(entry: MountSource, options: IdentityOptions = {}): Promise<string> {
+export async function mountIdentity(
+  entry: MountSource,
+  options: IdentityOptions = {},
+  deviceIdentity: (device: DeviceNumber) => Promise<string> = (device) => blockDeviceIdentity(device, options),
+): Promise<string> {
   if (entry.major !== 0) {
-    return `fs:${entry.root}@${await blockDeviceIdentity({ major: entry.major, minor: entry.minor }, options)}`;
+    return `fs:${entry.root}@${await deviceIdentity({ major: entry.major, minor: entry.minor })}`;
   }
   // btrfs and friends report an anonymous device number; their source names the disk.
   if (entry.source.startsWith('/dev/')) {
     try {
       const st = await fs.promises.stat(entry.source, { bigint: true });
       if (st.isBlockDevice()) {
-        return `fs:${entry.root}@${await blockDeviceIdentity(deviceNumberOf(st.rdev), options)}`;
+        return `fs:${entry.root}@${await deviceIdentity(deviceNumberOf(st.rdev))}`;
       }
     } catch {
       // the source is not visible here: fall back to what the mount table says
@@ -124,12 +129,33 @@ export function isWeakIdentity(identity: string): boolean {
  */
 export class IdentityCache {
   private readonly devices = new Map<string, string>();
+  /** Looks in progress, by device number: the many mounts of one device examined at once (a pass) share one. */
+  private readonly looking = new Map<string, Promise<string>>();
   private readonly mounts = new Map<string, string>();
 
   constructor(private readonly options: IdentityOptions = {}) {}
 
-  async block(device: DeviceNumber): Promise<string> {
+  block(device: DeviceNumber): Promise<string> {
     const number = formatDeviceNumber(device);
+    let look = this.looking.get(number);
+    if (look === undefined) {
+      look = this.lookUp(device, number).finally(() => this.looking.delete(number));
+      this.looking.set(number, look);
+    }
+    return look;
+  }
+
+  async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
+    const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+    let identity = this.mounts.get(key);
+    if (identity === undefined) {
+      identity = await mountIdentity(entry, this.options, (device) => this.block(device));
+      this.mounts.set(key, identity);
+    }
+    return identity;
+  }
+
+  private async lookUp(device: DeviceNumber, number: string): Promise<string> {
     const seq = await readAttribute(path.join(this.options.sysfsRoot ?? '/sys', 'dev', 'block', number), 'diskseq');
     // Without diskseq (older kernels) nothing tells a reused number: read it every time.
     if (seq === undefined) return blockDeviceIdentity(device, this.options);
@@ -139,16 +165,6 @@ export class IdentityCache {
       identity = await blockDeviceIdentity(device, this.options);
       for (const k of this.devices.keys()) if (k.startsWith(`${number}@`)) this.devices.delete(k);
       this.devices.set(key, identity);
-    }
-    return identity;
-  }
-
-  async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
-    const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
-    let identity = this.mounts.get(key);
-    if (identity === undefined) {
-      identity = await mountIdentity(entry, this.options);
-      this.mounts.set(key, identity);
     }
     return identity;
   }

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseCommandLine } from '../../../src/runtime/cli/commands';
-import { runDirectoryProvisioner, StartupError } from '../../../src/runtime/controller/run-directory';
+import { runDirectoryProvisioner } from '../../../src/runtime/controller/run-directory';
+import { StartupError } from '../../../src/runtime/startup-error';
 
 function runOptions(dir: string, env: NodeJS.ProcessEnv = {}) {
   const out = parseCommandLine(['run', '--config-dir', dir, '--listen-address', '127.0.0.1:0'], { MY_NODE_NAME: 'node-1', ...env });

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMountTable } from '../../../src/runtime/discovery/mount-table';
 import { deviceNumberOf } from '../../../src/runtime/volume/device-number';
-import { blockDeviceIdentity, isWeakIdentity, mountIdentity } from '../../../src/runtime/volume/identity';
+import { blockDeviceIdentity, IdentityCache, isWeakIdentity, mountIdentity } from '../../../src/runtime/volume/identity';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -62,6 +62,21 @@ describe('block device identity from sysfs', () => {
 
   test('a device the kernel does not know is an error naming it', async () => {
     await expect(blockDeviceIdentity(dev(8, 99), { sysfsRoot: fakeSysfs({}) })).rejects.toThrow(/block device 8:99 is not known/);
+  });
+});
+
+describe('identity cache', () => {
+  test('the many mounts of one device examined at once read its attributes once', async () => {
+    const sysfsRoot = fakeSysfs({ '253:0': { dir: 'virtio1/block/vda', attributes: { dev: '253:0', diskseq: '7', serial: 'disk-42', size: '9' } } });
+    const cache = new IdentityCache({ sysfsRoot });
+    const reads = jest.spyOn(fs.promises, 'readFile');
+    try {
+      const mounts = Array.from({ length: 20 }, (_, i) => ({ mountId: 100 + i, major: 253, minor: 0, root: `/vol${i}`, fsType: 'ext4', source: '/dev/vda' }));
+      expect(await Promise.all(mounts.map((m) => cache.mount(m)))).toEqual(mounts.map((m) => `fs:${m.root}@serial:/disk-42`));
+      for (const attribute of ['/diskseq', '/serial']) expect(reads.mock.calls.filter(([file]) => String(file).endsWith(attribute))).toHaveLength(1);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
 
