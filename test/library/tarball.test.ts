@@ -1,0 +1,35 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LIBRARY, packLibrary, Packed } from './library';
+
+/** What `npm install cdk8s-local-volume-provisioner` puts in an app: the tarball. */
+let dir: string;
+let packed: Packed;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'lvp-pack-'));
+  packed = packLibrary(dir);
+}, 300_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const paths = () => packed.files.map((f) => f.path);
+
+test('it holds the compiled construct and configuration model, the jsii assembly, README, LICENSE and the bundled yaml, nothing else', () => {
+  const unexpected = paths().filter((p) => !(
+    /^lib\/(index|(constructs|config)\/[a-z0-9-]+)\.(js|d\.ts)$/.test(p)
+    || ['.jsii', 'README.md', 'LICENSE', 'package.json'].includes(p)
+    || p.startsWith('node_modules/yaml/')
+  ));
+  expect(unexpected).toEqual([]);
+  expect(paths()).toEqual(expect.arrayContaining(['.jsii', 'README.md', 'LICENSE', 'lib/index.js', 'lib/index.d.ts', 'lib/constructs/local-volume-provisioner.js', 'node_modules/yaml/package.json']));
+});
+
+test('the node agent is not in it', () => {
+  expect(paths().filter((p) => p.includes('runtime'))).toEqual([]);
+});
+
+test('its version is the release and is the tag of the default image', () => {
+  expect(LIBRARY.version).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(LIBRARY.version).not.toBe('0.0.0');
+  expect(packed.tarball.endsWith(`${LIBRARY.name}-${LIBRARY.version}.tgz`)).toBe(true);
+});
