@@ -138,6 +138,9 @@ project.addFields({
   },
 });
 
+// node_modules as a link (to another worktree's install) too: projen's pattern matches only a directory.
+project.gitignore.exclude('/node_modules');
+
 // dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
 project.gitignore.include('/dist/');
 
