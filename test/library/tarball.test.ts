@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LIBRARY, packLibrary, Packed } from './library';
+import { LIBRARY, LIBRARY_DIR, packLibrary, Packed, REPO } from './library';
+import { IMAGE_REPOSITORY } from '../../src/constructs';
 
 /** What `npm install cdk8s-local-volume-provisioner` puts in an app: the tarball. */
 let dir: string;
@@ -28,8 +29,16 @@ test('the node agent is not in it', () => {
   expect(paths().filter((p) => p.includes('runtime'))).toEqual([]);
 });
 
-test('its version is the release and is the tag of the default image', () => {
+test('its version is a release, the one of the repository', () => {
+  const repository = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
   expect(LIBRARY.version).toMatch(/^\d+\.\d+\.\d+$/);
   expect(LIBRARY.version).not.toBe('0.0.0');
+  expect(LIBRARY.version).toBe(repository.version);
   expect(packed.tarball.endsWith(`${LIBRARY.name}-${LIBRARY.version}.tgz`)).toBe(true);
+});
+
+test('its default image is the one `npx projen image` builds: tagged with that version', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const compiled = require(join(LIBRARY_DIR, 'lib', 'index.js')) as { DEFAULT_IMAGE: string };
+  expect(compiled.DEFAULT_IMAGE).toBe(`${IMAGE_REPOSITORY}:${LIBRARY.version}`);
 });
