@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { LIBRARY, packLibrary, REPO, run } from './library';
@@ -79,6 +79,13 @@ describe.each(Object.entries(MATRIX))('a cdk8s app on %s', (_name, consumer) => 
     rmSync(join(dir, 'out'), { recursive: true, force: true });
     rmSync(join(dir, 'dist'), { recursive: true, force: true });
   }, 600_000);
+
+  test('the library needs only its peers and the yaml inside it: none of the agent\'s dependencies', () => {
+    const tree = JSON.parse(run('npm', ['ls', '--all', '--json'], dir)) as { dependencies: Record<string, { dependencies?: Record<string, unknown> }> };
+    const needs = Object.keys(tree.dependencies[LIBRARY.name].dependencies ?? {});
+    expect(needs.sort()).toEqual([...Object.keys(LIBRARY.peerDependencies), 'yaml'].sort());
+    expect(readdirSync(join(dir, 'node_modules', LIBRARY.name, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['yaml']);
+  });
 
   test('it has one copy each of cdk8s and constructs, its own', () => {
     for (const peer of ['cdk8s', 'constructs']) {
