@@ -1,4 +1,4 @@
-import { javascript, typescript } from 'projen';
+import { JsonFile, javascript, typescript } from 'projen';
 
 /**
  * Node 24-era output that still loads the ES-module-only client-node through
@@ -13,6 +13,16 @@ const compilerOptions: javascript.TypeScriptCompilerOptions = {
   skipLibCheck: true,
   isolatedModules: true,
 };
+
+/**
+ * The release: the construct library's version and the tag of the image it deploys by
+ * default (src/constructs/image.ts reads it from the package.json beside lib/ or src/,
+ * which is the repository's or the library's, both written here).
+ */
+const VERSION = '0.1.0';
+
+/** The construct library's npm name; construct-library/ is its package. */
+const LIBRARY = 'cdk8s-local-volume-provisioner';
 
 /**
  * The one source of package.json, tsconfig, jest and eslint settings.
@@ -36,15 +46,22 @@ const project = new typescript.TypeScriptProject({
 
   // The node agent loads none of client-node, prom-client or pino (src/runtime/kube's
   // HTTP client, observability's registry and logger): each cost it tens of MB of RSS.
-  deps: [
+  // The node agent's only dependency. It loads none of client-node, prom-client or pino
+  // (src/runtime/kube's HTTP client, observability's registry and logger): each cost it
+  // tens of MB of RSS.
+  // YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values.
+  deps: ['yaml@^2.8.0'],
+  devDeps: [
+    // The construct library's peers (construct-library/package.json), at the versions
+    // this repository's tests, app/ and bench/ use.
     'cdk8s@^2.70.0',
     // Frozen upstream at 2.5.6; its unsafe defaults are overridden in src/constructs.
     'cdk8s-plus-28@2.5.6',
     'constructs@^10.4.0',
-    // YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values.
-    'yaml@^2.8.0',
-  ],
-  devDeps: [
+    // The construct library's compiler (jsii ~5.9 is TypeScript 5.9) and its Python and
+    // Java code generator.
+    'jsii@~5.9.54',
+    'jsii-pacmak@^1.140.0',
     // The tests' own clients (the test API server is proven against the real one) and the
     // runtime's object types. 1.4 is the last line that loads on Node 20.19+ (2.x needs
     // undici 8 and Node >= 22.19).
@@ -103,6 +120,10 @@ const project = new typescript.TypeScriptProject({
 });
 
 project.addFields({
+  version: VERSION,
+  // This package is the repository: the node agent (shipped as the container image,
+  // image/Dockerfile) and its tests. The construct ships as construct-library/.
+  private: true,
   engines: { node: '>=20.19.0' },
   // npm 11 warns about install scripts it was not told to allow (and will block them):
   // `node` must run its preinstall to put Node 24 at node_modules/.bin/node for the tests;
@@ -116,6 +137,9 @@ project.addFields({
     'local-pv-provisioner': 'lib/runtime/cli/main.js',
   },
 });
+
+// node_modules as a link (to another worktree's install) too: projen's pattern matches only a directory.
+project.gitignore.exclude('/node_modules');
 
 // dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
 project.gitignore.include('/dist/');
@@ -160,6 +184,112 @@ project.addTask('synth', {
   description: 'Synthesize dist/*.k8s.yaml from the example app (app/main.ts)',
   exec: 'cdk8s synth --no-check-upgrade',
   receiveArgs: true,
+});
+
+// --- The construct library: construct-library/ is its package ---
+// jsii compiles only sources inside the package directory, so construct-library/src/
+// links to the repository's src/constructs and src/config (preserveSymlinks keeps those
+// paths), and its index.ts is the library's entry. The runtime is not in it: a cdk8s app
+// that installs the library gets the construct, the configuration model and yaml.
+const LIBRARY_DIR = 'construct-library';
+new JsonFile(project, `${LIBRARY_DIR}/package.json`, {
+  obj: {
+    name: LIBRARY,
+    description: 'The cdk8s construct that deploys local-volume-provisioner, a Kubernetes local PersistentVolume provisioner (drop-in for the Go local static provisioner and the device-selecting local-pv-provisioner).',
+    version: VERSION,
+    license: 'Apache-2.0',
+    author: { name: 'local-volume-provisioner authors', url: 'https://github.com/local-volume-provisioner', organization: true },
+    repository: { type: 'git', url: 'https://github.com/local-volume-provisioner/local-volume-provisioner.git', directory: LIBRARY_DIR },
+    keywords: ['cdk8s', 'kubernetes', 'local-volume', 'persistentvolume', 'storage', 'provisioner'],
+    stability: 'experimental',
+    engines: { node: '>=20' },
+    main: 'lib/index.js',
+    types: 'lib/index.d.ts',
+    // package.json and .jsii are read by jsii's runtimes and tools (and image.ts reads the version).
+    exports: {
+      '.': { types: './lib/index.d.ts', default: './lib/index.js' },
+      './package.json': './package.json',
+      './.jsii': './.jsii',
+    },
+    files: ['lib/**/*.js', 'lib/**/*.d.ts', '.jsii', 'README.md', 'LICENSE'],
+    // The widest ranges the consumer matrix proves (test/library/consumers.test.ts):
+    // the lower ends are cdk8s-plus-28's first release and the peers it needs. The k8s
+    // types of the props (tolerations, affinity, probes, ...) are cdk8s-plus-28's.
+    peerDependencies: { 'cdk8s': '^2.68.12', 'constructs': '^10.3.0', 'cdk8s-plus-28': '^2.0.3' },
+    // Not a jsii module, so jsii's runtimes need it inside the tarball.
+    dependencies: { yaml: '^2.8.0' },
+    bundledDependencies: ['yaml'],
+    jsii: {
+      outdir: 'dist',
+      tsconfig: 'tsconfig.json',
+      // 'minimal': the strict rule set forbids preserveSymlinks, which the links in src/ need.
+      validateTsconfig: 'minimal',
+      targets: {
+        python: { distName: LIBRARY, module: 'cdk8s_local_volume_provisioner' },
+        java: {
+          package: 'io.github.localvolumeprovisioner.cdk8s',
+          maven: { groupId: 'io.github.local-volume-provisioner', artifactId: LIBRARY },
+        },
+      },
+    },
+  },
+});
+new JsonFile(project, `${LIBRARY_DIR}/tsconfig.json`, {
+  obj: {
+    compilerOptions: {
+      rootDir: 'src',
+      outDir: 'lib',
+      preserveSymlinks: true,
+      target: 'es2022',
+      lib: ['es2022'],
+      module: 'commonjs',
+      declaration: true,
+      strict: true,
+      noEmitOnError: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      noImplicitReturns: true,
+      noFallthroughCasesInSwitch: true,
+      experimentalDecorators: true,
+      types: ['node'],
+    },
+    include: ['src/index.ts'],
+  },
+});
+// src/constructs and src/config are the library's sources: their imports are checked
+// against its package.json (cdk8s, constructs and cdk8s-plus-28 are its peers) as well.
+project.eslint?.addOverride({
+  files: ['src/constructs/**/*.ts', 'src/config/**/*.ts'],
+  rules: {
+    'import/no-extraneous-dependencies': ['error', { packageDir: ['.', LIBRARY_DIR], devDependencies: false, optionalDependencies: false, peerDependencies: true }],
+  },
+});
+project.gitignore.exclude(...['lib/', 'dist/', '.jsii', 'node_modules/', 'LICENSE'].map((f) => `/${LIBRARY_DIR}/${f}`));
+
+// Compiles the library with jsii (zero errors, or the build fails). yaml is bundled, so
+// npm pack and jsii take it from the package's own node_modules: the repository's copy.
+// Warnings silenced: reserved words (names like `default` need renaming only in some
+// languages, which jsii-pacmak does), and devDependencies of the peers at their lowest
+// versions (the library builds from the repository's install, whose versions are newer).
+const library = project.addTask('library', {
+  description: 'Compile the construct library (construct-library/) with jsii',
+  steps: [
+    { exec: 'rm -rf node_modules && mkdir node_modules && cp -R ../node_modules/yaml node_modules/yaml', cwd: LIBRARY_DIR },
+    // npm pack leaves symbolic links out, so the repository's LICENSE is copied in.
+    { exec: 'cp ../LICENSE LICENSE', cwd: LIBRARY_DIR },
+    { exec: 'jsii --silence-warnings=reserved-word --silence-warnings=metadata/missing-dev-dependency', cwd: LIBRARY_DIR },
+  ],
+});
+project.postCompileTask.spawn(library);
+
+// The Python and Java packages' sources (construct-library/dist/{python,java}); building
+// them needs PyPI and Maven Central, which these machines cannot reach.
+project.addTask('library:pacmak', {
+  description: 'Generate the Python and Java packages of the construct library (sources only)',
+  exec: 'jsii-pacmak --code-only --targets python java',
+  cwd: LIBRARY_DIR,
 });
 
 project.synth();

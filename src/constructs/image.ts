@@ -5,8 +5,9 @@ import { join } from 'node:path';
 export const IMAGE_REPOSITORY = 'ghcr.io/local-volume-provisioner/local-volume-provisioner';
 
 /**
- * The package version, read from package.json at load time: the same file sits two
- * levels up from both src/constructs (ts-node, jest) and lib/constructs (compiled).
+ * The package version, read from package.json at load time: two levels up from
+ * src/constructs (ts-node, jest: the repository's) and from lib/constructs (compiled:
+ * the construct library's, construct-library/). .projenrc.ts gives both one version.
  */
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };

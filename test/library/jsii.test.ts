@@ -1,0 +1,50 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertLibraryCompiled, LIBRARY, LIBRARY_DIR, run } from './library';
+
+/**
+ * The library in other languages: jsii-pacmak generates the Python and Java packages
+ * from the jsii assembly. Sources only (--code-only): building them needs PyPI and Maven
+ * Central, which these machines cannot reach.
+ */
+let out: string;
+beforeAll(() => {
+  assertLibraryCompiled();
+  out = mkdtempSync(join(tmpdir(), 'lvp-pacmak-'));
+  run('npx', ['jsii-pacmak', '--code-only', '--targets', 'python', 'java', '--outdir', out], LIBRARY_DIR);
+}, 600_000);
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+interface Assembly { readonly types: Record<string, { readonly kind: string }> }
+
+test('the assembly has the construct, its props and the monitoring objects', () => {
+  const assembly = JSON.parse(readFileSync(join(LIBRARY_DIR, '.jsii'), 'utf8')) as Assembly;
+  const types = Object.keys(assembly.types).map((fqn) => fqn.replace(`${LIBRARY.name}.`, ''));
+  expect(types).toEqual(expect.arrayContaining([
+    'LocalVolumeProvisioner', 'LocalVolumeProvisionerProps', 'LocalStorageClassProps', 'DeviceDialectProps',
+    'NodeCleanupProps', 'ServiceMonitor', 'PrometheusRule',
+  ]));
+  expect(assembly.types[`${LIBRARY.name}.LocalVolumeProvisioner`].kind).toBe('class');
+});
+
+test('the Python package is valid Python with the construct and its props, requiring the same peers', () => {
+  const pkg = join(out, 'python', 'src', 'cdk8s_local_volume_provisioner');
+  const init = readFileSync(join(pkg, '__init__.py'), 'utf8');
+  expect(init).toMatch(/^class LocalVolumeProvisioner\(/m);
+  expect(init).toMatch(/^class LocalVolumeProvisionerProps:/m);
+  expect(existsSync(join(pkg, '_jsii', `${LIBRARY.name}@${LIBRARY.version}.jsii.tgz`))).toBe(true);
+  const compile = spawnSync('python3', ['-m', 'py_compile', join(pkg, '__init__.py'), join(pkg, '_jsii', '__init__.py')], { encoding: 'utf8' });
+  expect([compile.status, compile.stderr]).toEqual([0, '']);
+  const setup = readFileSync(join(out, 'python', 'setup.py'), 'utf8');
+  for (const peer of Object.keys(LIBRARY.peerDependencies)) expect(setup).toContain(`"${peer}>=`);
+});
+
+test('the Java package has the construct and its props, and depends on the same peers', () => {
+  const sources = join(out, 'java', 'src', 'main', 'java', 'io', 'github', 'localvolumeprovisioner', 'cdk8s');
+  expect(readFileSync(join(sources, 'LocalVolumeProvisioner.java'), 'utf8')).toMatch(/public class LocalVolumeProvisioner extends software\.constructs\.Construct/);
+  expect(existsSync(join(sources, 'LocalVolumeProvisionerProps.java'))).toBe(true);
+  const pom = readFileSync(join(out, 'java', 'pom.xml'), 'utf8');
+  for (const artifact of ['cdk8s', 'cdk8s-plus-28', 'constructs']) expect(pom).toContain(`<artifactId>${artifact}</artifactId>`);
+});
