@@ -130,6 +130,9 @@ describePrivileged('no duplicates, no lost volumes', () => {
     const recreated = await fx.waitForPv(vol1);
     expect(recreated.metadata!.uid).not.toBe(oldUid);
     expect((await fx.pass()).created).toEqual([]);
+    // The copy was already refreshed by a list while watches failed; the watch itself may still be backing off.
+    await fx.waitForCache((pvs) => versions(pvs) === versions(fx!.server.list<V1PersistentVolume>('v1', 'PersistentVolume')),
+      'the cache catches up with the server');
     expectConsistent(fx, ['vol1', 'vol2']);
   });
 
