@@ -52,6 +52,43 @@ function goPv(options: { entry: string; dir: string; className: string; provisio
   };
 }
 
+/** A Block PV as the device provisioner wrote it: its name rule, its labels and spec annotations, Retain, owned by the Node. */
+interface DevicePvOptions {
+  readonly nodeUid: string;
+  readonly deviceDir: string;
+  readonly baseName: string;
+  readonly storageClassName: string;
+  readonly deviceNameFilter: string;
+}
+
+function devicePv(options: DevicePvOptions): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name: `local-${NODE_NAME}-${options.baseName}`.replace(/[^0-9A-Za-z.]+/g, '-').toLowerCase(),
+      labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME, 'local-pv-provisioner.cybozu.com/node': NODE_NAME },
+      annotations: {
+        'local-pv-provisioner.cybozu.io/storageClassName': options.storageClassName,
+        'local-pv-provisioner.cybozu.io/volumeMode': 'Block',
+        'local-pv-provisioner.cybozu.io/fsType': '',
+        'local-pv-provisioner.cybozu.io/deviceDir': options.deviceDir,
+        'local-pv-provisioner.cybozu.io/deviceNameFilter': options.deviceNameFilter,
+      },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: NODE_NAME, uid: options.nodeUid, controller: true }],
+    },
+    spec: {
+      capacity: { storage: `${16 * MiB}` },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      storageClassName: options.storageClassName,
+      volumeMode: 'Block',
+      local: { path: path.join(options.deviceDir, options.baseName) },
+      nodeAffinity: hostnameAffinity(),
+    },
+  };
+}
+
 describePrivileged('end to end: migration from the replaced provisioners', () => {
   let cluster: Cluster | undefined;
   let agent: AgentProcess | undefined;
@@ -125,33 +162,10 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     const spec = { name: 'nvme-block', storageClassName: 'local-storage', volumeMode: 'Block' as const, deviceDir, deviceNameFilter: '^pci-.*-nvme-' };
     cluster = await Cluster.start(synthesize({ devices: { specs: [spec] } }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': 'nvme-block' });
     const node = cluster.server.get('v1', 'Node', NODE_NAME);
-    // As the device provisioner wrote it: its name rule, its labels and spec annotations, Retain, owned by the Node.
-    const name = `local-${NODE_NAME}-${baseName}`.replace(/[^0-9A-Za-z.]+/g, '-').toLowerCase();
-    const old = cluster.server.create<V1PersistentVolume>({
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: {
-        name,
-        labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME, 'local-pv-provisioner.cybozu.com/node': NODE_NAME },
-        annotations: {
-          'local-pv-provisioner.cybozu.io/storageClassName': spec.storageClassName,
-          'local-pv-provisioner.cybozu.io/volumeMode': spec.volumeMode,
-          'local-pv-provisioner.cybozu.io/fsType': '',
-          'local-pv-provisioner.cybozu.io/deviceDir': deviceDir,
-          'local-pv-provisioner.cybozu.io/deviceNameFilter': spec.deviceNameFilter,
-        },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: NODE_NAME, uid: node.metadata.uid, controller: true }],
-      },
-      spec: {
-        capacity: { storage: `${16 * MiB}` },
-        accessModes: ['ReadWriteOnce'],
-        persistentVolumeReclaimPolicy: 'Retain',
-        storageClassName: spec.storageClassName,
-        volumeMode: 'Block',
-        local: { path: path.join(deviceDir, baseName) },
-        nodeAffinity: hostnameAffinity(),
-      },
-    });
+    const old = cluster.server.create<V1PersistentVolume>(devicePv({
+      nodeUid: node.metadata.uid, deviceDir, baseName, storageClassName: spec.storageClassName, deviceNameFilter: spec.deviceNameFilter,
+    }));
+    const name = old.metadata!.name!;
     const claim = inUse(name);
     mkfsExt4(loop.device);
 
@@ -264,32 +278,10 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       const c = cluster;
       const node = c.server.get('v1', 'Node', NODE_NAME);
       // loop0's PV as the device provisioner wrote it, bound and then released by its claim.
-      const name = `local-${NODE_NAME}-loop0`;
-      const old = c.server.create<V1PersistentVolume>({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: {
-          name,
-          labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME, 'local-pv-provisioner.cybozu.com/node': NODE_NAME },
-          annotations: {
-            'local-pv-provisioner.cybozu.io/storageClassName': 'local-storage-block',
-            'local-pv-provisioner.cybozu.io/volumeMode': 'Block',
-            'local-pv-provisioner.cybozu.io/fsType': '',
-            'local-pv-provisioner.cybozu.io/deviceDir': deviceDir,
-            'local-pv-provisioner.cybozu.io/deviceNameFilter': 'loop[01]',
-          },
-          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: NODE_NAME, uid: node.metadata.uid, controller: true }],
-        },
-        spec: {
-          capacity: { storage: `${16 * MiB}` },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: 'local-storage-block',
-          volumeMode: 'Block',
-          local: { path: path.join(deviceDir, 'loop0') },
-          nodeAffinity: hostnameAffinity(),
-        },
-      });
+      const old = c.server.create<V1PersistentVolume>(devicePv({
+        nodeUid: node.metadata.uid, deviceDir, baseName: 'loop0', storageClassName: 'local-storage-block', deviceNameFilter: 'loop[01]',
+      }));
+      const name = old.metadata!.name!;
       const claim = inUse(name);
       mkfsExt4(used.device);
 
