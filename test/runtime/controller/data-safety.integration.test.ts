@@ -78,6 +78,17 @@ describePrivileged('data safety', () => {
     await fx!.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
   }
 
+  /** A disk with a PV, bound, written to by its tenant (marked), then Released by the claim's deletion. */
+  async function releasedDisk(entry: string): Promise<{ disk: { loop: LoopDevice; pv: V1PersistentVolume }; name: string }> {
+    const disk = await linkedDisk(entry);
+    const name = disk.pv.metadata!.name!;
+    const claim = await bound(name);
+    markDisk(disk.loop);
+    await deleteClaim(claim);
+    await fx!.waitForPv(name, { phase: 'Released' });
+    return { disk, name };
+  }
+
   describe('a device whose name now leads to another disk', () => {
     test('a Released PV whose link was moved to a Bound tenant\'s disk is not wiped: a VolumeIdentityMismatch Warning, a metric, the PV kept', async () => {
       fx = await ControllerFixture.start({ classes: blockClass() });
@@ -158,12 +169,7 @@ describePrivileged('data safety', () => {
       // A slow cleaner: it waits for the test to open the gate, then zeroes the disk.
       const slow = ['sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done; ${ZERO_CLEANER[2]}`];
       fx = await ControllerFixture.start({ classes: blockClass({ blockCleanerCommand: slow }) });
-      const disk = await linkedDisk('disk1');
-      const name = disk.pv.metadata!.name!;
-      const claim = await bound(name);
-      markDisk(disk.loop);
-      await deleteClaim(claim);
-      await fx.waitForPv(name, { phase: 'Released' });
+      const { disk, name } = await releasedDisk('disk1');
       await fx.pass();
       await eventually(() => fx!.serverPv(name)?.metadata?.deletionTimestamp !== undefined, 'the Released PV is being deleted');
 
@@ -221,13 +227,8 @@ describePrivileged('data safety', () => {
     test('a Released volume is cleaned before it is offered again, whoever deleted its PV and whenever', async () => {
       fx = await agent({ classes: blockClass() });
       const { dirs } = fx;
-      const disk = await linkedDisk('disk1');
-      const name = disk.pv.metadata!.name!;
-      const claim = await bound(name);
-      markDisk(disk.loop);
-      // The agent is gone (crashed, or stopped for an upgrade) when the claim goes and an administrator deletes the PV.
-      await deleteClaim(claim);
-      await fx.waitForPv(name, { phase: 'Released' });
+      // The agent is gone (crashed, or stopped for an upgrade) once the claim has gone, and an administrator deletes the PV.
+      const { disk, name } = await releasedDisk('disk1');
       const core = fx.core;
       await fx.stop();
       await core.deletePersistentVolume({ name });

@@ -46,6 +46,16 @@ describePrivileged('device dialect: Released devices', () => {
     return sda;
   }
 
+  /** A used device whose PV is Released after a spec change moved deviceDir elsewhere, one pass run on it. */
+  async function releasedOutsideDeviceDir(): Promise<ReturnType<DeviceFixture['addDevice']>> {
+    const sda = await withUsedDevice();
+    fx.setSpec('spec', blockSpec(makeTempDir('lvp-devices-other-')));
+    await fx.release(pvName('sda'));
+    await fx.pass();
+    await fx.settle();
+    return sda;
+  }
+
   test('our Released PV is wiped and deleted, and the next pass offers the device again with a new UID and zeros', async () => {
     const sda = await withUsedDevice();
     const uid = fx.serverPv(pvName('sda'))!.metadata!.uid!;
@@ -175,24 +185,14 @@ describePrivileged('device dialect: Released devices', () => {
   });
 
   test('a Released PV left outside deviceDir by a spec change goes without its device being wiped (it is wiped before it is offered again)', async () => {
-    const sda = await withUsedDevice();
-    const other = makeTempDir('lvp-devices-other-');
-    fx.setSpec('spec', blockSpec(other));
-    await fx.release(pvName('sda'));
-    await fx.pass();
-    await fx.settle();
+    const sda = await releasedOutsideDeviceDir();
     await fx.pass();
     await fx.waitForPvGone(pvName('sda'));
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
   });
 
   test('the disk of a Released PV that went while it was gone is wiped when it comes back, before it is offered again', async () => {
-    const sda = await withUsedDevice();
-    const other = makeTempDir('lvp-devices-other-');
-    fx.setSpec('spec', blockSpec(other));
-    await fx.release(pvName('sda'));
-    await fx.pass();
-    await fx.settle();
+    const sda = await releasedOutsideDeviceDir();
     await fx.waitForPvGone(pvName('sda'));
     // The old tenant wrote raw data, no signature: it is wiped, not held.
     fx.setSpec('spec', blockSpec(fx.deviceDir));
