@@ -184,10 +184,14 @@ export function recheckBeforeCleaning(
 
 type Located = { readonly ok: true; readonly target: CleanTarget } | { readonly ok: false; readonly reason: string };
 
+/** The labels that name a PV's node, in either dialect. */
+const NODE_LABELS = [NODE_LABEL, ...DEVICE_DIALECT_NODE_LABELS];
+
 /** A node label naming another node disproves ownership whatever else the PV says. */
 function otherNodeLabel(pv: V1PersistentVolume, nodeName: string): string | undefined {
-  const labels = pv.metadata?.labels ?? {};
-  for (const key of [NODE_LABEL, ...DEVICE_DIALECT_NODE_LABELS]) {
+  const labels = pv.metadata?.labels;
+  if (!labels) return undefined;
+  for (const key of NODE_LABELS) {
     const value = labels[key];
     if (value !== undefined && value !== nodeName) return `label ${key}=${value} names another node`;
   }

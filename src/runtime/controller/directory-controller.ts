@@ -14,6 +14,7 @@ import {
   directoryCandidates,
   discoverDirectoryVolumes,
   DiscoveredVolume,
+  MountPointMemo,
   MountTable,
   mountAt,
   planProvisioning,
@@ -61,6 +62,7 @@ export interface DirectoryPassResult {
 export class DirectoryController {
   private readonly missing = new MissingVolumeTracker();
   private readonly identities = new IdentityCache();
+  private readonly mountPoints = new MountPointMemo();
   /** The verdict on each PV of ours this pass, by UID (for the volume_state metric). */
   private verdicts = new Map<string, VolumeVerdict>();
   /** Rejections reported by the last pass: a lasting one is logged at warn once. */
@@ -86,7 +88,10 @@ export class DirectoryController {
 
     const table = await this.deps.readMountTable();
     this.identities.retainMounts(new Set(table.entries.map((e) => e.mountId)));
-    const classes = await discoverDirectoryVolumes(config.storageClassMap, table, this.identities);
+    // Only a volume that has its PV is taken from memory: one about to be offered is measured afresh.
+    const withPv = new Set(this.deps.cache.list().map((pv) => acceptedKey(pv.spec?.storageClassName ?? '', pv.spec?.local?.path ?? '')));
+    this.mountPoints.retain((v) => withPv.has(acceptedKey(v.className, v.hostPath)));
+    const classes = await discoverDirectoryVolumes(config.storageClassMap, table, { identities: this.identities, mountPoints: this.mountPoints });
     const owned = this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
     // Each PV's volume found by one lookup, not by a scan of its class's volumes (thousands of both on a big node).
     const accepted = new Map(classes.flatMap((c) => c.volumes.map((v) => [acceptedKey(c.className, v.hostPath), v] as const)));
@@ -138,15 +143,14 @@ export class DirectoryController {
     for (const pv of owned) {
       if (pv.metadata?.deletionTimestamp) continue;
       const verdict = this.verdicts.get(pv.metadata?.uid ?? '');
-      const ref = persistentVolumeReference(pv);
       const path = pv.spec?.local?.path;
       if (verdict?.kind === 'identity-mismatch') {
-        this.deps.events.warning(ref, EventReasons.VolumeIdentityMismatch.reason,
+        this.deps.events.warning(persistentVolumeReference(pv), EventReasons.VolumeIdentityMismatch.reason,
           `"${path}" is not the volume PV "${pv.metadata?.name}" was made for: it recorded ${verdict.recorded}, the path now holds ${verdict.current}; `
           + 'the PV is kept, and that volume is neither cleaned nor offered in its name');
       } else if ((verdict?.kind === 'ok' && !verdict.configured) || (verdict?.kind === 'unknown' && pv.status?.phase === 'Available')) {
         const why = verdict.kind === 'unknown' ? verdict.reason : 'the configuration no longer offers its entry (namePattern, class or hostDir changed)';
-        this.deps.events.warning(ref, EventReasons.VolumeNotConfigured.reason,
+        this.deps.events.warning(persistentVolumeReference(pv), EventReasons.VolumeNotConfigured.reason,
           `PV "${pv.metadata?.name}" for "${path}": ${why}; a configuration change never deletes a PV, so it is left as it is`);
       }
     }

@@ -9,7 +9,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
-import { readMountTable } from '../discovery';
+import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
 import { isForbidden } from '../kube/errors';
@@ -118,7 +118,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     metrics,
     logger,
     deleter,
-    readMountTable: () => readMountTable(),
+    readMountTable: mountTableReader(),
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,
   });

@@ -11,6 +11,7 @@ import { matchesNamePattern, type ClassConfig } from '../../config';
 import type { DirectoryVolume } from '../pv';
 import { blockDeviceSize, filesystemSize, IdentityCache, inspectEntry, type EntryInspection } from '../volume';
 import { classifyEntry, type RejectionCode } from './entry-classification';
+import { MountPointMemo } from './mount-point-memo';
 import { mountAt, type MountTable } from './mount-table';
 
 export interface DiscoveredVolume extends DirectoryVolume {
@@ -46,12 +47,18 @@ export interface ClassDiscovery {
   readonly problem?: string;
 }
 
+/** What a pass keeps between passes: identities, and findings at mount points (mount-point-memo.ts). */
+export interface DiscoveryMemory {
+  readonly identities: IdentityCache;
+  readonly mountPoints?: MountPointMemo;
+}
+
 /** Discovers one class's volumes, given a fresh mount table. */
 export async function discoverClassVolumes(
   className: string,
   classConfig: ClassConfig,
   mountTable: MountTable,
-  identities: IdentityCache = new IdentityCache(),
+  memory: DiscoveryMemory = { identities: new IdentityCache() },
 ): Promise<ClassDiscovery> {
   const { mountDir } = classConfig;
   let names: string[];
@@ -67,7 +74,7 @@ export async function discoverClassVolumes(
   const results = await Promise.all(
     names
       .filter((name) => matchesNamePattern(classConfig.namePattern, name))
-      .map((name) => examineEntry(className, classConfig, mountTable, identities, name, realMountDir)),
+      .map((name) => examineEntry(className, classConfig, mountTable, memory, name, realMountDir)),
   );
   return {
     className,
@@ -81,20 +88,24 @@ export async function discoverClassVolumes(
 export async function discoverDirectoryVolumes(
   storageClassMap: Readonly<Record<string, ClassConfig>>,
   mountTable: MountTable,
-  identities: IdentityCache = new IdentityCache(),
+  memory: DiscoveryMemory = { identities: new IdentityCache() },
 ): Promise<ClassDiscovery[]> {
   const classNames = Object.keys(storageClassMap).sort();
-  return Promise.all(classNames.map((name) => discoverClassVolumes(name, storageClassMap[name], mountTable, identities)));
+  return Promise.all(classNames.map((name) => discoverClassVolumes(name, storageClassMap[name], mountTable, memory)));
 }
 
 async function examineEntry(
   className: string,
   classConfig: ClassConfig,
   mountTable: MountTable,
-  identities: IdentityCache,
+  { identities, mountPoints }: DiscoveryMemory,
   entryName: string,
   realMountDir: string,
 ): Promise<DiscoveredVolume | Rejection> {
+  const mount = mountAt(path.posix.join(realMountDir, entryName), mountTable);
+  const memoKey = { className, mountDir: classConfig.mountDir, hostDir: classConfig.hostDir, volumeMode: classConfig.volumeMode, entryName };
+  const recalled = mount && mountPoints?.recall(memoKey, mount);
+  if (recalled) return recalled;
   const mountPath = path.posix.join(classConfig.mountDir, entryName);
   const reject = (code: RejectionCode, reason: string, hint?: string): Rejection => ({
     className,
@@ -111,7 +122,6 @@ async function examineEntry(
   } catch (error) {
     return reject('unreadable-entry', `cannot inspect path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
   }
-  const mount = mountAt(path.posix.join(realMountDir, entryName), mountTable);
   const decision = classifyEntry({
     path: mountPath,
     inspection,
@@ -131,7 +141,7 @@ async function examineEntry(
   } catch (error) {
     return reject('size-unknown', `cannot measure path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
   }
-  return {
+  const volume: DiscoveredVolume = {
     className,
     entryName,
     hostPath: path.posix.join(classConfig.hostDir, entryName),
@@ -142,6 +152,8 @@ async function examineEntry(
     identity,
     ...(decision.source === 'block-device' ? { devicePath: inspection.resolvedPath } : {}),
   };
+  if (decision.source === 'mount-point') mountPoints?.remember(memoKey, mount!, volume);
+  return volume;
 }
 
 function listingProblem(className: string, mountDir: string, error: unknown): string {

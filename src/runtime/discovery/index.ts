@@ -3,5 +3,6 @@ export * from './device-discovery';
 export * from './device-walk';
 export * from './directory-discovery';
 export * from './entry-classification';
+export * from './mount-point-memo';
 export * from './mount-table';
 export * from './provisioning-plan';

@@ -72,6 +72,16 @@ export async function readMountTable(file = MOUNTINFO_PATH): Promise<MountTable>
   return parseMountInfo(await fs.promises.readFile(file, 'utf8'));
 }
 
+/** A reader of the mount table that parses only when the text changed (an idle node's never does). */
+export function mountTableReader(file = MOUNTINFO_PATH): () => Promise<MountTable> {
+  let last: { readonly text: string; readonly table: MountTable } | undefined;
+  return async () => {
+    const text = await fs.promises.readFile(file, 'utf8');
+    if (last?.text !== text) last = { text, table: parseMountInfo(text) };
+    return last.table;
+  };
+}
+
 /** True when `dir` itself (not a parent) is a mount point. `dir` is normalised, not resolved through symlinks. */
 export function isMountPoint(dir: string, table: MountTable): boolean {
   return mountAt(dir, table) !== undefined;

@@ -54,7 +54,12 @@ export interface RunningCleanups {
 
 export const NO_RUNNING_CLEANUPS: RunningCleanups = { pvNames: new Set(), paths: new Set() };
 
+/** What path.posix.normalize would change: doubled or trailing slashes, `.` and `..` segments. */
+const NOT_NORMAL = /\/\/|(?:^|\/)\.\.?(?:\/|$)|.\/$/;
+
 function normalisePath(p: string): string {
+  // The usual path, one we wrote, is already normal: one test instead of a normalize (thousands per pass).
+  if (p !== '' && !NOT_NORMAL.test(p)) return p;
   const normalised = path.posix.normalize(p);
   return normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
 }
@@ -146,12 +151,21 @@ export function recordedIdentity(pv: V1PersistentVolume): string | undefined {
   return pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
 }
 
+/** Candidates already made, by volume: the mount-point memo hands out the same volumes pass after pass, so their name is hashed once. */
+const directoryCandidatesMade = new WeakMap<DiscoveredVolume, { readonly nodeName: string; readonly candidate: DiscoveredVolume & PlanCandidate }>();
+
 /** Directory-dialect volumes as plan candidates (PV names as the Go provisioner computes them). */
 export function directoryCandidates(
   volumes: readonly DiscoveredVolume[],
   nodeName: string,
 ): Array<DiscoveredVolume & PlanCandidate> {
-  return volumes.map((v) => ({ ...v, pvName: directoryPVName(v.entryName, nodeName, v.className), localPath: v.hostPath }));
+  return volumes.map((v) => {
+    const made = directoryCandidatesMade.get(v);
+    if (made?.nodeName === nodeName) return made.candidate;
+    const candidate = { ...v, pvName: directoryPVName(v.entryName, nodeName, v.className), localPath: v.hostPath };
+    directoryCandidatesMade.set(v, { nodeName, candidate });
+    return candidate;
+  });
 }
 
 /** Named devices as plan candidates; `spec.local.path` is the device path as walked. */

@@ -119,13 +119,17 @@ export function isWeakIdentity(identity: string): boolean {
   return identity.startsWith('devnum:') || identity.startsWith('mount:');
 }
 
+/** One mount as long as it lives: its id with its device and root (an id is reused after an unmount, but then for another device or root, or the same volume). */
+export function mountInstanceKey(entry: MountSource & { readonly mountId: number }): string {
+  return `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+}
+
 /**
  * Identities of the devices and mounts seen so far, so a pass over many volumes
  * reads one sysfs file per device instead of a dozen. A device is known by its
  * number and its `diskseq` (the kernel numbers every disk it attaches, never
  * twice in a boot), so a number reused by another disk is read afresh; a mount by
- * its mount id together with its device and root (an id is reused after an unmount,
- * but then for another device or root, or the same volume).
+ * mountInstanceKey.
  */
 export class IdentityCache {
   private readonly devices = new Map<string, string>();
@@ -146,7 +150,7 @@ export class IdentityCache {
   }
 
   async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
-    const key = `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+    const key = mountInstanceKey(entry);
     let identity = this.mounts.get(key);
     if (identity === undefined) {
       identity = await mountIdentity(entry, this.options, (device) => this.block(device));

@@ -77,6 +77,27 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     return { pv: await fx!.waitForPv(fx!.pvName(className, entry), { phase: 'Available' }), loop };
   }
 
+  test('a volume offered again after its cleanup is measured afresh: its filesystem grew while it was bound', async () => {
+    fx = await start();
+    const dir = path.join(fx.dirs['local-fs'], 'vol1');
+    const resize = (size: string) => execFileSync('mount', ['-o', `remount,size=${size}`, dir]);
+    mount('tmpfs', dir, { type: 'tmpfs' });
+    resize('16m');
+    const name = fx.pvName('local-fs', 'vol1');
+    await fx.pass();
+    const pv = await fx.waitForPv(name, { phase: 'Available' });
+    expect(pv.spec!.capacity!.storage).toBe('16Mi');
+    resize('32m');
+    await fx.pass();
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    expect((await fx.pass()).created).toEqual([name]);
+    expect((await fx.waitForPv(name, { phase: 'Available' })).spec!.capacity!.storage).toBe('32Mi');
+  });
+
   test('a Released PV with reclaim policy Delete is emptied, deleted, and offered again with a new UID and an empty volume', async () => {
     fx = await start();
     const { pv, dir } = await provision('local-fs', 'vol1');

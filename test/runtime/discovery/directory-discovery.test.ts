@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ClassConfig } from '../../../src/config';
-import { discoverClassVolumes, discoverDirectoryVolumes, readMountTable } from '../../../src/runtime/discovery';
-import { filesystemSize, mountIdentity } from '../../../src/runtime/volume';
+import { discoverClassVolumes, discoverDirectoryVolumes, MountPointMemo, readMountTable } from '../../../src/runtime/discovery';
+import { filesystemSize, IdentityCache, mountIdentity } from '../../../src/runtime/volume';
 import { classConfigOf } from '../../support/class-config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
 
@@ -183,5 +183,56 @@ describePrivileged('directory discovery on real directories, bind mounts and loo
       ['fast', 1, false],
       ['slow-disks', 0, true],
     ]);
+  });
+});
+
+describePrivileged('directory discovery with a memory of mount points', () => {
+  afterAll(cleanupPrivileged);
+
+  /** A tmpfs of `size` at mountDir/vol1: remounting it with another size keeps the mount, and changes what statfs says. */
+  function tmpfsVolume(size: string): { mountDir: string; volume: string } {
+    const mountDir = makeTempDir();
+    const volume = path.join(mountDir, 'vol1');
+    mount('tmpfs', volume, { type: 'tmpfs' });
+    resize(volume, size);
+    return { mountDir, volume };
+  }
+  const resize = (volume: string, size: string) => execFileSync('mount', ['-o', `remount,size=${size}`, volume]);
+  const capacityOf = async (mountDir: string, memory: { identities: IdentityCache; mountPoints: MountPointMemo }) =>
+    (await discoverClassVolumes('local-storage', classConfig(mountDir), await readMountTable(), memory)).volumes.map((v) => v.capacityBytes);
+
+  test('a mount point still the same mount is taken from memory, without a new look', async () => {
+    const { mountDir, volume } = tmpfsVolume('16m');
+    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
+    expect(await capacityOf(mountDir, memory)).toEqual([16 * MiB]);
+    resize(volume, '32m');
+    expect(await capacityOf(mountDir, memory)).toEqual([16 * MiB]);
+  });
+
+  test('a finding its owner no longer retains is looked at afresh', async () => {
+    const { mountDir, volume } = tmpfsVolume('16m');
+    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
+    await capacityOf(mountDir, memory);
+    resize(volume, '32m');
+    memory.mountPoints.retain(() => false);
+    expect(await capacityOf(mountDir, memory)).toEqual([32 * MiB]);
+  });
+
+  test('a mount point mounted anew is looked at afresh', async () => {
+    const { mountDir, volume } = tmpfsVolume('16m');
+    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
+    await capacityOf(mountDir, memory);
+    mount('tmpfs', volume, { type: 'tmpfs' });
+    resize(volume, '32m');
+    expect(await capacityOf(mountDir, memory)).toEqual([32 * MiB]);
+  });
+
+  test('an entry of a class whose settings changed is looked at afresh', async () => {
+    const { mountDir, volume } = tmpfsVolume('16m');
+    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
+    await capacityOf(mountDir, memory);
+    resize(volume, '32m');
+    const moved = await discoverClassVolumes('local-storage', classConfigOf('/host/elsewhere', mountDir), await readMountTable(), memory);
+    expect(moved.volumes.map((v) => [v.hostPath, v.capacityBytes])).toEqual([['/host/elsewhere/vol1', 32 * MiB]]);
   });
 });

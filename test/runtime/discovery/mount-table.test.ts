@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { isMountPoint, parseMountInfo, readMountTable, unescapeMountField } from '../../../src/runtime/discovery';
+import { isMountPoint, mountTableReader, parseMountInfo, readMountTable, unescapeMountField } from '../../../src/runtime/discovery';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 
 const SAMPLE = [
@@ -73,6 +75,21 @@ describe('isMountPoint', () => {
 
   test('the root is a mount point', () => {
     expect(isMountPoint('/', table)).toBe(true);
+  });
+});
+
+describe('mountTableReader', () => {
+  test('parses again only when the text changed', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-mountinfo-')), 'mountinfo');
+    fs.writeFileSync(file, SAMPLE);
+    const read = mountTableReader(file);
+    const first = await read();
+    expect(await read()).toBe(first);
+    fs.writeFileSync(file, SAMPLE.split('\n').slice(1).join('\n'));
+    const changed = await read();
+    expect(changed).not.toBe(first);
+    expect(changed.entries.map((e) => e.mountId)).toEqual([36, 40, 41]);
+    fs.rmSync(path.dirname(file), { recursive: true });
   });
 });
 

@@ -36,6 +36,17 @@ describe('planProvisioning', () => {
     });
   });
 
+  test.each(['/mnt/disks/a/', '/mnt//disks/a', '/mnt/./disks/a', '/mnt/x/../disks/a', '/mnt/disks/a/.'])(
+    'a PV path spelt %s is the same path as /mnt/disks/a', (spelling) => {
+      expect(planProvisioning([candidate('new-pv', '/mnt/disks/a')], [pv('old-pv', spelling)]).skip[0].code).toBe('path-in-use');
+      expect(planProvisioning([candidate('new-pv', spelling)], [pv('old-pv', '/mnt/disks/a')]).skip[0].code).toBe('path-in-use');
+    });
+
+  test('paths that only look alike are other paths', () => {
+    const plan = planProvisioning([candidate('a', '/mnt/disks/a.'), candidate('b', '/mnt/disks/..a')], [pv('old-pv', '/mnt/disks/a')]);
+    expect(plan.create.map((c) => c.pvName)).toEqual(['a', 'b']);
+  });
+
   test('skips a volume whose cleanup is running, by PV name', () => {
     const plan = planProvisioning([candidate('a', '/mnt/disks/a')], [], { pvNames: new Set(['a']), paths: new Set() });
     expect(plan.skip[0]).toMatchObject({ code: 'cleanup-running', message: 'the cleanup of PV "a" at "/mnt/disks/a" is still running' });
