@@ -125,7 +125,7 @@ export class DirectoryController {
     if (!mapped.ok) return { state: 'unknown', reason: mapped.reason };
     // Not offered by the configuration now (e.g. namePattern narrowed): look at the entry itself.
     try {
-      const inspection = await inspectEntry(mapped.containerPath);
+      const inspection = inspectEntry(mapped.containerPath);
       if (inspection.kind === 'block-device') return { state: 'present', identity: await this.identities.block(inspection.deviceNumber!), configured: false };
       if (inspection.kind !== 'directory') return { state: 'gone', reason: `"${mapped.containerPath}" is ${inspection.description}` };
       const mount = mountAt(await fs.promises.realpath(mapped.containerPath), table);

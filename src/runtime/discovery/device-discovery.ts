@@ -116,7 +116,7 @@ async function examineDevice(
   const p = JSON.stringify(entry);
   let inspection: EntryInspection;
   try {
-    inspection = await inspectEntry(entry);
+    inspection = inspectEntry(entry);
   } catch (error) {
     return { path: entry, reason: `cannot inspect ${p}: ${(error as Error).message}` };
   }

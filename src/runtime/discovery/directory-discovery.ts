@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { matchesNamePattern, type ClassConfig } from '../../config';
 import type { DirectoryVolume } from '../pv';
 import { blockDeviceSize, filesystemSize, IdentityCache, inspectEntry, type EntryInspection } from '../volume';
@@ -24,6 +25,9 @@ export interface DiscoveredVolume extends DirectoryVolume {
   /** What the volume really is (volume/identity.ts): two entries with one identity are one disk. */
   readonly identity: string;
 }
+
+/** Entries examined between two turns of the event loop (a few milliseconds' work). */
+const ENTRIES_PER_TURN = 256;
 
 /** An entry that is not offered, and why, for logs, Events and `plan`. */
 export interface Rejection {
@@ -71,11 +75,16 @@ export async function discoverClassVolumes(
     return { className, mountDir, volumes: [], rejections: [], problem: listingProblem(className, mountDir, error) };
   }
 
-  const results = await Promise.all(
-    names
-      .filter((name) => matchesNamePattern(classConfig.namePattern, name))
-      .map((name) => examineEntry(className, classConfig, mountTable, memory, name, realMountDir)),
-  );
+  // In batches, the event loop let go between them: a pass over thousands of entries
+  // never holds off a health probe or a scrape for long, and the entries of a batch
+  // on one disk share one look at it (IdentityCache).
+  const wanted = names.filter((name) => matchesNamePattern(classConfig.namePattern, name));
+  const results: Array<DiscoveredVolume | Rejection> = [];
+  for (let start = 0; start < wanted.length; start += ENTRIES_PER_TURN) {
+    if (start > 0) await yieldToEventLoop();
+    const batch = wanted.slice(start, start + ENTRIES_PER_TURN);
+    results.push(...await Promise.all(batch.map((name) => examineEntry(className, classConfig, mountTable, memory, name, realMountDir))));
+  }
   return {
     className,
     mountDir,
@@ -118,7 +127,7 @@ async function examineEntry(
 
   let inspection: EntryInspection;
   try {
-    inspection = await inspectEntry(mountPath);
+    inspection = inspectEntry(mountPath);
   } catch (error) {
     return reject('unreadable-entry', `cannot inspect path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);
   }
@@ -136,7 +145,7 @@ async function examineEntry(
   let capacityBytes: number;
   let identity: string;
   try {
-    capacityBytes = decision.source === 'block-device' ? await blockDeviceSize(mountPath) : await filesystemSize(mountPath);
+    capacityBytes = decision.source === 'block-device' ? await blockDeviceSize(mountPath) : filesystemSize(mountPath);
     identity = decision.source === 'block-device' ? await identities.block(inspection.deviceNumber!) : await identities.mount(mount!);
   } catch (error) {
     return reject('size-unknown', `cannot measure path ${JSON.stringify(mountPath)}: ${(error as Error).message}`);

@@ -29,18 +29,22 @@ const BROKEN_LINK_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
 /**
  * Inspects `path`. A broken symlink is a result (`broken-link`), not an error;
  * anything else that stops us looking (EACCES, EIO, the path vanishing) throws.
+ *
+ * Synchronous: what it reads is in the kernel's inode and dentry caches (an entry of
+ * a discovery directory, a mount's root), and a pass reads thousands of them, where a
+ * promise and a thread-pool hop each cost several times the system call.
  */
-export async function inspectEntry(path: string): Promise<EntryInspection> {
-  const own = await fs.promises.lstat(path, { bigint: true });
+export function inspectEntry(path: string): EntryInspection {
+  const own = fs.lstatSync(path, { bigint: true });
   if (!own.isSymbolicLink()) {
     return describe(path, own, undefined, path);
   }
-  const linkTarget = await fs.promises.readlink(path);
+  const linkTarget = fs.readlinkSync(path);
   let target: fs.BigIntStats;
   let resolvedPath: string;
   try {
-    target = await fs.promises.stat(path, { bigint: true });
-    resolvedPath = await fs.promises.realpath(path);
+    target = fs.statSync(path, { bigint: true });
+    resolvedPath = fs.realpathSync.native(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (BROKEN_LINK_CODES.has(code)) {

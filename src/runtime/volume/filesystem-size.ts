@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 
-export async function filesystemSize(mountPath: string): Promise<number> {
-  const stats = await fs.promises.statfs(mountPath, { bigint: true });
+/** Synchronous, as inspectEntry: statfs of a local filesystem reads counters held in memory. */
+export function filesystemSize(mountPath: string): number {
+  const stats = fs.statfsSync(mountPath, { bigint: true });
   return Number(stats.blocks * stats.bsize);
 }

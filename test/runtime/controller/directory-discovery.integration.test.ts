@@ -298,7 +298,7 @@ describePrivileged('directory discovery through the controller', () => {
       [NODE_LABEL]: NODE_NAME,
     });
     expect(pv.spec).toEqual(expect.objectContaining({
-      capacity: { storage: formatBinaryQuantity(roundDownCapacity(await filesystemSize(mountPoint))) },
+      capacity: { storage: formatBinaryQuantity(roundDownCapacity(filesystemSize(mountPoint))) },
       local: { path: '/mnt/host/local-fs/vol1' },
       accessModes: ['ReadWriteOnce'],
       storageClassName: 'local-fs',

@@ -31,7 +31,7 @@ describePrivileged('directory discovery on real directories, bind mounts and loo
         hostPath: '/host/disks/vol1',
         mountPath: path.join(mountDir, 'vol1'),
         volumeMode: 'Filesystem',
-        capacityBytes: await filesystemSize(path.join(mountDir, 'vol1')),
+        capacityBytes: filesystemSize(path.join(mountDir, 'vol1')),
         source: 'mount-point',
         identity: await mountIdentity((await readMountTable()).entries.filter((e) => e.mountPoint === path.join(mountDir, 'vol1')).pop()!),
       },
