@@ -13,7 +13,7 @@ import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { PROVISIONER_DEFAULTS } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import { reportAdoptedVolumes } from './adoption-events';
-import { startAgent } from './agent';
+import { optimizeHeapForSize, startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { Deleter } from './deleter';
 import { DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from './device-controller';
@@ -102,6 +102,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
       const result = await controller.pass(node);
       if (result.state === 'provisioned') devices.refresh(await directoriesUnder(result.spec.deviceDir));
     });
+    optimizeHeapForSize();
     health.markLoopAlive();
     // Ready while another agent acts, so a rollout goes on and that agent stops.
     health.markReady();

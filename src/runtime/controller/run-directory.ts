@@ -20,7 +20,7 @@ import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons } from '../observability';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
-import { startAgent } from './agent';
+import { optimizeHeapForSize, startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { ConfigReloader } from './config-reloader';
 import { Deleter } from './deleter';
@@ -150,6 +150,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     await locks.run(classDirs, async () => {
       await controller.pass(config, await nodes.get());
     });
+    optimizeHeapForSize();
     health.markLoopAlive();
     // Ready while another agent acts, so a rollout goes on and that agent stops.
     health.markReady();

@@ -12,7 +12,7 @@
  */
 import { isForbidden, NodeCleanupController } from './node-cleanup-controller';
 import type { NodeCleanupOptions } from './node-cleanup-options';
-import { startAgent } from '../controller/agent';
+import { optimizeHeapForSize, startAgent } from '../controller/agent';
 import { PassScheduler } from '../controller/pass-scheduler';
 import type { KubeApi } from '../kube/api-client';
 import { LeaderElector } from '../kube/leader-election';
@@ -92,6 +92,7 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
     const scheduler = new PassScheduler(async () => {
       try {
         const result = await controller.pass();
+        optimizeHeapForSize();
         health.markLoopAlive();
         if (result.denied.length > 0) passForbidden(result.denied[0]);
         else readiness.met('pass');
