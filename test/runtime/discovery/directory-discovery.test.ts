@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ClassConfig } from '../../../src/config';
-import { discoverClassVolumes, discoverDirectoryVolumes, MountPointMemo, readMountTable } from '../../../src/runtime/discovery';
+import { discoverClassVolumes, discoverDirectoryVolumes, DiscoveryMemory, MountPointMemo, readMountTable } from '../../../src/runtime/discovery';
 import { filesystemSize, IdentityCache, mountIdentity } from '../../../src/runtime/volume';
 import { classConfigOf } from '../../support/class-config';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
@@ -189,49 +189,45 @@ describePrivileged('directory discovery on real directories, bind mounts and loo
 describePrivileged('directory discovery with a memory of mount points', () => {
   afterAll(cleanupPrivileged);
 
-  /** A tmpfs of `size` at mountDir/vol1: remounting it with another size keeps the mount, and changes what statfs says. */
-  function tmpfsVolume(size: string): { mountDir: string; volume: string } {
+  const resize = (volume: string, size: string) => execFileSync('mount', ['-o', `remount,size=${size}`, volume]);
+  const capacityOf = async (mountDir: string, memory: DiscoveryMemory) =>
+    (await discoverClassVolumes('local-storage', classConfig(mountDir), await readMountTable(), memory)).volumes.map((v) => v.capacityBytes);
+
+  /**
+   * A 16 MiB tmpfs at mountDir/vol1, discovered once with a memory, then grown to 32 MiB:
+   * remounting keeps the mount and changes what statfs says, so a fresh look reads 32 MiB.
+   */
+  async function grownAfterDiscovery(): Promise<{ mountDir: string; volume: string; memory: DiscoveryMemory & { mountPoints: MountPointMemo } }> {
     const mountDir = makeTempDir();
     const volume = path.join(mountDir, 'vol1');
     mount('tmpfs', volume, { type: 'tmpfs' });
-    resize(volume, size);
-    return { mountDir, volume };
-  }
-  const resize = (volume: string, size: string) => execFileSync('mount', ['-o', `remount,size=${size}`, volume]);
-  const capacityOf = async (mountDir: string, memory: { identities: IdentityCache; mountPoints: MountPointMemo }) =>
-    (await discoverClassVolumes('local-storage', classConfig(mountDir), await readMountTable(), memory)).volumes.map((v) => v.capacityBytes);
-
-  test('a mount point still the same mount is taken from memory, without a new look', async () => {
-    const { mountDir, volume } = tmpfsVolume('16m');
+    resize(volume, '16m');
     const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
     expect(await capacityOf(mountDir, memory)).toEqual([16 * MiB]);
     resize(volume, '32m');
+    return { mountDir, volume, memory };
+  }
+
+  test('a mount point still the same mount is taken from memory, without a new look', async () => {
+    const { mountDir, memory } = await grownAfterDiscovery();
     expect(await capacityOf(mountDir, memory)).toEqual([16 * MiB]);
   });
 
   test('a finding its owner no longer retains is looked at afresh', async () => {
-    const { mountDir, volume } = tmpfsVolume('16m');
-    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
-    await capacityOf(mountDir, memory);
-    resize(volume, '32m');
+    const { mountDir, memory } = await grownAfterDiscovery();
     memory.mountPoints.retain(() => false);
     expect(await capacityOf(mountDir, memory)).toEqual([32 * MiB]);
   });
 
   test('a mount point mounted anew is looked at afresh', async () => {
-    const { mountDir, volume } = tmpfsVolume('16m');
-    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
-    await capacityOf(mountDir, memory);
+    const { mountDir, volume, memory } = await grownAfterDiscovery();
     mount('tmpfs', volume, { type: 'tmpfs' });
-    resize(volume, '32m');
-    expect(await capacityOf(mountDir, memory)).toEqual([32 * MiB]);
+    resize(volume, '48m');
+    expect(await capacityOf(mountDir, memory)).toEqual([48 * MiB]);
   });
 
   test('an entry of a class whose settings changed is looked at afresh', async () => {
-    const { mountDir, volume } = tmpfsVolume('16m');
-    const memory = { identities: new IdentityCache(), mountPoints: new MountPointMemo() };
-    await capacityOf(mountDir, memory);
-    resize(volume, '32m');
+    const { mountDir, memory } = await grownAfterDiscovery();
     const moved = await discoverClassVolumes('local-storage', classConfigOf('/host/elsewhere', mountDir), await readMountTable(), memory);
     expect(moved.volumes.map((v) => [v.hostPath, v.capacityBytes])).toEqual([['/host/elsewhere/vol1', 32 * MiB]]);
   });
