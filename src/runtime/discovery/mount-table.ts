@@ -87,8 +87,18 @@ export function isMountPoint(dir: string, table: MountTable): boolean {
   return mountAt(dir, table) !== undefined;
 }
 
+/** What path.posix.normalize would change: doubled or trailing slashes, `.` and `..` segments. */
+const NOT_NORMAL = /\/\/|(?:^|\/)\.\.?(?:\/|$)|.\/$/;
+
+/** `p` normalised and without a trailing slash (`/` stays), as the mount table and PVs spell paths. */
+export function normalisePath(p: string): string {
+  // The usual path, one we wrote, is already normal: one test instead of a normalize (thousands per pass).
+  if (p !== '' && !NOT_NORMAL.test(p)) return p;
+  const normalised = path.posix.normalize(p);
+  return normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
+}
+
 /** The mount at `dir` (the topmost, when several are stacked there), if `dir` is a mount point. */
 export function mountAt(dir: string, table: MountTable): MountEntry | undefined {
-  const normalised = path.posix.normalize(dir);
-  return table.mountPoints.get(normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised);
+  return table.mountPoints.get(normalisePath(dir));
 }

@@ -3,12 +3,12 @@
  * as a pure function of what was discovered, the PVs this node already has
  * (from the cache) and the cleanups still running. Shared by both dialects.
  */
-import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { VolumeMode } from '../../config';
 import { directoryPVName, type NamedDevice } from '../pv';
 import type { DiscoveredDevice } from './device-discovery';
 import type { DiscoveredVolume } from './directory-discovery';
+import { normalisePath } from './mount-table';
 import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 /** A volume that could get a PV. */
@@ -53,16 +53,6 @@ export interface RunningCleanups {
 }
 
 export const NO_RUNNING_CLEANUPS: RunningCleanups = { pvNames: new Set(), paths: new Set() };
-
-/** What path.posix.normalize would change: doubled or trailing slashes, `.` and `..` segments. */
-const NOT_NORMAL = /\/\/|(?:^|\/)\.\.?(?:\/|$)|.\/$/;
-
-function normalisePath(p: string): string {
-  // The usual path, one we wrote, is already normal: one test instead of a normalize (thousands per pass).
-  if (p !== '' && !NOT_NORMAL.test(p)) return p;
-  const normalised = path.posix.normalize(p);
-  return normalised.length > 1 ? normalised.replace(/\/+$/, '') : normalised;
-}
 
 /**
  * Decides for each candidate, in order: skip if a PV of that name exists, if its
