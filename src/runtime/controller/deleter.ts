@@ -35,6 +35,7 @@ import {
   NotCleanedKind,
   ReclaimMode,
   recheckBeforeCleaning,
+  ReleaseDecision,
   TaskOutcome,
 } from '../cleanup';
 import { KubeApi } from '../kube/api-client';
@@ -107,6 +108,9 @@ const REFUSAL_EVENTS: Partial<Record<CleanupFailureKind, string>> = {
   'missing': EventReasons.VolumeMissing.reason,
 };
 
+/** Decisions that ask for nothing, now or later: the PV is not ours, not Released, or keeps its data. */
+const AT_REST: ReadonlySet<ReleaseDecision['action']> = new Set(['not-ours', 'skip', 'retain']);
+
 export class Deleter {
   /** PV UID -> what the metrics need once its cleanup is reported. */
   private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
@@ -124,6 +128,7 @@ export class Deleter {
   private readonly writing = new Set<string>();
   /** In-process cleanups that succeeded and failed since start (upstream's proctable gauges). */
   private readonly processCleanups = { succeeded: 0, failed: 0 };
+  private restful = false;
 
   constructor(private readonly deps: DeleterDeps) {}
 
@@ -133,10 +138,12 @@ export class Deleter {
     this.reportFinished(byUid);
     for (const uid of this.finished) if (!byUid.has(uid)) this.finished.delete(uid);
     const writes: Array<Promise<void>> = [];
+    let acted = false;
     for (const pv of pass.pvs) {
       const uid = pv.metadata?.uid ?? '';
       if (this.finished.has(uid)) continue;
       const decision = decideRelease(pv, pass.me, pass.configured, this.deps.mode);
+      acted ||= !AT_REST.has(decision.action);
       const ref = persistentVolumeReference(pv);
       switch (decision.action) {
         case 'protect':
@@ -169,6 +176,16 @@ export class Deleter {
     this.deps.table.retainOnly(new Set([...byUid.keys(), ...this.awaitingCleanup.keys()]));
     const running = [...this.started].filter(([uid, info]) => info.type === 'process' && isQueuedOrRunning(this.deps.table.get(uid))).length;
     this.deps.metrics.setProcTable({ running, ...this.processCleanups });
+    this.restful = !acted && this.started.size === 0 && this.finished.size === 0 && this.awaitingCleanup.size === 0;
+  }
+
+  /**
+   * True when the last run found nothing to do, warn about or wait for: no PV to hold,
+   * clean, let go or report, and no cleanup under way, failed or just finished. The
+   * same PVs would then be decided the same way again.
+   */
+  get atRest(): boolean {
+    return this.restful;
   }
 
   /** True while a cleanup of this PV name is queued or running, or its volume still waits for one. */

@@ -14,6 +14,7 @@ import {
   directoryCandidates,
   discoverDirectoryVolumes,
   DiscoveredVolume,
+  directoryStamp,
   MountPointMemo,
   MountTable,
   mountAt,
@@ -32,6 +33,7 @@ import { IdentityCache, inspectEntry } from '../volume';
 import { Deleter } from './deleter';
 import { MissingVolumeTracker } from './missing-volumes';
 import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
+import { PassInputs, QuietPasses } from './quiet-passes';
 import { capacityByMode, volumeStateEntries } from './volume-states';
 
 export interface DirectoryControllerDeps {
@@ -51,12 +53,16 @@ export interface DirectoryControllerDeps {
   /** How often a running cleanup Job's status is read. @default 1000 */
   readonly jobPollIntervalMs?: number;
   readonly now?: () => number;
+  /** A full pass runs at least this often, however quiet the node (see quiet-passes.ts). @default 5 minutes */
+  readonly fullPassEveryMs?: number;
 }
 
 /** What one pass saw, for the caller (readiness, plan-like logs, tests). */
 export interface DirectoryPassResult {
   readonly created: readonly string[];
   readonly classes: readonly ClassDiscovery[];
+  /** The pass repeated the last one's inputs, which left nothing behind, so it did nothing (quiet-passes.ts). */
+  readonly skipped: boolean;
 }
 
 export class DirectoryController {
@@ -67,13 +73,26 @@ export class DirectoryController {
   private verdicts = new Map<string, VolumeVerdict>();
   /** Rejections reported by the last pass: a lasting one is logged at warn once. */
   private reported = new Set<string>();
+  private readonly quiet: QuietPasses;
+  private lastClasses: readonly ClassDiscovery[] = [];
   private readonly now: () => number;
 
   constructor(private readonly deps: DirectoryControllerDeps) {
     this.now = deps.now ?? Date.now;
+    this.quiet = new QuietPasses(deps.fullPassEveryMs);
   }
 
   async pass(config: ProvisionerConfig, node: NodeInfo): Promise<DirectoryPassResult> {
+    const started = this.now();
+    // Read before anything else: a change during the pass makes the next one a full pass.
+    const inputs: PassInputs = {
+      config,
+      node,
+      pvRevision: this.deps.cache.revision,
+      mountTable: await this.deps.readMountTable(),
+      directoryStamps: Object.values(config.storageClassMap).map((c) => directoryStamp(c.mountDir)),
+    };
+    if (this.quiet.canSkip(inputs, started)) return { created: [], classes: this.lastClasses, skipped: true };
     const me: NodeIdentity = { nodeName: node.name, provisionerName: provisionerName(node.name, node.uid, config.useNodeNameOnly) };
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
 
@@ -96,16 +115,18 @@ export class DirectoryController {
     // Each PV's volume found by one lookup, not by a scan of its class's volumes (thousands of both on a big node).
     const accepted = new Map(classes.flatMap((c) => c.volumes.map((v) => [acceptedKey(c.className, v.hostPath), v] as const)));
     const atPaths = await Promise.all(owned.map(async (pv) => ({ pv, at: await this.volumeAtPath(pv, config, classes, accepted, table) })));
-    await steward(this.deps.api, this.deps.logger, atPaths, this.deps.mode);
+    const stewardWrites = await steward(this.deps.api, this.deps.logger, atPaths, this.deps.mode);
     this.verdicts = new Map(atPaths.map(({ pv, at }) => [pv.metadata?.uid ?? '', judgeVolume(pv, at)]));
     this.reportVerdicts(owned);
 
     this.reportRejections(classes, node);
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
-    const created = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
+    const { created, planned } = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);
-    return { created, classes };
+    this.quiet.ran(inputs, { deleterAtRest: this.deps.deleter.atRest, stewardWrites, verdicts: this.verdicts.values(), classes, planned }, started);
+    this.lastClasses = classes;
+    return { created, classes, skipped: false };
   }
 
   /** What is at the PV's path now, as this container sees it. */
@@ -178,15 +199,17 @@ export class DirectoryController {
 
   /** Plans over every class at once (one disk is one PV across classes), then creates class by class. */
   private async provision(classes: readonly ClassDiscovery[], config: ProvisionerConfig, node: NodeInfo,
-    identityOf: (pv: V1PersistentVolume) => string | undefined): Promise<string[]> {
+    identityOf: (pv: V1PersistentVolume) => string | undefined): Promise<{ created: string[]; planned: { create: number; warnings: number } }> {
     const candidates = classes.flatMap((cls) => directoryCandidates(cls.volumes, node.name));
     const plan = planProvisioning(candidates, this.deps.cache.list(), {
       pvNames: new Set(candidates.map((c) => c.pvName).filter((n) => this.deps.deleter.isCleaning(n))),
       paths: new Set(),
     }, identityOf);
     const nodeRef = nodeReference(node.name);
+    let warnings = 0;
     for (const s of plan.skip) {
       if (!s.warning) continue;
+      warnings++;
       this.deps.events.warning(nodeRef, EventReasons.DuplicatePath.reason, s.warning);
       volumeLogger(this.deps.logger, { pv: s.candidate.pvName, path: s.candidate.localPath, storageClass: s.candidate.className }).warn(s.warning);
     }
@@ -201,7 +224,7 @@ export class DirectoryController {
         if (name) created.push(name);
       }
     }
-    return created;
+    return { created, planned: { create: plan.create.length, warnings } };
   }
 
   /** The StorageClass fields of a class's PVs, or undefined (with a Warning) while they cannot be had. */

@@ -67,13 +67,18 @@ export function stewardship(pv: V1PersistentVolume, at: VolumeAtPath, mode: Recl
   return { addFinalizer: phase === 'Bound' && !hasCleanupFinalizer(pv), ...(firstSight ? { recordIdentity: at.identity } : {}) };
 }
 
-/** Applies the bookkeeping to each PV (guarded by its resourceVersion: a PV that changed is seen again next pass). */
+/**
+ * Applies the bookkeeping to each PV (guarded by its resourceVersion: a PV that changed
+ * is seen again next pass). Returns how many PVs needed it.
+ */
 export async function steward(
   api: KubeApi, logger: Logger, pvs: ReadonlyArray<{ pv: V1PersistentVolume; at: VolumeAtPath }>, mode: ReclaimMode,
-): Promise<void> {
+): Promise<number> {
+  let needed = 0;
   await Promise.all(pvs.map(async ({ pv, at }) => {
     const { addFinalizer, recordIdentity } = stewardship(pv, at, mode);
     if (!addFinalizer && recordIdentity === undefined) return;
+    needed++;
     const annotations: Record<string, string> = recordIdentity !== undefined ? { [VOLUME_IDENTITY_ANNOTATION]: recordIdentity } : {};
     const log = volumeLogger(logger, { pv: pv.metadata?.name ?? '', path: pv.spec?.local?.path ?? '', storageClass: pv.spec?.storageClassName ?? '' });
     try {
@@ -84,4 +89,5 @@ export async function steward(
       log.error({ err: (err as Error).message }, 'cannot add the cleanup finalizer or the volume identity to the PV');
     }
   }));
+  return needed;
 }

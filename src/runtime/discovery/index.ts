@@ -2,6 +2,7 @@
 export * from './device-discovery';
 export * from './device-walk';
 export * from './directory-discovery';
+export * from './directory-stamp';
 export * from './entry-classification';
 export * from './mount-point-memo';
 export * from './mount-table';

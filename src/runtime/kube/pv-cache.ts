@@ -41,6 +41,7 @@ export interface NodePvCacheOptions {
 export class NodePvCache {
   private readonly reflector: Reflector<V1PersistentVolume>;
   private readonly byPath = new Map<string, Set<string>>();
+  private changes = 0;
 
   /** Whether a PV is one of this node's. */
   private readonly belongs: (pv: V1PersistentVolume) => boolean;
@@ -62,6 +63,7 @@ export class NodePvCache {
       logger: options.logger,
     });
     this.reflector.onChange(({ type, object, previous }) => {
+      this.changes++;
       if (previous) this.unindex(previous);
       if (type === 'delete') this.unindex(object); else this.index(object);
     });
@@ -96,6 +98,11 @@ export class NodePvCache {
 
   list(): V1PersistentVolume[] {
     return this.reflector.list();
+  }
+
+  /** Changes with every add, update and delete: two equal revisions mean the same PVs, each as it was. */
+  get revision(): number {
+    return this.changes;
   }
 
   /** Takes in a PV of this node we have just created or changed (see Reflector.observe). */

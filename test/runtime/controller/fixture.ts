@@ -12,7 +12,7 @@ import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolvePro
 import { BackoffPolicy, ReclaimMode } from '../../../src/runtime/cleanup';
 import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
-import { readMountTable } from '../../../src/runtime/discovery';
+import { mountTableReader } from '../../../src/runtime/discovery';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
@@ -113,7 +113,7 @@ export class ControllerFixture extends AgentParts {
       metrics: this.metrics,
       logger: this.logger,
       deleter: this.deleter,
-      readMountTable: () => readMountTable(),
+      readMountTable: mountTableReader(),
       namespace: JOB_NAMESPACE,
       jobContainerImage: JOB_IMAGE,
       jobPollIntervalMs: 20,

@@ -1,0 +1,123 @@
+/**
+ * Quiet passes (controller/quiet-passes.ts) through the DirectoryController: a pass
+ * over the inputs of the last one, which left nothing behind, is skipped; any change
+ * a pass must act on, on disk or in the API, makes the next pass a full one.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ControllerFixture, eventually } from './fixture';
+import { directoryStamp } from '../../../src/runtime/discovery';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount, unmount } from '../../support/privileged';
+
+const MiB = 1024 * 1024;
+
+describePrivileged('quiet passes through the controller', () => {
+  let fx: ControllerFixture | undefined;
+  afterEach(async () => {
+    await fx?.stop();
+    fx = undefined;
+  });
+  afterAll(cleanupPrivileged);
+  // Waits for a directory's stamp to be trusted (two seconds after its last change), on a busy machine.
+  jest.setTimeout(60_000);
+
+  /** Passes until one is skipped: the last full pass left nothing behind, and the discovery directories' stamps are trusted. */
+  async function untilQuiet(): Promise<void> {
+    await eventually(async () => (await fx!.pass()).skipped, 'a pass is skipped', 30_000);
+  }
+
+  /** Waits until the class's directory has a stamp, then runs one full pass over it. */
+  async function fullPassOverStampedDirectory(className: string): Promise<void> {
+    await eventually(() => directoryStamp(fx!.dirs[className]) !== undefined, `the directory of ${className} has a stamp`, 30_000);
+    await fx!.pass();
+  }
+
+  /** A symlink outside the discovery directory, made or moved by rename (as udev keeps /dev/disk/by-id). */
+  function pointAt(link: string, target: string): void {
+    fs.symlinkSync(target, `${link}.new`);
+    fs.renameSync(`${link}.new`, link);
+  }
+
+  test('a pass over what the last one read, which left nothing behind, is skipped and sends no request', async () => {
+    fx = await ControllerFixture.start();
+    makeMountPoint(path.join(fx.dirs['local-fs'], 'vol1'));
+    await fx.pass();
+    await fx.waitForPv(fx.pvName('local-fs', 'vol1'), { phase: 'Available' });
+    await untilQuiet();
+    const node = await fx.node();
+    const requests = fx.server.counters.total().requests;
+
+    const result = await fx.controller.pass(fx.config, node);
+
+    expect(result).toMatchObject({ skipped: true, created: [] });
+    expect(result.classes[0].volumes.map((v) => v.entryName)).toEqual(['vol1']);
+    expect(fx.server.counters.total().requests).toBe(requests);
+  });
+
+  test('a mount point made in a quiet directory is offered on the next pass', async () => {
+    fx = await ControllerFixture.start();
+    makeMountPoint(path.join(fx.dirs['local-fs'], 'vol1'));
+    await fx.pass();
+    await untilQuiet();
+
+    makeMountPoint(path.join(fx.dirs['local-fs'], 'vol2'));
+
+    expect(await fx.pass()).toMatchObject({ skipped: false, created: [fx.pvName('local-fs', 'vol2')] });
+  });
+
+  test('another filesystem mounted at a quiet PV\'s entry, which leaves the directory as it was, is seen on the next pass', async () => {
+    fx = await ControllerFixture.start();
+    const entry = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(entry);
+    await fx.pass();
+    await untilQuiet();
+
+    unmount(entry);
+    mount('tmpfs', entry, { type: 'tmpfs' });
+
+    expect((await fx.pass()).skipped).toBe(false);
+    expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);
+  });
+
+  test('a Released PV of a quiet node is cleaned on the next pass', async () => {
+    fx = await ControllerFixture.start();
+    const entry = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(entry);
+    await fx.pass();
+    const pv = await fx.waitForPv(fx.pvName('local-fs', 'vol1'), { phase: 'Available' });
+    await untilQuiet();
+    await fx.release(pv.metadata!.name!, () => fs.writeFileSync(path.join(entry, 'data'), 'tenant data'));
+
+    expect((await fx.pass()).skipped).toBe(false);
+    await fx.settle();
+    await fx.waitForPvGone(pv.metadata!.name!, pv.metadata!.uid);
+    expect(fs.readdirSync(entry)).toEqual([]);
+  });
+
+  test('a block-device entry is examined on every pass: its symlink led to another device outside the directory is seen on the next', async () => {
+    fx = await ControllerFixture.start({ classes: { 'local-block': { volumeMode: 'Block' } } });
+    const [first, second] = [createLoopDevice(8 * MiB), createLoopDevice(8 * MiB)];
+    const byId = path.join(makeTempDir('lvp-by-id-'), 'disk-a');
+    pointAt(byId, first.device);
+    fs.symlinkSync(byId, path.join(fx.dirs['local-block'], 'disk1'));
+    await fx.pass();
+    await fx.waitForPv(fx.pvName('local-block', 'disk1'), { phase: 'Available' });
+    await fullPassOverStampedDirectory('local-block');
+
+    pointAt(byId, second.device);
+
+    expect((await fx.pass()).skipped).toBe(false);
+    expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);
+  });
+
+  test('a symlink to nothing is looked at on every pass: the device it comes to lead to is offered on the next', async () => {
+    fx = await ControllerFixture.start({ classes: { 'local-block': { volumeMode: 'Block' } } });
+    const byId = path.join(makeTempDir('lvp-by-id-'), 'disk-a');
+    fs.symlinkSync(byId, path.join(fx.dirs['local-block'], 'disk1'));
+    await fullPassOverStampedDirectory('local-block');
+
+    pointAt(byId, createLoopDevice(8 * MiB).device);
+
+    expect(await fx.pass()).toMatchObject({ skipped: false, created: [fx.pvName('local-block', 'disk1')] });
+  });
+});
