@@ -217,6 +217,8 @@ interface FootprintOptions {
   readonly tls?: boolean;
   /** Measure the idle agent after discovery. @default true */
   readonly idle?: boolean;
+  /** Then its CPU over a second window, once the passes that confirm the burst are done. @default false */
+  readonly settled?: boolean;
 }
 
 interface Footprint {
@@ -228,6 +230,8 @@ interface Footprint {
   readonly requests: { readonly total: number; readonly creates: number; readonly events: number };
   readonly idle?: {
     readonly cpuS: number;
+    /** CPU over the IDLE_WINDOW_MS that follow (with `settled`): every pass then finds nothing new. */
+    readonly settledCpuS?: number;
     readonly requests: number;
     readonly rss: { readonly agent: number; readonly children: number };
     readonly metrics: { readonly bytes: number; readonly ms: number };
@@ -237,7 +241,10 @@ interface Footprint {
 /**
  * `count` mount points, then the agent started: process start to the first PV and to
  * the last, CPU and API requests until then; then, idle, its CPU and requests over
- * IDLE_WINDOW_MS, its RSS (with findmnt's) and one scrape of /metrics.
+ * IDLE_WINDOW_MS, its RSS (with findmnt's) and one scrape of /metrics; with `settled`,
+ * its CPU over the next IDLE_WINDOW_MS too. The first window holds the first periodic
+ * pass after the burst, a full one (the PVs just made are new inputs); the second
+ * holds only passes over what that one read.
  */
 async function footprint(count: number, options: FootprintOptions = {}): Promise<Footprint> {
   const server = await cluster(options.tls);
@@ -278,7 +285,13 @@ async function footprint(count: number, options: FootprintOptions = {}): Promise
     const t = performance.now();
     const scrape = await agent.get('/metrics');
     const metrics = { bytes: Buffer.byteLength(scrape.body), ms: performance.now() - t };
-    return { firstPvMs, allPvsMs, cpuToAllS, requests, idle: { cpuS: idleCpu, requests: idleRequests, rss, metrics } };
+    let settledCpuS: number | undefined;
+    if (options.settled) {
+      const cpu1 = cpuSeconds(pid);
+      await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+      settledCpuS = cpuSeconds(pid) - cpu1;
+    }
+    return { firstPvMs, allPvsMs, cpuToAllS, requests, idle: { cpuS: idleCpu, settledCpuS, requests: idleRequests, rss, metrics } };
   } finally {
     await agent.stop();
     await server.stop();
@@ -322,18 +335,18 @@ async function discoveryAndFootprint(): Promise<void> {
     cleanupPrivileged();
     mountDirs.clear();
   };
-  const f100 = await footprint(100);
+  const f100 = await footprint(100, { settled: true });
   discoveryRows(100, f100, 'the bin\'s default client rate limit');
   removeMounts();
-  const f1000 = await footprint(1000);
+  const f1000 = await footprint(1000, { settled: true });
   discoveryRows(1000, f1000, 'the bin\'s default client rate limit');
   const args = constructRateLimitArgs();
   discoveryRows(1000, await footprint(1000, { args, idle: false }), `${args.join(' ')}, as the construct deploys it`);
-  const nodeDefaults1000 = await footprint(1000, { nodeOptions: '' });
+  const nodeDefaults1000 = await footprint(1000, { nodeOptions: '', settled: true });
   const tls1000 = await footprint(1000, { tls: true });
   const tlsNodeDefaults1000 = await footprint(1000, { tls: true, nodeOptions: '' });
   removeMounts();
-  const f5000 = await footprint(5000);
+  const f5000 = await footprint(5000, { settled: true });
   discoveryRows(5000, f5000, 'the bin\'s default client rate limit');
   const nodeDefaults5000 = await footprint(5000, { nodeOptions: '' });
   removeMounts();
@@ -342,8 +355,12 @@ async function discoveryAndFootprint(): Promise<void> {
   peerRow('RSS idle with 100 PVs (agent and findmnt), MiB', rssOf(f100) / MiB, GO_PEER.rssMiB100, (n) => bytes(n));
   peerRow('RSS idle with 1 000 PVs, MiB', rssOf(f1000) / MiB, GO_PEER.rssMiB1000, (n) => bytes(n), { text: '≤ 50 MiB (issue 16)', ok: (n) => n <= 50 });
   peerRow('RSS idle with 5 000 PVs, MiB', rssOf(f5000) / MiB, undefined, (n) => bytes(n), { text: '≤ 60 MiB (issue 16)', ok: (n) => n <= 60 });
-  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs`, f1000.idle!.cpuS, GO_PEER.idleCpu20sS, (n) => `${n.toFixed(2)} s`,
-    { text: `≤ ${GO_PEER.idleCpu20sS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.idleCpu20sS });
+  const cpuTime = (s: number) => `${s.toFixed(2)} s`;
+  const idleCpuGoal = { text: `≤ ${GO_PEER.idleCpu20sS.toFixed(2)} s (the peer's)`, ok: (n: number) => n <= GO_PEER.idleCpu20sS };
+  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs, right after discovery (holds the full pass that first sees the new PVs)`,
+    f1000.idle!.cpuS, GO_PEER.idleCpu20sS, cpuTime, idleCpuGoal);
+  peerRow(`Idle CPU over the ${IDLE_WINDOW_MS / 1000} s after that, 1 000 PVs (passes over unchanged inputs skipped)`,
+    f1000.idle!.settledCpuS!, GO_PEER.idleCpu20sS, cpuTime, idleCpuGoal);
   peerRow('Process start to the first PV, 1 000 mount points', f1000.firstPvMs / 1000, GO_PEER.startToFirstPvS, (n) => `${n.toFixed(2)} s`,
     { text: '≤ 0.50 s (issue 16)', ok: (n) => n <= 0.5 });
   peerRow('CPU from process start until 1 000 PVs exist', f1000.cpuToAllS, GO_PEER.cpuTo1000PvsS, (n) => `${n.toFixed(2)} s`,
@@ -359,8 +376,8 @@ async function discoveryAndFootprint(): Promise<void> {
   peerRow(`RSS idle with 1 000 PVs, ${flags}, MiB`, rssOf(nodeDefaults1000) / MiB, GO_PEER.rssMiB1000, (n) => bytes(n),
     { text: '≤ 50 MiB (issue 16)', ok: (n) => n <= 50 });
   peerRow(`RSS idle with 5 000 PVs, ${flags}, MiB`, rssOf(nodeDefaults5000) / MiB, undefined, (n) => bytes(n), { text: '≤ 60 MiB (issue 16)', ok: (n) => n <= 60 });
-  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs, ${flags}`, nodeDefaults1000.idle!.cpuS, GO_PEER.idleCpu20sS, (n) => `${n.toFixed(2)} s`,
-    { text: `≤ ${GO_PEER.idleCpu20sS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.idleCpu20sS });
+  peerRow(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 1 000 PVs, right after discovery, ${flags}`, nodeDefaults1000.idle!.cpuS, GO_PEER.idleCpu20sS, cpuTime, idleCpuGoal);
+  peerRow(`Idle CPU over the ${IDLE_WINDOW_MS / 1000} s after that, 1 000 PVs, ${flags}`, nodeDefaults1000.idle!.settledCpuS!, GO_PEER.idleCpu20sS, cpuTime, idleCpuGoal);
   peerRow(`Process start to the first PV, 1 000 mount points, ${flags}`, nodeDefaults1000.firstPvMs / 1000, GO_PEER.startToFirstPvS,
     (n) => `${n.toFixed(2)} s`, { text: '≤ 0.50 s (issue 16)', ok: (n) => n <= 0.5 });
   peerRow(`CPU from process start until 1 000 PVs exist, ${flags}`, nodeDefaults1000.cpuToAllS, GO_PEER.cpuTo1000PvsS, (n) => `${n.toFixed(2)} s`,
@@ -373,7 +390,8 @@ async function discoveryAndFootprint(): Promise<void> {
   row('RSS idle with 1 000 PVs over HTTPS, as in a cluster (the peer was measured over HTTP); the image\'s NODE_OPTIONS / node\'s defaults',
     [tls1000, tlsNodeDefaults1000].map(rssCell).join('; '));
   row('CPU from start until all PVs exist, 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map((f) => `${f.cpuToAllS.toFixed(2)} s`).join('; '));
-  row(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s, 100 / 1 000 / 5 000 PVs`, [f100, f1000, f5000].map((f) => `${f.idle!.cpuS.toFixed(2)} s`).join('; '));
+  row(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s right after discovery, then over the ${IDLE_WINDOW_MS / 1000} s after that, 100 / 1 000 / 5 000 PVs`,
+    [f100, f1000, f5000].map((f) => `${f.idle!.cpuS.toFixed(2)} s, then ${f.idle!.settledCpuS!.toFixed(2)} s`).join('; '));
 }
 /** With the agent running and ready: a new mount point to its PV Available, over `trials`. */
 async function newVolumeToAvailable(trials: number): Promise<void> {
@@ -688,12 +706,15 @@ function markdown(): string {
     '  V8\'s `--optimize-for-size` itself once its first pass is done (NODE_OPTIONS rejects the',
     '  flag; set at start, it slowed that first pass): without it the heap grows to ~190 MiB',
     '  after the first discovery of 5 000 volumes (57 MiB live) and stays resident.',
-    '- Idle CPU: a pass every 10 s (upstream\'s period) reads the mount table and looks at every',
-    '  entry; an entry that is still the same mount and has its PV is taken from the pass before',
-    '  (no lstat, no statfs), so the rest of an idle pass is the checks over every PV and the',
-    '  garbage collections after them.',
-    '- Idle: once ready and quiet, CPU and API requests over 20 s, then RSS (VmRSS of the agent',
-    '  plus its `findmnt` child) and one scrape of `/metrics`. The agent runs with the image\'s',
+    '- Idle CPU: a pass every 10 s (upstream\'s period). The first after discovery is a full one',
+    '  (the new PVs are new inputs): it reads the mount table and looks at every entry (one that',
+    '  is still the same mount and has its PV is taken from the pass before: no lstat, no',
+    '  statfs) and checks every PV. A pass over exactly what the last full pass read, when that',
+    '  one left nothing to do, is skipped: a read of the mount table and a stat of each discovery',
+    '  directory (controller/quiet-passes.ts).',
+    '- Idle: once ready and quiet, CPU and API requests over 20 s (this window holds that first',
+    '  full pass), then RSS (VmRSS of the agent plus its `findmnt` child) and one scrape of',
+    '  `/metrics`; for some rows, CPU over the next 20 s too. The agent runs with the image\'s',
     '  NODE_OPTIONS unless a row says otherwise.',
     '- New mount point: a bind mount made while the agent runs; the agent hears of it from the',
     '  mount table, not from its 10 s discovery period. New device: a symlink to a blank loop',
