@@ -83,7 +83,6 @@ export class DirectoryController {
   }
 
   async pass(config: ProvisionerConfig, node: NodeInfo): Promise<DirectoryPassResult> {
-    const started = this.now();
     // Read before anything else: a change during the pass makes the next one a full pass.
     const inputs: PassInputs = {
       config,
@@ -91,8 +90,9 @@ export class DirectoryController {
       pvRevision: this.deps.cache.revision,
       mountTable: await this.deps.readMountTable(),
       directoryStamps: Object.values(config.storageClassMap).map((c) => directoryStamp(c.mountDir)),
+      readAtMs: performance.now(),
     };
-    if (this.quiet.canSkip(inputs, started)) return { created: [], classes: this.lastClasses, skipped: true };
+    if (this.quiet.canSkip(inputs)) return { created: [], classes: this.lastClasses, skipped: true };
     const me: NodeIdentity = { nodeName: node.name, provisionerName: provisionerName(node.name, node.uid, config.useNodeNameOnly) };
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
 
@@ -124,7 +124,7 @@ export class DirectoryController {
     const { created, planned } = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);
-    this.quiet.ran(inputs, { deleterAtRest: this.deps.deleter.atRest, stewardWrites, verdicts: this.verdicts.values(), classes, planned }, started);
+    this.quiet.ran(inputs, { deleterAtRest: this.deps.deleter.atRest, stewardWrites, verdicts: this.verdicts.values(), classes, planned });
     this.lastClasses = classes;
     return { created, classes, skipped: false };
   }

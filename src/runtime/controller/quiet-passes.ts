@@ -11,9 +11,9 @@
  * mount table (the reader keeps one object while its text is unchanged), and each
  * discovery directory's stamp (an entry made, removed or renamed). What they cannot
  * show is why some outcomes never let the next pass be skipped: a block-device entry
- * (its symlinks may come to lead to another device with no input changing), an
- * entry that could not be read or measured, a symlink to nothing (its target may
- * appear), a class directory that cannot be read, a volume not offered yet, a PV
+ * (its symlinks may come to lead to another device with no input changing), a
+ * rejected symlink (what it leads to may become a volume), an entry that could not
+ * be read or measured, a class directory that cannot be read, a volume not offered yet, a PV
  * whose volume is missing, another disk or not configured, a PV to bring under the
  * cleanup protocol, and any release or cleanup under way. Whatever the inputs, a
  * full pass still runs at least every FULL_PASS_AT_LEAST_EVERY_MS.
@@ -38,6 +38,8 @@ export interface PassInputs {
   readonly mountTable: MountTable;
   /** directoryStamp of each class's directory, in the configuration's order (undefined: none to trust). */
   readonly directoryStamps: ReadonlyArray<string | undefined>;
+  /** When these were read, on a monotonic clock (performance.now): a clock stepped back stretches no wait. */
+  readonly readAtMs: number;
 }
 
 /** What a full pass left behind, for `leftNothingBehind`. */
@@ -53,7 +55,7 @@ export interface PassOutcome {
   readonly planned: { readonly create: number; readonly warnings: number };
 }
 
-/** Rejections that only a change of an input (the directory, the mount table) can lift. */
+/** Rejections of an entry that is no symlink that only a change of an input (the directory, the mount table) can lift. */
 const LASTING_REJECTIONS: ReadonlySet<RejectionCode> = new Set(['not-a-mount-point', 'directory-in-block-class', 'unsupported-entry']);
 
 /** True when the same inputs would lead to the same outcome, with nothing to write or report. */
@@ -64,7 +66,7 @@ export function leftNothingBehind(outcome: PassOutcome): boolean {
   }
   return outcome.classes.every((c) => c.problem === undefined
     && c.volumes.every((v) => v.source === 'mount-point')
-    && c.rejections.every((r) => LASTING_REJECTIONS.has(r.code)));
+    && c.rejections.every((r) => LASTING_REJECTIONS.has(r.code) && r.viaSymlink !== true));
 }
 
 export function sameInputs(a: PassInputs, b: PassInputs): boolean {
@@ -85,18 +87,23 @@ function sameNode(a: NodeInfo, b: NodeInfo): boolean {
 
 /** Remembers the last full pass that left nothing behind, and answers whether the next may be skipped. */
 export class QuietPasses {
-  private settled: { readonly inputs: PassInputs; readonly at: number } | undefined;
+  private settled: PassInputs | undefined;
 
   constructor(private readonly fullPassEveryMs: number = FULL_PASS_AT_LEAST_EVERY_MS) {}
 
-  /** True when a pass over `inputs` at `nowMs` would repeat the last full one. */
-  canSkip(inputs: PassInputs, nowMs: number): boolean {
+  /**
+   * True when a pass over `inputs` would repeat the last full one. Otherwise that pass
+   * is forgotten: only the full pass about to run can settle again, once it completes.
+   */
+  canSkip(inputs: PassInputs): boolean {
     const last = this.settled;
-    return last !== undefined && nowMs - last.at < this.fullPassEveryMs && sameInputs(last.inputs, inputs);
+    if (last !== undefined && inputs.readAtMs - last.readAtMs < this.fullPassEveryMs && sameInputs(last, inputs)) return true;
+    this.settled = undefined;
+    return false;
   }
 
-  /** Records a full pass over `inputs`, started at `nowMs`. */
-  ran(inputs: PassInputs, outcome: PassOutcome, nowMs: number): void {
-    this.settled = leftNothingBehind(outcome) ? { inputs, at: nowMs } : undefined;
+  /** Records the full pass over `inputs` that has just completed. */
+  ran(inputs: PassInputs, outcome: PassOutcome): void {
+    this.settled = leftNothingBehind(outcome) ? inputs : undefined;
   }
 }

@@ -40,6 +40,8 @@ export interface Rejection {
   readonly reason: string;
   /** What to do about it, when there is something to say. */
   readonly hint?: string;
+  /** The entry is a symlink: what it leads to can change with no change in the discovery directory. */
+  readonly viaSymlink?: boolean;
 }
 
 export interface ClassDiscovery {
@@ -115,6 +117,8 @@ async function examineEntry(
   const memoKey = { className, mountDir: classConfig.mountDir, hostDir: classConfig.hostDir, volumeMode: classConfig.volumeMode, entryName };
   const recalled = mount && mountPoints?.recall(memoKey, mount);
   if (recalled) return recalled;
+  // Not that mount any more: a later mount that happens to look the same (mount IDs are reused) is measured afresh.
+  mountPoints?.forget(memoKey);
   const mountPath = path.posix.join(classConfig.mountDir, entryName);
   const reject = (code: RejectionCode, reason: string, hint?: string): Rejection => ({
     className,
@@ -139,7 +143,8 @@ async function examineEntry(
     classVolumeMode: classConfig.volumeMode,
   });
   if (!decision.accept) {
-    return reject(decision.code, decision.reason, decision.hint);
+    const rejection = reject(decision.code, decision.reason, decision.hint);
+    return inspection.linkTarget !== undefined ? { ...rejection, viaSymlink: true } : rejection;
   }
 
   let capacityBytes: number;

@@ -37,6 +37,11 @@ export class MountPointMemo {
     this.findings.set(keyOf(key), { mount: mountInstanceKey(mount), volume });
   }
 
+  /** Forgets the finding for this entry (it is no longer that mount). */
+  forget(key: MemoKey): void {
+    this.findings.delete(keyOf(key));
+  }
+
   /** Forgets every finding `keep` refuses (the owner's rule: volumes that have their PV). */
   retain(keep: (volume: DiscoveredVolume) => boolean): void {
     for (const [key, { volume }] of this.findings) if (!keep(volume)) this.findings.delete(key);

@@ -3,6 +3,7 @@
  * over the inputs of the last one, which left nothing behind, is skipped; any change
  * a pass must act on, on disk or in the API, makes the next pass a full one.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture, eventually } from './fixture';
@@ -65,6 +66,31 @@ describePrivileged('quiet passes through the controller', () => {
     expect(await fx.pass()).toMatchObject({ skipped: false, created: [fx.pvName('local-fs', 'vol2')] });
   });
 
+  test('an entry made in a quiet directory that the mount table does not show (a link to a device) is offered on the next pass', async () => {
+    fx = await ControllerFixture.start({ classes: { 'local-fs': { fsType: 'ext4' } } });
+    makeMountPoint(path.join(fx.dirs['local-fs'], 'vol1'));
+    await fx.pass();
+    await untilQuiet();
+
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(fx.dirs['local-fs'], 'disk1'));
+
+    expect(await fx.pass()).toMatchObject({ skipped: false, created: [fx.pvName('local-fs', 'disk1')] });
+  });
+
+  test('a rejected symlink is looked at on every pass: the directory it led to replaced by a device is offered on the next', async () => {
+    fx = await ControllerFixture.start({ classes: { 'local-block': { volumeMode: 'Block' } } });
+    const target = path.join(makeTempDir('lvp-elsewhere-'), 'disk-a');
+    fs.mkdirSync(target);
+    fs.symlinkSync(target, path.join(fx.dirs['local-block'], 'disk1'));
+    await fullPassOverStampedDirectory('local-block');
+    await fx.pass();
+
+    fs.rmdirSync(target);
+    fs.symlinkSync(createLoopDevice(8 * MiB).device, target);
+
+    expect(await fx.pass()).toMatchObject({ skipped: false, created: [fx.pvName('local-block', 'disk1')] });
+  });
+
   test('another filesystem mounted at a quiet PV\'s entry, which leaves the directory as it was, is seen on the next pass', async () => {
     fx = await ControllerFixture.start();
     const entry = path.join(fx.dirs['local-fs'], 'vol1');
@@ -87,6 +113,36 @@ describePrivileged('quiet passes through the controller', () => {
     const pv = await fx.waitForPv(fx.pvName('local-fs', 'vol1'), { phase: 'Available' });
     await untilQuiet();
     await fx.release(pv.metadata!.name!, () => fs.writeFileSync(path.join(entry, 'data'), 'tenant data'));
+
+    expect((await fx.pass()).skipped).toBe(false);
+    await fx.settle();
+    await fx.waitForPvGone(pv.metadata!.name!, pv.metadata!.uid);
+    expect(fs.readdirSync(entry)).toEqual([]);
+  });
+
+  test('a cleanup refused while a process works in the volume is retried on a later pass, though no input of the pass changed', async () => {
+    // A backoff long enough for a full pass over stamped directories to run first, on a busy machine.
+    fx = await ControllerFixture.start({ backoff: { initialMs: 15_000, maxMs: 15_000 } });
+    const entry = path.join(fx.dirs['local-fs'], 'vol1');
+    makeMountPoint(entry);
+    await fx.pass();
+    const pv = await fx.waitForPv(fx.pvName('local-fs', 'vol1'), { phase: 'Available' });
+    const worker = spawn('sleep', ['600'], { cwd: entry, stdio: 'ignore' });
+    const exited = new Promise((r) => worker.once('exit', r));
+    try {
+      await fx.release(pv.metadata!.name!, () => fs.writeFileSync(path.join(entry, 'data'), 'tenant data'));
+      await fx.pass();
+      await fx.settle();
+      // The refusal is reported by the next pass.
+      await fx.pass();
+      expect(await fx.recordedEvents('VolumeInUse')).toHaveLength(1);
+    } finally {
+      worker.kill('SIGKILL');
+    }
+    await exited;
+    // Nothing the pass reads changes from here on: only the deleter's waiting cleanup keeps passes full.
+    await fullPassOverStampedDirectory('local-fs');
+    await fx.waitForRetry(pv.metadata!.uid!);
 
     expect((await fx.pass()).skipped).toBe(false);
     await fx.settle();

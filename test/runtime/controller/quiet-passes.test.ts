@@ -12,7 +12,10 @@ const INPUTS: PassInputs = {
   pvRevision: 7,
   mountTable: TABLE,
   directoryStamps: ['64768:1234:1:1'],
+  readAtMs: 0,
 };
+/** The same inputs, read `ms` after INPUTS. */
+const later = (ms: number, change: Partial<PassInputs> = {}): PassInputs => ({ ...INPUTS, ...change, readAtMs: ms });
 
 const volume = (source: DiscoveredVolume['source']): DiscoveredVolume => ({
   className: 'local-fs',
@@ -24,7 +27,14 @@ const volume = (source: DiscoveredVolume['source']): DiscoveredVolume => ({
   source,
   identity: 'fs:1',
 });
-const rejection = (code: RejectionCode): Rejection => ({ className: 'local-fs', entryName: 'x', path: '/mnt/disks/x', code, reason: 'x' });
+const rejection = (code: RejectionCode, viaSymlink?: boolean): Rejection => ({
+  className: 'local-fs',
+  entryName: 'x',
+  path: '/mnt/disks/x',
+  code,
+  reason: 'x',
+  ...(viaSymlink ? { viaSymlink } : {}),
+});
 const discovery = (fields: Partial<ClassDiscovery> = {}): ClassDiscovery => ({
   className: 'local-fs', mountDir: '/mnt/disks', volumes: [volume('mount-point')], rejections: [rejection('not-a-mount-point')], ...fields,
 });
@@ -37,20 +47,20 @@ const SETTLED: PassOutcome = {
   planned: { create: 0, warnings: 0 },
 };
 
-/** A gate after one full pass over INPUTS at t=0 that ended with `outcome`. */
+/** A gate after one full pass over INPUTS that ended with `outcome`. */
 function after(outcome: PassOutcome, fullPassEveryMs = 300_000): QuietPasses {
   const quiet = new QuietPasses(fullPassEveryMs);
-  quiet.ran(INPUTS, outcome, 0);
+  quiet.ran(INPUTS, outcome);
   return quiet;
 }
 
 describe('QuietPasses', () => {
   test('no pass is skipped before a full one ran', () => {
-    expect(new QuietPasses().canSkip(INPUTS, 0)).toBe(false);
+    expect(new QuietPasses().canSkip(INPUTS)).toBe(false);
   });
 
   test('a pass over the same inputs after one that left nothing behind is skipped', () => {
-    expect(after(SETTLED).canSkip({ ...INPUTS, node: { ...INPUTS.node, labels: { ...INPUTS.node.labels } } }, 10_000)).toBe(true);
+    expect(after(SETTLED).canSkip(later(10_000, { node: { ...INPUTS.node, labels: { ...INPUTS.node.labels } } }))).toBe(true);
   });
 
   test.each<[string, Partial<PassInputs>]>([
@@ -63,20 +73,26 @@ describe('QuietPasses', () => {
     ['an entry of a discovery directory changed', { directoryStamps: ['64768:1234:2:2'] }],
     ['a discovery directory without a stamp to trust', { directoryStamps: [undefined] }],
   ])('a pass is not skipped after %s', (_what, change) => {
-    expect(after(SETTLED).canSkip({ ...INPUTS, ...change }, 10_000)).toBe(false);
+    expect(after(SETTLED).canSkip(later(10_000, change))).toBe(false);
+  });
+
+  test('once a pass is not skipped, the settled one is forgotten: the same inputs again are not skipped either', () => {
+    const quiet = after(SETTLED);
+    expect(quiet.canSkip(later(10_000, { pvRevision: 8 }))).toBe(false);
+    expect(quiet.canSkip(later(20_000))).toBe(false);
   });
 
   test('a pass is not skipped once the last full pass is fullPassEveryMs old', () => {
     const quiet = after(SETTLED, 300_000);
-    expect(quiet.canSkip(INPUTS, 299_999)).toBe(true);
-    expect(quiet.canSkip(INPUTS, 300_000)).toBe(false);
+    expect(quiet.canSkip(later(299_999))).toBe(true);
+    expect(quiet.canSkip(later(300_000))).toBe(false);
   });
 
   test('the same inputs with their directory still without a stamp are never skipped', () => {
     const quiet = new QuietPasses();
     const unstamped = { ...INPUTS, directoryStamps: [undefined] };
-    quiet.ran(unstamped, SETTLED, 0);
-    expect(quiet.canSkip(unstamped, 10_000)).toBe(false);
+    quiet.ran(unstamped, SETTLED);
+    expect(quiet.canSkip({ ...unstamped, readAtMs: 10_000 })).toBe(false);
   });
 
   test.each<[string, Partial<PassOutcome>]>([
@@ -93,18 +109,19 @@ describe('QuietPasses', () => {
     ['a symlink to nothing (its target may appear)', { classes: [discovery({ rejections: [rejection('broken-link')] })] }],
     ['an entry that could not be read', { classes: [discovery({ rejections: [rejection('unreadable-entry')] })] }],
     ['an entry that could not be measured', { classes: [discovery({ rejections: [rejection('size-unknown')] })] }],
+    ['a rejected symlink (what it leads to may become a volume)', { classes: [discovery({ rejections: [rejection('unsupported-entry', true)] })] }],
   ])('the pass after one that left %s behind is not skipped', (_what, outcome) => {
-    expect(after({ ...SETTLED, ...outcome }).canSkip(INPUTS, 10_000)).toBe(false);
+    expect(after({ ...SETTLED, ...outcome }).canSkip(later(10_000))).toBe(false);
   });
 
   test.each<RejectionCode>(['not-a-mount-point', 'directory-in-block-class', 'unsupported-entry'])(
-    'a rejection for %s, which only a change of the directory or the mount table lifts, lets the next pass be skipped', (code) => {
-      expect(after({ ...SETTLED, classes: [discovery({ rejections: [rejection(code)] })] }).canSkip(INPUTS, 10_000)).toBe(true);
+    'a rejection for %s of an entry that is no symlink, which only a change of the directory or the mount table lifts, lets the next pass be skipped', (code) => {
+      expect(after({ ...SETTLED, classes: [discovery({ rejections: [rejection(code)] })] }).canSkip(later(10_000))).toBe(true);
     });
 
   test('a full pass that leaves something behind ends the skipping', () => {
     const quiet = after(SETTLED);
-    quiet.ran(INPUTS, { ...SETTLED, deleterAtRest: false }, 20_000);
-    expect(quiet.canSkip(INPUTS, 30_000)).toBe(false);
+    quiet.ran(later(20_000), { ...SETTLED, deleterAtRest: false });
+    expect(quiet.canSkip(later(30_000))).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import type { ClassConfig } from '../../../src/config';
 import { discoverClassVolumes, discoverDirectoryVolumes, DiscoveryMemory, MountPointMemo, readMountTable } from '../../../src/runtime/discovery';
 import { filesystemSize, IdentityCache, mountIdentity } from '../../../src/runtime/volume';
 import { classConfigOf } from '../../support/class-config';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 
@@ -224,6 +224,19 @@ describePrivileged('directory discovery with a memory of mount points', () => {
     mount('tmpfs', volume, { type: 'tmpfs' });
     resize(volume, '48m');
     expect(await capacityOf(mountDir, memory)).toEqual([48 * MiB]);
+  });
+
+  test('an entry seen without its mount is forgotten: a later mount the table shows as the old one (mount IDs are reused) is looked at afresh', async () => {
+    const { mountDir, volume, memory } = await grownAfterDiscovery();
+    const asRemembered = await readMountTable();
+    unmount(volume);
+    expect(await capacityOf(mountDir, memory)).toEqual([]);
+    mount('tmpfs', volume, { type: 'tmpfs' });
+    resize(volume, '48m');
+
+    const again = await discoverClassVolumes('local-storage', classConfig(mountDir), asRemembered, memory);
+
+    expect(again.volumes.map((v) => v.capacityBytes)).toEqual([48 * MiB]);
   });
 
   test('an entry of a class whose settings changed is looked at afresh', async () => {
