@@ -53,8 +53,6 @@ export interface DirectoryControllerDeps {
   /** How often a running cleanup Job's status is read. @default 1000 */
   readonly jobPollIntervalMs?: number;
   readonly now?: () => number;
-  /** A full pass runs at least this often, however quiet the node (see quiet-passes.ts). @default 5 minutes */
-  readonly fullPassEveryMs?: number;
 }
 
 /** What one pass saw, for the caller (readiness, plan-like logs, tests). */
@@ -73,13 +71,12 @@ export class DirectoryController {
   private verdicts = new Map<string, VolumeVerdict>();
   /** Rejections reported by the last pass: a lasting one is logged at warn once. */
   private reported = new Set<string>();
-  private readonly quiet: QuietPasses;
+  private readonly quiet = new QuietPasses();
   private lastClasses: readonly ClassDiscovery[] = [];
   private readonly now: () => number;
 
   constructor(private readonly deps: DirectoryControllerDeps) {
     this.now = deps.now ?? Date.now;
-    this.quiet = new QuietPasses(deps.fullPassEveryMs);
   }
 
   async pass(config: ProvisionerConfig, node: NodeInfo): Promise<DirectoryPassResult> {

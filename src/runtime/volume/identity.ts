@@ -119,7 +119,13 @@ export function isWeakIdentity(identity: string): boolean {
   return identity.startsWith('devnum:') || identity.startsWith('mount:');
 }
 
-/** One mount as long as it lives: its id with its device and root (an id is reused after an unmount, but then for another device or root, or the same volume). */
+/**
+ * One mount as long as it lives: its id with its device and root. An id is reused after
+ * an unmount; a new mount with the same id, device number and root (a disk detached and
+ * another attached under its number, then mounted at the same path, with no read of the
+ * table between) gets the same key. So a key only spares work: the cleaner reads the
+ * identity afresh.
+ */
 export function mountInstanceKey(entry: MountSource & { readonly mountId: number }): string {
   return `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
 }
