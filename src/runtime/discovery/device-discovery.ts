@@ -7,6 +7,7 @@
  */
 import * as path from 'node:path';
 import { compileDeviceNameFilter, type DeviceSpecConfig } from '../../config';
+import { codeUnitOrder } from '../code-unit-order';
 import {
   blockDeviceSize,
   IdentityCache,
@@ -105,7 +106,7 @@ export async function discoverDevices(
       (options.shouldProbe ?? (() => true))(device) ? { ...device, signatures: await probeSignatures(device.path, options.wipefs) } : device,
     ),
   );
-  return { deviceDir, devices, errorDevices: errorDevices.sort((a, b) => a.path.localeCompare(b.path)), aliases };
+  return { deviceDir, devices, errorDevices: errorDevices.sort((a, b) => codeUnitOrder(a.path, b.path)), aliases };
 }
 
 /** A matched entry as a device, as an error device, or undefined for a symlink to a directory (not a device at all). */
@@ -152,7 +153,7 @@ function onePathPerDisk(
   found: ReadonlyArray<{ device: Omit<DiscoveredDevice, 'signatures'>; viaSymlink: boolean }>,
   aliases: ErrorDevice[],
 ): Array<Omit<DiscoveredDevice, 'signatures'>> {
-  const ordered = [...found].sort((a, b) => Number(a.viaSymlink) - Number(b.viaSymlink) || a.device.path.localeCompare(b.device.path));
+  const ordered = [...found].sort((a, b) => Number(a.viaSymlink) - Number(b.viaSymlink) || codeUnitOrder(a.device.path, b.device.path));
   const kept = new Map<string, Omit<DiscoveredDevice, 'signatures'>>();
   for (const { device } of ordered) {
     const first = kept.get(device.identity);
@@ -165,5 +166,5 @@ function onePathPerDisk(
       kept.set(device.identity, device);
     }
   }
-  return [...kept.values()].sort((a, b) => a.path.localeCompare(b.path));
+  return [...kept.values()].sort((a, b) => codeUnitOrder(a.path, b.path));
 }

@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { codeUnitOrder } from '../code-unit-order';
 
 export interface DeviceWalk {
   /** Paths of non-directory entries, sorted. */
@@ -38,5 +39,5 @@ export async function walkDeviceDir(deviceDir: string): Promise<DeviceWalk> {
     );
   };
   await visit(deviceDir);
-  return { entries: entries.sort(), unreadable: unreadable.sort((a, b) => a.path.localeCompare(b.path)) };
+  return { entries: entries.sort(), unreadable: unreadable.sort((a, b) => codeUnitOrder(a.path, b.path)) };
 }

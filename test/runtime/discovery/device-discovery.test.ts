@@ -98,6 +98,14 @@ describePrivileged('device discovery on loop devices', () => {
     ]);
   });
 
+  test('of two links to one disk, the first in code-unit order is offered (upper case first, as Go sorts), not the first by locale', async () => {
+    const { dir, loops } = deviceDir(['nvme-eui.01']);
+    fs.symlinkSync(loops['nvme-eui.01'].device, path.join(dir, 'nvme-Samsung_01'));
+    const result = await discoverDevices({ deviceDir: dir, deviceNameFilter: '.*' }, noProbe);
+    expect(result.devices.map((d) => d.baseName)).toEqual(['nvme-Samsung_01']);
+    expect(result.aliases.map((a) => path.basename(a.path))).toEqual(['nvme-eui.01']);
+  });
+
   test('a missing deviceDir is a problem for the node, not an exception', async () => {
     const missing = path.join(makeTempDir(), 'absent');
     const result = await discoverDevices({ deviceDir: missing, deviceNameFilter: '.*' }, noProbe);
