@@ -11,9 +11,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
-import { createStorageClass, JOB_NAMESPACE, NODE_NAME, seedCluster } from './fixture';
+import { createStorageClass, JOB_NAMESPACE, localFsPv, NODE_NAME, seedCluster } from './fixture';
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
-import { directoryPVName } from '../../../src/runtime/pv';
+import { directoryPVName, provisionerName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess, parseJson } from '../../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
@@ -178,6 +178,34 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
+  test('labelling the Go provisioner\'s PVs refused though the access review allowed it (an admission webhook): runs without patch, says so on its Node, and still cleans those PVs when Released', async () => {
+    const dir = makeTempDir('lvp-disks-');
+    makeMountPoint(path.join(dir, 'vol1'));
+    const { server: s, start, core } = await setUp({ storageClassMap: { 'local-fs': { hostDir: dir, mountDir: dir } } });
+    const goName = provisionerName(NODE_NAME, s.get('v1', 'Node', NODE_NAME).metadata.uid, false);
+    const name = directoryPVName('vol1', NODE_NAME, 'local-fs');
+    const old = s.create<V1PersistentVolume>(localFsPv(name, path.join(dir, 'vol1'), goName));
+    s.faults.failNext({ verb: 'patch', resource: 'persistentvolumes', code: 403, count: 1_000 });
+
+    const bin = start();
+    await bin.waitReady();
+
+    const permission = () => s.list('v1', 'Event', 'default').filter((e) => e.reason === 'PermissionMissing');
+    await eventually(() => permission().length > 0, 'a PermissionMissing Event', 20_000);
+    expect(permission()[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
+    expect(permission()[0].message).toContain('labelling this node\'s older PVs was refused');
+    // Without patch every PV is watched: the unlabelled PV is still this node's to clean once Released.
+    fs.writeFileSync(path.join(dir, 'vol1', 'data.txt'), 'a former tenant\'s data');
+    await releaseThroughClaim(s, core, name);
+    await eventually(() => {
+      const pv = pvOf(s, name);
+      return pv !== undefined && pv.metadata!.uid !== old.metadata!.uid && pv.status?.phase === 'Available';
+    }, 'the volume is cleaned and offered again under a new UID', 20_000);
+    expect(fs.readdirSync(path.join(dir, 'vol1'))).toEqual([]);
+    expect(bin.running).toBe(true);
+    expect(await bin.kill('SIGTERM')).toBe(0);
+  });
+
   test('SIGTERM during a cleanup stops the cleaner with its process group, keeps the PV Released, and exits 0', async () => {
     const dir = makeTempDir('lvp-block-');
     const log = path.join(makeTempDir(), 'cleaner.log');
@@ -309,11 +337,12 @@ describePrivileged('the local-volume-provisioner bin', () => {
 
 /** Binds a claim to the Block PV and deletes the claim: the PV becomes Released. */
 async function releaseThroughClaim(s: TestApiServer, core: CoreV1Api, pvName: string): Promise<void> {
+  const { volumeMode, storageClassName, capacity } = s.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName)!.spec!;
   s.create({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name: 'data', namespace: 'default' },
-    spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local-block', resources: { requests: { storage: '8Mi' } } },
+    spec: { accessModes: ['ReadWriteOnce'], volumeMode, storageClassName, resources: { requests: { storage: capacity!.storage } } },
   });
   s.bindClaim(pvName, { namespace: 'default', name: 'data' });
   await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
