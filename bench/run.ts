@@ -713,7 +713,7 @@ function markdown(): string {
     '  and CPU seconds vary between rows and runs; compare rows of one run as ratios.',
     '- RSS: a bare node process of the same binary is the floor (row above). Node with only the',
     '  builtin modules the agent cannot do without (HTTPS, a server, child processes) is already',
-    '  at about 52 MiB (row above) before any code of ours or any PV: the 50 MiB goal is below',
+    '  above 50 MiB (row above) before any code of ours or any PV: the 50 MiB goal is below',
     '  what a Node.js agent can reach, and the findmnt child adds ~3 MiB. Profiled idle at 1 000 PVs',
     '  (/proc/PID/smaps, heap and allocation profiles): the node binary\'s file pages (~41 MiB',
     '  `--jitless`, ~49 MiB with V8\'s optimizing compilers, against the bare process\'s ~34),',
