@@ -38,20 +38,30 @@ describe('a real Prometheus scraping the runtime', () => {
   let prometheusUrl: string;
   let server: RunningHttpServer;
 
+  /** Waits for Prometheus's readiness endpoint: until then it refuses connections, then answers 503 to every request. */
+  async function untilPrometheusIsReady(): Promise<void> {
+    const deadline = Date.now() + 45_000;
+    for (;;) {
+      if (prometheusEnded) throw new Error(`prometheus ${prometheusEnded}:\n${prometheusLog}`);
+      try {
+        if ((await fetch(`${prometheusUrl}/-/ready`)).ok) return;
+      } catch (err) {
+        if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNREFUSED') throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`prometheus not ready within 45s; its log:\n${prometheusLog}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   /** Runs an instant query, polling until it returns at least one series (Prometheus scrapes every 1 s). */
   async function query(promql: string): Promise<QueryResult[]> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (prometheusEnded) throw new Error(`prometheus ${prometheusEnded}:\n${prometheusLog}`);
-      try {
-        const res = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-        const body = await res.json() as { status: string; error?: string; data?: { result: QueryResult[] } };
-        if (body.status !== 'success') throw new Error(`query ${promql} failed: ${body.error}`);
-        if (body.data!.result.length > 0) return body.data!.result;
-      } catch (err) {
-        // Connection refused while Prometheus starts up; anything else is a real failure.
-        if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNREFUSED') throw err;
-      }
+      const res = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
+      const body = await res.json() as { status: string; error?: string; data?: { result: QueryResult[] } };
+      if (body.status !== 'success') throw new Error(`query ${promql} failed: ${body.error}`);
+      if (body.data!.result.length > 0) return body.data!.result;
       if (Date.now() > deadline) throw new Error(`no series for ${promql} within 30s; prometheus log:\n${prometheusLog}`);
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -91,6 +101,7 @@ describe('a real Prometheus scraping the runtime', () => {
     prometheus.on('exit', (code, signal) => { prometheusEnded = `exited (${signal ?? code})`; });
     prometheus.stdout!.on('data', (c: Buffer) => { prometheusLog += c.toString(); });
     prometheus.stderr!.on('data', (c: Buffer) => { prometheusLog += c.toString(); });
+    await untilPrometheusIsReady();
   });
 
   afterAll(async () => {
