@@ -266,6 +266,19 @@ project.eslint?.addOverride({
     'import/no-extraneous-dependencies': ['error', { packageDir: ['.', LIBRARY_DIR], devDependencies: false, optionalDependencies: false, peerDependencies: true }],
   },
 });
+// The node agent runs on every node: nothing in it may call ICU, whose data stays resident
+// for the life of the process once touched (3 MiB for localeCompare, 7–8 for Intl formats).
+const ICU = 'touches ICU data, resident for the life of the agent;';
+project.eslint?.addOverride({
+  files: ['src/runtime/**/*.ts'],
+  rules: {
+    'no-restricted-properties': ['error',
+      { property: 'localeCompare', message: `${ICU} sort with codeUnitOrder (runtime/code-unit-order.ts)` },
+      ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString'].map((property) => ({ property, message: `${ICU} format without the locale` })),
+    ],
+    'no-restricted-globals': ['error', { name: 'Intl', message: `${ICU} format without the locale` }],
+  },
+});
 project.gitignore.exclude(...['lib/', 'dist/', '.jsii', 'node_modules/', 'LICENSE'].map((f) => `/${LIBRARY_DIR}/${f}`));
 
 // Compiles the library with jsii (zero errors, or the build fails). yaml is bundled, so
