@@ -1,7 +1,7 @@
 /**
  * What earlier passes found at mount-point entries. A mount point's entry is the
  * root of the mount the table lists at its path: while that same mount (its ID,
- * device and root: volume/identity.ts mountInstanceKey) is still the topmost there, the
+ * device, root and disk sequence: volume/identity.ts mountInstanceKey) is still the topmost there, the
  * entry is the same directory of the same filesystem, so a pass takes the earlier
  * finding instead of an lstat and a statfs per volume (thousands per pass on a big
  * node, most of an idle agent's CPU). The cleaner never relies on this: it reads

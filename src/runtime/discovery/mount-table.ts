@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { diskSequence, type DeviceNumber } from '../volume';
 
 export const MOUNTINFO_PATH = '/proc/self/mountinfo';
 
@@ -24,6 +25,8 @@ export interface MountEntry {
   /** The device or other source, e.g. /dev/sdb1. */
   readonly source: string;
   readonly superOptions: string;
+  /** The diskseq of the disk behind it, when mountTableReader read one (volume/identity.ts diskSequence). */
+  readonly diskSequence?: string;
 }
 
 export interface MountTable {
@@ -72,14 +75,40 @@ export async function readMountTable(file = MOUNTINFO_PATH): Promise<MountTable>
   return parseMountInfo(await fs.promises.readFile(file, 'utf8'));
 }
 
-/** A reader of the mount table that parses only when the text changed (an idle node's never does). */
-export function mountTableReader(file = MOUNTINFO_PATH): () => Promise<MountTable> {
-  let last: { readonly text: string; readonly table: MountTable } | undefined;
+/**
+ * A reader of the mount table that parses only when the text changed (an idle node's never
+ * does), and returns the same table while neither the text nor the disks behind it changed.
+ * Each mount of a disk carries the disk's diskseq: a disk detached, another attached under
+ * its number and mounted at the same path under a reused mount id leaves the text as it
+ * was, but not the table.
+ */
+export function mountTableReader(
+  file = MOUNTINFO_PATH,
+  sequenceOf: (device: DeviceNumber) => string | undefined = (device) => diskSequence(device),
+): () => Promise<MountTable> {
+  let last: { readonly text: string; readonly parsed: MountTable; readonly sequences: string; readonly table: MountTable } | undefined;
   return async () => {
     const text = await fs.promises.readFile(file, 'utf8');
-    if (last?.text !== text) last = { text, table: parseMountInfo(text) };
+    const parsed = last?.text === text ? last.parsed : parseMountInfo(text);
+    // One sysfs read per disk (not per mount); major 0 is a filesystem without a disk of its own.
+    const byDevice = new Map<string, string | undefined>();
+    for (const e of parsed.entries) {
+      const number = `${e.major}:${e.minor}`;
+      if (e.major !== 0 && !byDevice.has(number)) byDevice.set(number, sequenceOf(e));
+    }
+    const sequences = [...byDevice].join(' ');
+    if (last?.parsed === parsed && last.sequences === sequences) return last.table;
+    last = { text, parsed, sequences, table: withDiskSequences(parsed, byDevice) };
     return last.table;
   };
+}
+
+function withDiskSequences(table: MountTable, byDevice: ReadonlyMap<string, string | undefined>): MountTable {
+  const entries = table.entries.map((e) => {
+    const sequence = byDevice.get(`${e.major}:${e.minor}`);
+    return sequence === undefined ? e : { ...e, diskSequence: sequence };
+  });
+  return { entries, mountPoints: new Map(entries.map((e) => [e.mountPoint, e])) };
 }
 
 /** True when `dir` itself (not a parent) is a mount point. `dir` is normalised, not resolved through symlinks. */

@@ -119,15 +119,40 @@ export function isWeakIdentity(identity: string): boolean {
   return identity.startsWith('devnum:') || identity.startsWith('mount:');
 }
 
+/** A mount as the table lists it, with its id and, when read, its disk's sequence number (mountInstanceKey). */
+export interface MountInstance extends MountSource {
+  readonly mountId: number;
+  readonly diskSequence?: string;
+}
+
 /**
- * One mount as long as it lives: its id with its device and root. An id is reused after
- * an unmount; a new mount with the same id, device number and root (a disk detached and
- * another attached under its number, then mounted at the same path, with no read of the
- * table between) gets the same key. So a key only spares work: the cleaner reads the
+ * The kernel's sequence number of the disk behind `device` (its `diskseq`; a partition's
+ * is its disk's): a new one each time a disk is attached, never reused in a boot. Undefined
+ * without one (kernels before 5.15). Read synchronously: a sysfs attribute is in memory.
+ */
+export function diskSequence(device: DeviceNumber, sysfsRoot = '/sys'): string | undefined {
+  // Not path.join: `..` must be resolved by the kernel, through the device's sysfs link.
+  const dir = `${sysfsRoot}/dev/block/${formatDeviceNumber(device)}`;
+  const read = (file: string) => {
+    try {
+      return fs.readFileSync(file, 'utf8').trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return read(`${dir}/diskseq`) ?? (read(`${dir}/partition`) !== undefined ? read(`${dir}/../diskseq`) : undefined);
+}
+
+/**
+ * One mount as long as it lives: its id with its device, root and the disk's sequence
+ * number. An id is reused after an unmount and a device number after a detach, so a disk
+ * detached and another attached under its number, then mounted at the same path, matches
+ * every field of the table; only `diskSequence` (set by discovery's mountTableReader) tells
+ * them apart. Without it (an older kernel), a key only spares work: the cleaner reads the
  * identity afresh.
  */
-export function mountInstanceKey(entry: MountSource & { readonly mountId: number }): string {
-  return `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}`;
+export function mountInstanceKey(entry: MountInstance): string {
+  return `${entry.mountId}:${entry.major}:${entry.minor}:${entry.root}@${entry.diskSequence ?? ''}`;
 }
 
 /**
@@ -155,7 +180,7 @@ export class IdentityCache {
     return look;
   }
 
-  async mount(entry: MountSource & { readonly mountId: number }): Promise<string> {
+  async mount(entry: MountInstance): Promise<string> {
     const key = mountInstanceKey(entry);
     let identity = this.mounts.get(key);
     if (identity === undefined) {

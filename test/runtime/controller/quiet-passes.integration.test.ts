@@ -3,13 +3,13 @@
  * over the inputs of the last one, which left nothing behind, is skipped; any change
  * a pass must act on, on disk or in the API, makes the next pass a full one.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture, eventually } from './fixture';
 import type { DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { directoryStamp } from '../../../src/runtime/discovery';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mount, unmount } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, LoopDevice, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 
@@ -105,6 +105,44 @@ describePrivileged('quiet passes through the controller', () => {
 
     unmount(entry);
     mount('tmpfs', entry, { type: 'tmpfs' });
+
+    expect((await fx.pass()).skipped).toBe(false);
+    expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);
+  });
+
+  /**
+   * Another disk, with a filesystem of its own, in place of `disk`: detached, and the other
+   * attached under its number, as a disk replaced under its name. Another number if a
+   * concurrent test took this one in between.
+   */
+  function replaceDisk(disk: LoopDevice): string {
+    const backingFile = path.join(makeTempDir('lvp-other-disk-'), 'disk.img');
+    fs.closeSync(fs.openSync(backingFile, 'w'));
+    fs.truncateSync(backingFile, disk.sizeBytes);
+    execFileSync('mkfs.ext4', ['-q', '-F', backingFile]);
+    execFileSync('losetup', ['--detach', disk.device]);
+    try {
+      execFileSync('losetup', [disk.device, backingFile], { stdio: 'pipe' });
+      return disk.device;
+    } catch {
+      const other = createLoopDevice(disk.sizeBytes);
+      mkfsExt4(other.device);
+      return other.device;
+    }
+  }
+
+  test('another disk under a quiet PV\'s mount point, the mount table\'s line as it was (a reused mount id and loop number), is seen on the next pass', async () => {
+    fx = await ControllerFixture.start();
+    const entry = path.join(fx.dirs['local-fs'], 'vol1');
+    const disk = createLoopDevice(16 * MiB);
+    mkfsExt4(disk.device);
+    mount(disk.device, entry, { type: 'ext4' });
+    await fx.pass();
+    await untilQuiet();
+
+    // Unmounted at once (not lazily), so the loop device is free to detach.
+    execFileSync('umount', [entry]);
+    mount(replaceDisk(disk), entry, { type: 'ext4' });
 
     expect((await fx.pass()).skipped).toBe(false);
     expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);

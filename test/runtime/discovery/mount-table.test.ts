@@ -91,6 +91,36 @@ describe('mountTableReader', () => {
     expect(changed.entries.map((e) => e.mountId)).toEqual([36, 40, 41]);
     fs.rmSync(path.dirname(file), { recursive: true });
   });
+
+  test('a disk attached anew under its number, the text unchanged, makes a new table whose mounts of it carry its new diskseq', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-mountinfo-')), 'mountinfo');
+    fs.writeFileSync(file, SAMPLE);
+    const sequences = new Map([['8:1', '5'], ['98:0', '9']]);
+    const read = mountTableReader(file, (d) => sequences.get(`${d.major}:${d.minor}`));
+    const first = await read();
+    expect(first.mountPoints.get('/mnt/parent')?.diskSequence).toBe('9');
+    expect(await read()).toBe(first);
+    sequences.set('98:0', '10');
+    const again = await read();
+    expect(again).not.toBe(first);
+    expect(again.mountPoints.get('/mnt/parent')?.diskSequence).toBe('10');
+    expect(again.mountPoints.get('/')?.diskSequence).toBe('5');
+    fs.rmSync(path.dirname(file), { recursive: true });
+  });
+
+  test('reads the diskseq once per disk on every read, and none for a filesystem without a disk (major 0)', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-mountinfo-')), 'mountinfo');
+    fs.writeFileSync(file, `${SAMPLE}42 22 8:1 /srv /srv rw - ext4 /dev/sda1 rw\n`);
+    const asked: string[] = [];
+    const read = mountTableReader(file, (d) => {
+      asked.push(`${d.major}:${d.minor}`);
+      return undefined;
+    });
+    await read();
+    await read();
+    expect(asked).toEqual(['8:1', '98:0', '8:1', '98:0']);
+    fs.rmSync(path.dirname(file), { recursive: true });
+  });
 });
 
 describePrivileged('readMountTable', () => {

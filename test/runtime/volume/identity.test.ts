@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMountTable } from '../../../src/runtime/discovery/mount-table';
 import { deviceNumberOf } from '../../../src/runtime/volume/device-number';
-import { blockDeviceIdentity, IdentityCache, isWeakIdentity, mountIdentity } from '../../../src/runtime/volume/identity';
+import { blockDeviceIdentity, diskSequence, IdentityCache, isWeakIdentity, mountIdentity, mountInstanceKey } from '../../../src/runtime/volume/identity';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -65,6 +65,29 @@ describe('block device identity from sysfs', () => {
   });
 });
 
+describe('disk sequence numbers', () => {
+  test('a disk\'s is its diskseq, and a partition\'s is its disk\'s', () => {
+    const sysfsRoot = fakeSysfs({
+      '259:0': { dir: 'nvme/block/nvme0n1', attributes: { dev: '259:0', diskseq: '12' } },
+      '259:1': { dir: 'nvme/block/nvme0n1/nvme0n1p1', attributes: { dev: '259:1', partition: '1', start: '2048' } },
+    });
+    expect(diskSequence(dev(259, 0), sysfsRoot)).toBe('12');
+    expect(diskSequence(dev(259, 1), sysfsRoot)).toBe('12');
+  });
+
+  test('a kernel without diskseq, or a device it does not know, gives none', () => {
+    const sysfsRoot = fakeSysfs({ '8:0': { dir: 'host/block/sda', attributes: { dev: '8:0' } } });
+    expect(diskSequence(dev(8, 0), sysfsRoot)).toBeUndefined();
+    expect(diskSequence(dev(8, 99), sysfsRoot)).toBeUndefined();
+  });
+
+  test('two mounts that agree on every field of the mount table are told apart by their disks\' sequence numbers', () => {
+    const line = { mountId: 812, major: 7, minor: 3, root: '/', fsType: 'ext4', source: '/dev/loop3' };
+    expect(mountInstanceKey({ ...line, diskSequence: '41' })).not.toBe(mountInstanceKey({ ...line, diskSequence: '42' }));
+    expect(mountInstanceKey({ ...line, diskSequence: '41' })).toBe(mountInstanceKey({ ...line, diskSequence: '41' }));
+  });
+});
+
 describe('identity cache', () => {
   test('the many mounts of one device examined at once read its attributes once', async () => {
     const sysfsRoot = fakeSysfs({ '253:0': { dir: 'virtio1/block/vda', attributes: { dev: '253:0', diskseq: '7', serial: 'disk-42', size: '9' } } });
@@ -77,6 +100,19 @@ describe('identity cache', () => {
     } finally {
       reads.mockRestore();
     }
+  });
+});
+
+describe('identity cache, a disk attached anew', () => {
+  test('a mount that agrees with an earlier one on every field of the table, on a disk attached anew under its number, is looked at again', async () => {
+    const sysfsRoot = fakeSysfs({ '7:3': { dir: 'virtual/block/loop3', attributes: { 'dev': '7:3', 'diskseq': '41', 'loop/backing_file': '/disks/a.img' } } });
+    const cache = new IdentityCache({ sysfsRoot });
+    const line = { mountId: 812, major: 7, minor: 3, root: '/', fsType: 'ext4', source: '/dev/loop3' };
+    expect(await cache.mount({ ...line, diskSequence: '41' })).toBe('fs:/@loop:/disks/a.img@0');
+    const loop3 = path.join(sysfsRoot, 'devices', 'virtual/block/loop3');
+    fs.writeFileSync(path.join(loop3, 'diskseq'), '42\n');
+    fs.writeFileSync(path.join(loop3, 'loop/backing_file'), '/disks/b.img\n');
+    expect(await cache.mount({ ...line, diskSequence: '42' })).toBe('fs:/@loop:/disks/b.img@0');
   });
 });
 
