@@ -274,8 +274,7 @@ project.eslint?.addOverride({
   rules: {
     'no-restricted-properties': ['error',
       { property: 'localeCompare', message: `${ICU} sort with codeUnitOrder (runtime/code-unit-order.ts)` },
-      ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString'].map((property) => ({ property, message: `${ICU} format without the locale` })),
-    ],
+      ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString'].map((property) => ({ property, message: `${ICU} format without the locale` }))],
     'no-restricted-globals': ['error', { name: 'Intl', message: `${ICU} format without the locale` }],
   },
 });
