@@ -62,21 +62,61 @@ export interface LoopDevice {
   readonly sizeBytes: number;
 }
 
-/** A loop device over a new sparse file of `sizeBytes`; detached by cleanupPrivileged(). */
-export function createLoopDevice(sizeBytes: number): LoopDevice {
-  const dir = makeTempDir('lvp-loop-');
-  const backingFile = path.join(dir, 'disk.img');
+/** The backing file attached to a loop device now, if any. */
+function loopBackingFile(device: string): string | undefined {
+  try {
+    return fs.readFileSync(`/sys/block/${path.basename(device)}/loop/backing_file`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A sparse file of `sizeBytes` in a new temporary directory. */
+function sparseFile(sizeBytes: number): string {
+  const backingFile = path.join(makeTempDir('lvp-loop-'), 'disk.img');
   fs.closeSync(fs.openSync(backingFile, 'w'));
   fs.truncateSync(backingFile, sizeBytes);
+  return backingFile;
+}
+
+/**
+ * Detaches `device` when one of `backingFiles` is what it holds now: a number we let go of
+ * may already be another test's loop device, which is never touched.
+ */
+function detachIfOurs(device: string, backingFiles: readonly string[]): void {
+  const now = loopBackingFile(device);
+  if (now === undefined || !backingFiles.includes(now)) return;
+  try {
+    run('losetup', ['--detach', device]);
+  } catch {
+    // already detached (a test may detach it to simulate a vanished disk)
+  }
+}
+
+/** A loop device over a new sparse file of `sizeBytes`; detached by cleanupPrivileged(). */
+export function createLoopDevice(sizeBytes: number): LoopDevice {
+  const backingFile = sparseFile(sizeBytes);
   const device = run('losetup', ['--find', '--show', backingFile]);
-  cleanups.push(() => {
-    try {
-      run('losetup', ['--detach', device]);
-    } catch {
-      // already detached (a test may detach it to simulate a vanished disk)
-    }
-  });
+  cleanups.push(() => detachIfOurs(device, [backingFile]));
   return { device, backingFile, sizeBytes };
+}
+
+/**
+ * Another disk under `loop`'s number, as a disk replaced under its name: `loop` detached
+ * and a new sparse file with an ext4 filesystem attached as the same device. Undefined
+ * when another process took the number in between (nothing of ours is attached there).
+ */
+export function replaceLoopDisk(loop: LoopDevice): LoopDevice | undefined {
+  const backingFile = sparseFile(loop.sizeBytes);
+  run('mkfs.ext4', ['-q', '-F', backingFile]);
+  run('losetup', ['--detach', loop.device]);
+  try {
+    run('losetup', [loop.device, backingFile]);
+  } catch {
+    return undefined;
+  }
+  cleanups.push(() => detachIfOurs(loop.device, [backingFile]));
+  return { device: loop.device, backingFile, sizeBytes: loop.sizeBytes };
 }
 
 /** Makes an ext4 filesystem (quietly, without lazy init so it is deterministic). */

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ControllerFixture, eventually } from './fixture';
 import type { DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { directoryStamp } from '../../../src/runtime/discovery';
-import { cleanupPrivileged, createLoopDevice, describePrivileged, LoopDevice, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount, replaceLoopDisk, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
 
@@ -110,42 +110,37 @@ describePrivileged('quiet passes through the controller', () => {
     expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);
   });
 
-  /**
-   * Another disk, with a filesystem of its own, in place of `disk`: detached, and the other
-   * attached under its number, as a disk replaced under its name. Another number if a
-   * concurrent test took this one in between.
-   */
-  function replaceDisk(disk: LoopDevice): string {
-    const backingFile = path.join(makeTempDir('lvp-other-disk-'), 'disk.img');
-    fs.closeSync(fs.openSync(backingFile, 'w'));
-    fs.truncateSync(backingFile, disk.sizeBytes);
-    execFileSync('mkfs.ext4', ['-q', '-F', backingFile]);
-    execFileSync('losetup', ['--detach', disk.device]);
-    try {
-      execFileSync('losetup', [disk.device, backingFile], { stdio: 'pipe' });
-      return disk.device;
-    } catch {
-      const other = createLoopDevice(disk.sizeBytes);
-      mkfsExt4(other.device);
-      return other.device;
-    }
+  /** The mount table's line for the mount at `mountPoint`. */
+  function mountInfoLine(mountPoint: string): string | undefined {
+    return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => l.split(' ')[4] === mountPoint);
   }
 
   test('another disk under a quiet PV\'s mount point, the mount table\'s line as it was (a reused mount id and loop number), is seen on the next pass', async () => {
     fx = await ControllerFixture.start();
-    const entry = path.join(fx.dirs['local-fs'], 'vol1');
-    const disk = createLoopDevice(16 * MiB);
-    mkfsExt4(disk.device);
-    mount(disk.device, entry, { type: 'ext4' });
-    await fx.pass();
-    await untilQuiet();
+    // The kernel reuses the lowest free mount id and loop number, which a concurrent test may take first: try again on a new entry.
+    let reproduced = false;
+    let swaps = 0;
+    for (let attempt = 1; attempt <= 10 && !reproduced; attempt++) {
+      const entry = path.join(fx.dirs['local-fs'], `vol${attempt}`);
+      const disk = createLoopDevice(16 * MiB);
+      mkfsExt4(disk.device);
+      mount(disk.device, entry, { type: 'ext4' });
+      await fx.pass();
+      await untilQuiet();
+      const before = mountInfoLine(entry);
 
-    // Unmounted at once (not lazily), so the loop device is free to detach.
-    execFileSync('umount', [entry]);
-    mount(replaceDisk(disk), entry, { type: 'ext4' });
+      // Unmounted at once (not lazily), so the loop device is free to detach.
+      execFileSync('umount', [entry]);
+      const other = replaceLoopDisk(disk);
+      if (other === undefined) continue;
+      mount(other.device, entry, { type: 'ext4' });
+      reproduced = mountInfoLine(entry) === before;
+      swaps++;
 
-    expect((await fx.pass()).skipped).toBe(false);
-    expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(1);
+      expect((await fx.pass()).skipped).toBe(false);
+      expect(await fx.recordedEvents('VolumeIdentityMismatch')).toHaveLength(swaps);
+    }
+    expect(reproduced).toBe(true);
   });
 
   test('a Released PV of a quiet node is cleaned on the next pass', async () => {
