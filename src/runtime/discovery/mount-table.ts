@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diskSequence, type DeviceNumber } from '../volume';
+import { deviceNumberOf, diskSequence, type DeviceNumber } from '../volume';
 
 export const MOUNTINFO_PATH = '/proc/self/mountinfo';
 
@@ -90,11 +90,13 @@ export function mountTableReader(
   return async () => {
     const text = await fs.promises.readFile(file, 'utf8');
     const parsed = last?.text === text ? last.parsed : parseMountInfo(text);
-    // One sysfs read per disk (not per mount); major 0 is a filesystem without a disk of its own.
+    // One sysfs read per disk, not per mount.
     const byDevice = new Map<string, string | undefined>();
     for (const e of parsed.entries) {
-      const number = `${e.major}:${e.minor}`;
-      if (e.major !== 0 && !byDevice.has(number)) byDevice.set(number, sequenceOf(e));
+      const disk = diskOf(e);
+      if (disk === undefined || byDevice.has(disk)) continue;
+      const device = deviceOf(disk, e);
+      byDevice.set(disk, device && sequenceOf(device));
     }
     const sequences = [...byDevice].join(' ');
     if (last?.parsed === parsed && last.sequences === sequences) return last.table;
@@ -103,9 +105,30 @@ export function mountTableReader(
   };
 }
 
+/**
+ * The disk a mount is on: its device number, or for a filesystem with an anonymous one
+ * (major 0: btrfs and the like) the device its source names, as volume/identity.ts takes
+ * the identity of such a mount from a /dev one. Undefined for a filesystem without a disk (tmpfs).
+ */
+function diskOf(e: MountEntry): string | undefined {
+  return e.major !== 0 ? `${e.major}:${e.minor}` : e.source.startsWith('/') ? e.source : undefined;
+}
+
+/** The device number of a disk from diskOf; none for a source this container cannot see. */
+function deviceOf(disk: string, e: MountEntry): DeviceNumber | undefined {
+  if (e.major !== 0) return e;
+  try {
+    const st = fs.statSync(disk, { bigint: true });
+    return st.isBlockDevice() ? deviceNumberOf(st.rdev) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function withDiskSequences(table: MountTable, byDevice: ReadonlyMap<string, string | undefined>): MountTable {
   const entries = table.entries.map((e) => {
-    const sequence = byDevice.get(`${e.major}:${e.minor}`);
+    const disk = diskOf(e);
+    const sequence = disk === undefined ? undefined : byDevice.get(disk);
     return sequence === undefined ? e : { ...e, diskSequence: sequence };
   });
   return { entries, mountPoints: new Map(entries.map((e) => [e.mountPoint, e])) };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -137,5 +138,18 @@ describePrivileged('readMountTable', () => {
     const dir = path.join(makeTempDir(), 'my vol');
     makeMountPoint(dir);
     expect(isMountPoint(dir, await readMountTable())).toBe(true);
+  });
+
+  test('a filesystem with an anonymous device number (btrfs) carries the diskseq of the disk its source names', async () => {
+    const disk = path.join(makeTempDir(), 'disk');
+    execFileSync('mknod', [disk, 'b', '7', '250']);
+    const file = path.join(makeTempDir(), 'mountinfo');
+    fs.writeFileSync(file, `${SAMPLE}50 22 0:61 /@data /mnt/disks/vol2 rw - btrfs ${disk} rw\n`);
+    const sequences = new Map([['7:250', '30']]);
+    const read = mountTableReader(file, (d) => sequences.get(`${d.major}:${d.minor}`));
+    const first = await read();
+    expect(first.mountPoints.get('/mnt/disks/vol2')?.diskSequence).toBe('30');
+    sequences.set('7:250', '31');
+    expect((await read()).mountPoints.get('/mnt/disks/vol2')?.diskSequence).toBe('31');
   });
 });
