@@ -80,12 +80,11 @@ function sparseFile(sizeBytes: number): string {
 }
 
 /**
- * Detaches `device` when one of `backingFiles` is what it holds now: a number we let go of
- * may already be another test's loop device, which is never touched.
+ * Detaches `device` while it still holds `backingFile`: a number we let go of may already
+ * be another test's loop device, which is never touched.
  */
-function detachIfOurs(device: string, backingFiles: readonly string[]): void {
-  const now = loopBackingFile(device);
-  if (now === undefined || !backingFiles.includes(now)) return;
+function detachIfOurs(device: string, backingFile: string): void {
+  if (loopBackingFile(device) !== backingFile) return;
   try {
     run('losetup', ['--detach', device]);
   } catch {
@@ -97,7 +96,7 @@ function detachIfOurs(device: string, backingFiles: readonly string[]): void {
 export function createLoopDevice(sizeBytes: number): LoopDevice {
   const backingFile = sparseFile(sizeBytes);
   const device = run('losetup', ['--find', '--show', backingFile]);
-  cleanups.push(() => detachIfOurs(device, [backingFile]));
+  cleanups.push(() => detachIfOurs(device, backingFile));
   return { device, backingFile, sizeBytes };
 }
 
@@ -108,18 +107,18 @@ export function createLoopDevice(sizeBytes: number): LoopDevice {
  */
 export function replaceLoopDisk(loop: LoopDevice): LoopDevice | undefined {
   const backingFile = sparseFile(loop.sizeBytes);
-  run('mkfs.ext4', ['-q', '-F', backingFile]);
+  mkfsExt4(backingFile);
   run('losetup', ['--detach', loop.device]);
   try {
     run('losetup', [loop.device, backingFile]);
   } catch {
     return undefined;
   }
-  cleanups.push(() => detachIfOurs(loop.device, [backingFile]));
+  cleanups.push(() => detachIfOurs(loop.device, backingFile));
   return { device: loop.device, backingFile, sizeBytes: loop.sizeBytes };
 }
 
-/** Makes an ext4 filesystem (quietly, without lazy init so it is deterministic). */
+/** Makes an ext4 filesystem on a device or an image file (quietly, without lazy init so it is deterministic). */
 export function mkfsExt4(device: string): void {
   run('mkfs.ext4', ['-q', '-F', '-E', 'lazy_itable_init=0,lazy_journal_init=0', device]);
 }

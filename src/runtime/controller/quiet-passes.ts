@@ -8,9 +8,10 @@
  *
  * The inputs (PassInputs): the configuration (a reload makes a new object), the
  * Node, the PV cache's revision (every change, watched or written by us), the
- * mount table (the reader keeps one object while its text is unchanged), and each
- * discovery directory's stamp (an entry made, removed or renamed). What they cannot
- * show is why some outcomes never let the next pass be skipped: a block-device entry
+ * mount table (the reader keeps one object while its text and the diskseq of each
+ * disk in it are unchanged), and each discovery directory's stamp (an entry made,
+ * removed or renamed). What they cannot show is why some outcomes never let the
+ * next pass be skipped: a block-device entry
  * (its symlinks may come to lead to another device with no input changing), a
  * rejected symlink (what it leads to may become a volume), an entry that could not
  * be read or measured, a class directory that cannot be read, a volume not offered yet, a PV
