@@ -108,10 +108,11 @@ export function mountTableReader(
 /**
  * The disk a mount is on: its device number, or for a filesystem with an anonymous one
  * (major 0: btrfs and the like) the device its source names, as volume/identity.ts takes
- * the identity of such a mount from a /dev one. Undefined for a filesystem without a disk (tmpfs).
+ * the identity of such a mount from it. Undefined for a filesystem without a disk (tmpfs).
  */
 function diskOf(e: MountEntry): string | undefined {
-  return e.major !== 0 ? `${e.major}:${e.minor}` : e.source.startsWith('/') ? e.source : undefined;
+  // Only /dev is looked at: a stat elsewhere could wait on a hung network filesystem.
+  return e.major !== 0 ? `${e.major}:${e.minor}` : e.source.startsWith('/dev/') ? e.source : undefined;
 }
 
 /** The device number of a disk from diskOf; none for a source this container cannot see. */

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isMountPoint, mountTableReader, parseMountInfo, readMountTable, unescapeMountField } from '../../../src/runtime/discovery';
-import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+import { deviceNumberOf, formatDeviceNumber } from '../../../src/runtime/volume';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 
 const SAMPLE = [
   '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro',
@@ -141,15 +141,15 @@ describePrivileged('readMountTable', () => {
   });
 
   test('a filesystem with an anonymous device number (btrfs) carries the diskseq of the disk its source names', async () => {
-    const disk = path.join(makeTempDir(), 'disk');
-    execFileSync('mknod', [disk, 'b', '7', '250']);
+    const disk = createLoopDevice(1024 * 1024).device;
+    const number = formatDeviceNumber(deviceNumberOf(fs.statSync(disk, { bigint: true }).rdev));
     const file = path.join(makeTempDir(), 'mountinfo');
     fs.writeFileSync(file, `${SAMPLE}50 22 0:61 /@data /mnt/disks/vol2 rw - btrfs ${disk} rw\n`);
-    const sequences = new Map([['7:250', '30']]);
+    const sequences = new Map([[number, '30']]);
     const read = mountTableReader(file, (d) => sequences.get(`${d.major}:${d.minor}`));
     const first = await read();
     expect(first.mountPoints.get('/mnt/disks/vol2')?.diskSequence).toBe('30');
-    sequences.set('7:250', '31');
+    sequences.set(number, '31');
     expect((await read()).mountPoints.get('/mnt/disks/vol2')?.diskSequence).toBe('31');
   });
 });
