@@ -61,3 +61,9 @@ export const DEVICE_SPEC_DEFAULTS: Pick<DeviceSpecConfig, 'reclaimPolicy' | 'wip
  */
 export const DEFAULT_KUBE_API_QPS = 100;
 export const DEFAULT_KUBE_API_BURST = 200;
+
+/**
+ * Where each node keeps its volume record (runtime/record): a host directory, the same
+ * path in the container, mounted by the construct's DaemonSets and shared by both dialects.
+ */
+export const DEFAULT_STATE_DIR = '/var/lib/local-volume-provisioner';

@@ -4,12 +4,15 @@
  * controller and device fixtures want. Both fixtures extend it.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { makeTempDir } from './privileged';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter, ReclaimMode } from '../../src/runtime/cleanup';
 import { Deleter } from '../../src/runtime/controller/deleter';
+import { RecordKeeper } from '../../src/runtime/controller/record-keeper';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/observability';
+import { VolumeRecord } from '../../src/runtime/record';
 import { coreApiOf } from '../runtime/kube/fixtures';
 
 export interface CleanupLimits {
@@ -21,6 +24,8 @@ export interface CleanupLimits {
   readonly backoff: BackoffPolicy;
   /** How PVs are held. @default 'finalizer' (the agent's mode under the construct's RBAC) */
   readonly mode?: ReclaimMode;
+  /** The state directory of the node's volume record. @default a new temporary directory */
+  readonly stateDir?: string;
 }
 
 export class AgentParts {
@@ -31,6 +36,9 @@ export class AgentParts {
   readonly limiter: ConcurrencyLimiter;
   readonly table: CleanupProcessTable;
   readonly deleter: Deleter;
+  /** The node's volume record, in `stateDir`. */
+  readonly keeper: RecordKeeper;
+  readonly stateDir: string;
   readonly mode: ReclaimMode;
   /** Quiet unless LVP_TEST_LOG=1. */
   protected readonly logger: Logger;
@@ -45,7 +53,11 @@ export class AgentParts {
     this.limiter = new ConcurrencyLimiter(cleanups.maxConcurrent);
     this.table = new CleanupProcessTable({ limiter: this.limiter, timeoutMs: cleanups.timeoutMs, backoff: cleanups.backoff });
     this.mode = cleanups.mode ?? 'finalizer';
+    this.stateDir = cleanups.stateDir ?? makeTempDir('lvp-state-');
+    const record = VolumeRecord.open(this.stateDir).record;
+    this.keeper = new RecordKeeper({ record, events: this.events, metrics: this.metrics, logger: this.logger, nodeName });
     this.deleter = new Deleter({
+      record: this.keeper.record,
       api,
       table: this.table,
       events: this.events,

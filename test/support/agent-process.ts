@@ -7,6 +7,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { CollectedProcess } from './collected-process';
+import { makeTempDir } from './privileged';
 
 export const REPO = path.resolve(__dirname, '../..');
 const MAIN = path.join(REPO, 'src/runtime/cli/main.ts');
@@ -33,13 +34,26 @@ export interface AgentProcessOptions {
   readonly containerEnv?: boolean;
 }
 
+/** Each test's own state directory: the agents one test starts (a restart, a second agent) share it; no other test sees it. */
+const stateDirs = new Map<string, string>();
+
+function stateDirOfThisTest(): string {
+  const test = expect.getState().currentTestName ?? '';
+  let dir = stateDirs.get(test);
+  if (dir === undefined) {
+    dir = makeTempDir('lvp-state-');
+    stateDirs.set(test, dir);
+  }
+  return dir;
+}
+
 export class AgentProcess extends CollectedProcess {
-  /** `local-volume-provisioner <args...>` with `env` added to its environment. */
+  /** `local-volume-provisioner <args...>` with `env` added to its environment, and the test's own volume record (LVP_STATE_DIR). */
   static start(args: string[], env: Record<string, string>, options: AgentProcessOptions = {}): AgentProcess {
     const base = options.containerEnv ? { PATH: process.env.PATH } : process.env;
     const child = spawn(process.execPath, [...(options.entry ?? FROM_SOURCES), ...args], {
       cwd: REPO,
-      env: { ...base, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), ...env },
+      env: { ...base, TS_NODE_PROJECT: path.join(REPO, 'test/tsconfig.json'), LVP_STATE_DIR: stateDirOfThisTest(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(args, child);

@@ -22,6 +22,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { containerPathFor } from './path-safety';
 import type { ClassConfig, DeviceSpecConfig, VolumeMode } from '../../config';
+import type { RecordedState, VolumeRecordEntry } from '../record';
 import {
   BOUND_BY_CONTROLLER_ANNOTATION, CLEANUP_FINALIZER, DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION,
 } from '../well-known';
@@ -89,7 +90,13 @@ export type ReleaseDecision =
   /** Not provably ours: never touched, no Event. */
   | { readonly action: 'not-ours'; readonly reason: string }
   /** Not Released, or being deleted by someone else's rules. */
-  | { readonly action: 'skip'; readonly reason: string };
+  | { readonly action: 'skip'; readonly reason: string }
+  /**
+   * Offered (Available) although the node's volume record says a tenant used its volume
+   * (an administrator cleared its claimRef): deleted with preconditions, so no claim binds
+   * it; the record then cleans or holds the volume by its reclaim policy.
+   */
+  | { readonly action: 'withdraw'; readonly reason: string };
 
 /** Whether the PV is one this agent manages in `dialect`; the reason when it is not. */
 export function ownership(pv: V1PersistentVolume, me: NodeIdentity, dialect: ConfiguredVolumes['dialect']): { ok: true } | { ok: false; reason: string } {
@@ -102,7 +109,10 @@ export function ownership(pv: V1PersistentVolume, me: NodeIdentity, dialect: Con
   return { ok: false, reason: `provisioned by "${by ?? 'nobody'}", not "${me.provisionerName}"` };
 }
 
-/** True when the PV has never been bound to a claim: nothing a tenant wrote can be on its volume. */
+/**
+ * True when the PV's fields show no sign of a claim. Fields an administrator can edit:
+ * the node's volume record decides where it knows the volume (see `unused`).
+ */
 export function neverBound(pv: V1PersistentVolume): boolean {
   const phase = pv.status?.phase;
   return (phase === 'Available' || phase === 'Pending' || phase === undefined)
@@ -110,12 +120,26 @@ export function neverBound(pv: V1PersistentVolume): boolean {
     && pv.metadata?.annotations?.[BOUND_BY_CONTROLLER_ANNOTATION] === undefined;
 }
 
+/**
+ * True when nothing a tenant wrote can be on the PV's volume: its line in the node's volume
+ * record says so (`offered`: no PV of it was ever seen used), or, for a volume the record
+ * does not know (a PV whose volume was never found), the PV's own fields do.
+ */
+export function unused(pv: V1PersistentVolume, recorded: RecordedState | undefined): boolean {
+  if (recorded !== undefined) return recorded !== 'dirty' && neverBound(pv);
+  return neverBound(pv);
+}
+
 export function hasCleanupFinalizer(pv: V1PersistentVolume): boolean {
   return pv.metadata?.finalizers?.includes(CLEANUP_FINALIZER) ?? false;
 }
 
-/** Decides what to do with a PV that may have been released. */
-export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configured: ConfiguredVolumes, mode: ReclaimMode): ReleaseDecision {
+/**
+ * Decides what to do with a PV that may have been released; `recorded` is its volume's
+ * state in the node's volume record (undefined when the record does not know it).
+ */
+export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configured: ConfiguredVolumes, mode: ReclaimMode,
+  recorded?: RecordedState): ReleaseDecision {
   const name = pv.metadata?.name ?? '<unnamed>';
   const owned = ownership(pv, me, configured.dialect);
   if (!owned.ok) return { action: 'not-ours', reason: `PV "${name}": ${owned.reason}` };
@@ -124,12 +148,15 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
 
   if (deleting) {
     if (!hasCleanupFinalizer(pv)) return { action: 'skip', reason: `PV "${name}" is being deleted and does not carry our finalizer` };
-    if (neverBound(pv)) return { action: 'let-go', reason: `PV "${name}" is being deleted and was never bound: nothing of anyone is on its volume` };
+    if (unused(pv, recorded)) return { action: 'let-go', reason: `PV "${name}" is being deleted and was never bound: nothing of anyone is on its volume` };
     if (policy !== 'Delete') {
       return { action: 'let-go', reason: `PV "${name}" is being deleted and its reclaim policy ${policy ?? '(none)'} keeps its data` };
     }
   } else {
     const phase = pv.status?.phase;
+    if (recorded === 'dirty' && (phase === 'Available' || phase === 'Pending')) {
+      return { action: 'withdraw', reason: `PV "${name}" is ${phase} but its volume was used by a tenant and is not clean yet` };
+    }
     if (phase !== 'Released') return { action: 'skip', reason: `PV "${name}" is ${phase ?? 'without a phase'}, not Released` };
     if (policy === 'Retain') return { action: 'retain', reason: `PV "${name}" has reclaim policy Retain; its data is kept` };
     if (policy === 'Recycle') {
@@ -138,9 +165,8 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
     if (policy !== 'Delete') return { action: 'warn', policy: 'unknown', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
   }
 
-  const located = configured.dialect === 'directory'
-    ? locateDirectoryVolume(pv, configured.storageClassMap)
-    : locateDeviceVolume(pv, configured.spec);
+  const ref = baseTarget(pv);
+  const located = configured.dialect === 'directory' ? locateDirectoryVolume(ref, configured.storageClassMap) : locateDeviceVolume(ref, configured.spec);
   if (!located.ok) {
     // The device dialect wipes every device (or holds it for its data) before offering it, so its
     // PV may go: the disk, wherever it shows up again, is never offered with old data.
@@ -168,12 +194,13 @@ export function recheckBeforeCleaning(
   me: NodeIdentity,
   configured: ConfiguredVolumes,
   mode: ReclaimMode,
+  recorded?: RecordedState,
 ): Recheck {
   if (!fresh) return { ok: false, reason: `PV "${target.pvName}" no longer exists` };
   if (fresh.metadata?.uid !== target.pvUid) {
     return { ok: false, reason: `PV "${target.pvName}" was replaced (UID ${fresh.metadata?.uid ?? 'none'}, expected ${target.pvUid})` };
   }
-  const decision = decideRelease(fresh, me, configured, mode);
+  const decision = decideRelease(fresh, me, configured, mode, recorded);
   if (decision.action !== 'clean') return { ok: false, reason: decision.reason };
   const now = decision.target;
   if (now.path !== target.path || now.hostPath !== target.hostPath || now.identity !== target.identity) {
@@ -181,8 +208,6 @@ export function recheckBeforeCleaning(
   }
   return { ok: true };
 }
-
-type Located = { readonly ok: true; readonly target: CleanTarget } | { readonly ok: false; readonly reason: string };
 
 /** The labels that name a PV's node, in either dialect. */
 const NODE_LABELS = [NODE_LABEL, ...DEVICE_DIALECT_NODE_LABELS];
@@ -198,7 +223,8 @@ function otherNodeLabel(pv: V1PersistentVolume, nodeName: string): string | unde
   return undefined;
 }
 
-function baseTarget(pv: V1PersistentVolume): Pick<CleanTarget, 'pvName' | 'pvUid' | 'storageClassName' | 'volumeMode' | 'hostPath' | 'identity'> {
+/** The fields of a target that name the volume, from a PV. */
+function baseTarget(pv: V1PersistentVolume): VolumeRef {
   const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
   return {
     pvName: pv.metadata?.name ?? '',
@@ -210,11 +236,37 @@ function baseTarget(pv: V1PersistentVolume): Pick<CleanTarget, 'pvName' | 'pvUid
   };
 }
 
-function locateDirectoryVolume(pv: V1PersistentVolume, storageClassMap: Readonly<Record<string, ClassConfig>>): Located {
-  if (!pv.metadata?.uid) return { ok: false, reason: 'it has no UID' };
-  const hostPath = pv.spec?.local?.path;
+type VolumeRef = Pick<CleanTarget, 'pvName' | 'pvUid' | 'storageClassName' | 'volumeMode' | 'hostPath' | 'identity'>;
+
+/** The process-table key of a volume cleaned without its PV: its last PV's UID, else its identity. */
+export function recordTaskKey(entry: VolumeRecordEntry): string {
+  return entry.pvUid ?? `record:${entry.identity}`;
+}
+
+/**
+ * Locates for the cleaner a dirty volume of the node's volume record whose PV is gone,
+ * by its recorded class, path and identity (the cleaner checks the identity on the open
+ * volume), or says why it cannot be located here.
+ */
+export function locateRecordedVolume(entry: VolumeRecordEntry, configured: ConfiguredVolumes): Located {
+  const ref: VolumeRef = {
+    pvName: entry.pvName ?? '',
+    pvUid: recordTaskKey(entry),
+    storageClassName: entry.storageClass,
+    volumeMode: entry.volumeMode,
+    hostPath: entry.hostPath,
+    identity: entry.identity,
+  };
+  return configured.dialect === 'directory' ? locateDirectoryVolume(ref, configured.storageClassMap) : locateDeviceVolume(ref, configured.spec);
+}
+
+type Located = { readonly ok: true; readonly target: CleanTarget } | { readonly ok: false; readonly reason: string };
+
+function locateDirectoryVolume(ref: VolumeRef, storageClassMap: Readonly<Record<string, ClassConfig>>): Located {
+  if (!ref.pvUid) return { ok: false, reason: 'it has no UID' };
+  const hostPath = ref.hostPath;
   if (!hostPath) return { ok: false, reason: 'it is not a local volume' };
-  const className = pv.spec?.storageClassName ?? '';
+  const className = ref.storageClassName;
   const cls = Object.prototype.hasOwnProperty.call(storageClassMap, className) ? storageClassMap[className] : undefined;
   if (!cls) return { ok: false, reason: `StorageClass "${className}" is not configured on this node` };
   const mapped = containerPathFor(hostPath, cls.hostDir, cls.mountDir, { directChildOnly: true });
@@ -222,7 +274,7 @@ function locateDirectoryVolume(pv: V1PersistentVolume, storageClassMap: Readonly
   return {
     ok: true,
     target: {
-      ...baseTarget(pv),
+      ...ref,
       path: mapped.containerPath,
       classDir: cls.mountDir,
       hostDir: cls.hostDir,
@@ -231,16 +283,16 @@ function locateDirectoryVolume(pv: V1PersistentVolume, storageClassMap: Readonly
   };
 }
 
-function locateDeviceVolume(pv: V1PersistentVolume, spec: DeviceSpecConfig): Located {
-  if (!pv.metadata?.uid) return { ok: false, reason: 'it has no UID' };
-  const devicePath = pv.spec?.local?.path;
+function locateDeviceVolume(ref: VolumeRef, spec: DeviceSpecConfig): Located {
+  if (!ref.pvUid) return { ok: false, reason: 'it has no UID' };
+  const devicePath = ref.hostPath;
   if (!devicePath) return { ok: false, reason: 'it is not a local volume' };
   // deviceDir is mounted at the same path in the container, and walked recursively.
   const mapped = containerPathFor(devicePath, spec.deviceDir, spec.deviceDir, { directChildOnly: false });
   if (!mapped.ok) return { ok: false, reason: mapped.reason };
   return {
     ok: true,
-    target: { ...baseTarget(pv), path: mapped.containerPath, classDir: spec.deviceDir, method: { kind: 'device-wipe' } },
+    target: { ...ref, path: mapped.containerPath, classDir: spec.deviceDir, method: { kind: 'device-wipe' } },
   };
 }
 
@@ -250,7 +302,7 @@ function locateDeviceVolume(pv: V1PersistentVolume, spec: DeviceSpecConfig): Loc
  * wiped them regardless, so its users rely on a wipe; for those the node's spec
  * (`reclaimPolicy`, default Delete) decides. An explicit Retain there is respected.
  */
-function effectiveReclaimPolicy(pv: V1PersistentVolume, configured: ConfiguredVolumes): string | undefined {
+export function effectiveReclaimPolicy(pv: V1PersistentVolume, configured: ConfiguredVolumes): string | undefined {
   const own = pv.spec?.persistentVolumeReclaimPolicy;
   if (configured.dialect !== 'device') return own;
   const madeByUpstream = pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION] === undefined;

@@ -12,7 +12,7 @@ import { GO_FLAG_SYNTAX } from './go-flag-syntax';
 import { KLOG_FLAGS, KLOG_FLAGS_CLIENT_ONLY, klogLogLevel } from './klog-flags';
 import { PFLAG_SYNTAX } from './pflag-syntax';
 import { ZAP_FLAGS, zapLogSettings } from './zap-flags';
-import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS } from '../../config/defaults';
+import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS, DEFAULT_STATE_DIR } from '../../config/defaults';
 import type { CommonOptions } from '../controller/agent';
 import type { DeviceRunOptions } from '../controller/device-run-options';
 import type { DirectoryRunOptions } from '../controller/directory-run-options';
@@ -20,6 +20,7 @@ import type { NodeCleanupOptions } from '../node-cleanup/node-cleanup-options';
 import { parseListenAddress } from '../observability/listen-address';
 import { LOG_LEVELS, LogFormat, LogLevel } from '../observability/logger';
 import type { PlanOptions } from '../plan/plan-options';
+import type { VolumesCommandOptions } from '../record/volumes-command';
 
 export const BIN = 'local-volume-provisioner';
 
@@ -31,6 +32,15 @@ const COMMON: FlagSpec[] = [
   { name: 'log-format', type: 'string', env: 'LOG_FORMAT', default: 'json', choices: ['json', 'text'], help: 'json, or text for reading by a person.' },
 ];
 
+/** The node's volume record (runtime/record), shared by both dialects' agents on a node. */
+const STATE_DIR_FLAG: FlagSpec = {
+  name: 'state-dir',
+  type: 'string',
+  env: 'LVP_STATE_DIR',
+  default: DEFAULT_STATE_DIR,
+  help: 'Host directory (mounted at the same path) of the node\'s volume record: which volumes are clean, which a tenant used.',
+};
+
 const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'listen-address', type: 'string', default: ':8080', help: 'Address of the metrics and health endpoints.' },
   { name: 'metrics-path', type: 'string', default: '/metrics', help: 'Path of the Prometheus metrics.' },
@@ -40,6 +50,7 @@ const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'node-name', type: 'string', env: 'MY_NODE_NAME', help: 'This node\'s name (usually from the downward API). Required.' },
   { name: 'namespace', type: 'string', env: 'MY_NAMESPACE', default: 'default', help: 'Namespace for cleanup Jobs and Events.' },
   { name: 'job-container-image', type: 'string', env: 'JOB_CONTAINER_IMAGE', default: '', help: 'Image of cleanup Jobs (useJobForCleaning).' },
+  STATE_DIR_FLAG,
 ];
 
 const DEVICE_FLAGS: FlagSpec[] = [
@@ -57,6 +68,7 @@ const DEVICE_FLAGS: FlagSpec[] = [
   { name: 'namespace-name', type: 'string', env: 'LP_NAMESPACE_NAME', help: 'Namespace of the PV spec ConfigMaps. Required.' },
   { name: 'default-pv-spec-configmap', type: 'string', env: 'LP_DEFAULT_PV_SPEC_CONFIGMAP', default: '', help: 'PV spec ConfigMap for nodes without the annotation.' },
   { name: 'development', type: 'boolean', env: 'LP_DEVELOPMENT', default: false, ignored: 'the device provisioner read it and never used it; --zap-devel or --log-format=text give readable lines' },
+  STATE_DIR_FLAG,
 ];
 
 const PLAN_FLAGS: FlagSpec[] = [
@@ -89,7 +101,8 @@ export type CommandOptions =
   | ({ readonly command: 'run' } & DirectoryRunOptions)
   | ({ readonly command: 'devices' } & DeviceRunOptions)
   | ({ readonly command: 'plan' } & PlanOptions)
-  | ({ readonly command: 'node-cleanup' } & NodeCleanupOptions);
+  | ({ readonly command: 'node-cleanup' } & NodeCleanupOptions)
+  | ({ readonly command: 'volumes' } & VolumesCommandOptions);
 
 type Command = CommandOptions['command'];
 
@@ -150,6 +163,16 @@ const COMMANDS: readonly CommandDef[] = [
     // Upstream's node-cleanup reads no environment variable.
     envCues: [],
     binaries: ['main'],
+  },
+  {
+    command: 'volumes',
+    title: 'volumes',
+    summary: 'The node\'s volume record: "list", "reclaim PATH" (clean a held volume, then offer it), "accept PATH" (offer it as it is).',
+    syntax: PFLAG_SYNTAX,
+    flags: [STATE_DIR_FLAG],
+    envCues: [],
+    binaries: [],
+    explicitOnly: true,
   },
 ];
 
@@ -217,7 +240,9 @@ function required(v: Record<string, FlagValue>, flag: string, env: string, error
 /** The device provisioner polled without pause on a tiny interval; here it is a fallback, kept at 1 s or more. */
 const MIN_POLLING_INTERVAL_MS = 1000;
 
-function resolve(command: Command, r: ResolvedFlags, explicit: boolean, env: NodeJS.ProcessEnv, errors: string[], notices: Notice[]): CommandOptions {
+function resolve(
+  command: Command, r: ResolvedFlags, explicit: boolean, env: NodeJS.ProcessEnv, errors: string[], notices: Notice[], positionals: readonly string[],
+): CommandOptions {
   const v = r.values;
   switch (command) {
     case 'run': {
@@ -231,6 +256,7 @@ function resolve(command: Command, r: ResolvedFlags, explicit: boolean, env: Nod
         nodeName: required(v, 'node-name', 'MY_NODE_NAME', errors, NODE_NAME_HINT),
         namespace: v.namespace as string,
         jobContainerImage: v['job-container-image'] as string,
+        stateDir: v['state-dir'] as string,
       };
     }
     case 'devices': {
@@ -249,6 +275,7 @@ function resolve(command: Command, r: ResolvedFlags, explicit: boolean, env: Nod
         pollingIntervalMs,
         namespace: required(v, 'namespace-name', 'LP_NAMESPACE_NAME', errors),
         defaultPvSpecConfigMap: v['default-pv-spec-configmap'] as string,
+        stateDir: v['state-dir'] as string,
       };
     }
     case 'plan':
@@ -274,6 +301,16 @@ function resolve(command: Command, r: ResolvedFlags, explicit: boolean, env: Nod
         leaderElect: (v['leader-elect'] as boolean | undefined) ?? explicit,
         identity: (v['pod-name'] as string) || env.HOSTNAME || 'node-cleanup',
       };
+    case 'volumes': {
+      const [action, volume, ...more] = positionals;
+      const stateDir = v['state-dir'] as string;
+      if (action === 'list' && volume === undefined) return { command, stateDir, action };
+      if ((action === 'reclaim' || action === 'accept') && volume !== undefined && more.length === 0) return { command, stateDir, action, volume };
+      errors.push(action === 'reclaim' || action === 'accept'
+        ? `"${action}" takes one volume: its path (its PV's spec.local.path), as "volumes list" shows it`
+        : `say "list", "reclaim PATH" or "accept PATH", not ${quote(positionals.join(' '))}`);
+      return { command, stateDir, action: 'list' };
+    }
   }
 }
 
@@ -301,7 +338,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const resolved = resolveFlags(def.flags, line, env, def.envSemantics);
   const errors = [...resolved.errors];
   const notices = [...resolved.notices];
-  if (line.positionals.length > 0) {
+  if (line.positionals.length > 0 && command !== 'volumes') {
     if (command === 'plan') {
       errors.push(`unexpected argument ${quote(line.positionals[0])}`);
     } else {
@@ -309,7 +346,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       notices.push({ level: 'warn', msg: `arguments ignored: ${rule}, as in ${def.title}`, fields: { ignored: line.positionals } });
     }
   }
-  const options = resolve(command, resolved, choice.explicit, env, errors, notices);
+  const options = resolve(command, resolved, choice.explicit, env, errors, notices, line.positionals);
   if (errors.length > 0) return fail(errors);
   return { kind: 'options', options, reason: choice.reason, notices };
 }

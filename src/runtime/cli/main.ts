@@ -31,6 +31,11 @@ async function run(options: CommandOptions): Promise<void> {
       return (require('../controller/run-devices') as typeof import('../controller/run-devices')).runDeviceProvisioner(options);
     case 'node-cleanup':
       return (require('../node-cleanup/run-node-cleanup') as typeof import('../node-cleanup/run-node-cleanup')).runNodeCleanup(options);
+    case 'volumes': {
+      const { runVolumesCommand } = require('../record/volumes-command') as typeof import('../record/volumes-command');
+      process.stdout.write(await runVolumesCommand(options));
+      return;
+    }
     case 'plan': {
       const { formatPlan, makePlan } = require('../plan/run-plan') as typeof import('../plan/run-plan');
       process.stdout.write(formatPlan(await makePlan(options), options.output));
@@ -43,7 +48,7 @@ async function run(options: CommandOptions): Promise<void> {
 /** The dialect chosen and what the command line asked that is not done as written, before the command logs anything. */
 function logStart(options: CommandOptions, reason: string, notices: readonly Notice[]): void {
   // plan prints its result on stdout: no log lines there.
-  if (options.command === 'plan') return;
+  if (options.command === 'plan' || options.command === 'volumes') return;
   const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
   logger.info({ command: options.command, reason }, 'dialect chosen');
   for (const n of notices) logger[n.level](n.fields, n.msg);

@@ -30,20 +30,24 @@ import {
   ConfiguredVolumes,
   decideRelease,
   JOB_LABEL_PV_UID,
-  neverBound,
+  locateRecordedVolume,
   NodeIdentity,
   NotCleanedKind,
   ReclaimMode,
   recheckBeforeCleaning,
+  recordTaskKey,
   ReleaseDecision,
   TaskOutcome,
+  unused,
 } from '../cleanup';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { addCleanupFinalizer, deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import type { CleanupModeLabel } from '../observability/metrics';
+import { dirtyDisposition, RecordedState, VolumeRecord, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
+import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 export interface JobCleaning {
   readonly namespace: string;
@@ -63,6 +67,8 @@ export interface DeleterDeps {
   readonly mode: ReclaimMode;
   /** A device cleanup during which the device sees no I/O this long is stopped (cleanup/stall-watchdog.ts). 0 = never. */
   readonly stallTimeoutMs: number;
+  /** The node's volume record: what a tenant used, what is clean (record/volume-record.ts). */
+  readonly record: VolumeRecord;
 }
 
 export interface DeleterPass {
@@ -108,6 +114,12 @@ const REFUSAL_EVENTS: Partial<Record<CleanupFailureKind, string>> = {
   'missing': EventReasons.VolumeMissing.reason,
 };
 
+/** A dirty volume of the record whose PV is gone and that is held, not cleaned, and why. */
+export interface HeldVolume {
+  readonly entry: VolumeRecordEntry;
+  readonly reason: string;
+}
+
 /** Decisions that ask for nothing, now or later: the PV is not ours, not Released, or keeps its data. */
 const AT_REST: ReadonlySet<ReleaseDecision['action']> = new Set(['not-ours', 'skip', 'retain']);
 
@@ -116,14 +128,10 @@ export class Deleter {
   private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
   /** UIDs of PVs cleaned and let go here, which a cache may still list for a moment. */
   private readonly finished = new Set<string>();
-  /**
-   * PVs of ours whose volume must be cleaned, by UID, until their cleanup succeeds.
-   * One that disappears first (legacy mode, or someone removed our finalizer) leaves
-   * its volume dirty: it is cleaned anyway before discovery may offer it again.
-   */
-  private readonly awaitingCleanup = new Map<string, CleanTarget>();
-  /** Names of those whose PV is gone: discovery must not offer them yet. */
+  /** Names of the PVs of dirty volumes being cleaned without their PV (metrics). */
   private orphanNames = new Set<string>();
+  /** Dirty volumes without a PV that are held (Retain, class not configured), from the last run. */
+  private held: readonly HeldVolume[] = [];
   /** PV UIDs with a guarded write under way, so a quick next pass does not send it twice. */
   private readonly writing = new Set<string>();
   /** In-process cleanups that succeeded and failed since start (upstream's proctable gauges). */
@@ -137,27 +145,33 @@ export class Deleter {
     const byUid = new Map(pass.pvs.map((pv) => [pv.metadata?.uid ?? '', pv]));
     this.reportFinished(byUid);
     for (const uid of this.finished) if (!byUid.has(uid)) this.finished.delete(uid);
+    const recorded = this.recordedStates();
     const writes: Array<Promise<void>> = [];
     let acted = false;
     for (const pv of pass.pvs) {
       const uid = pv.metadata?.uid ?? '';
       if (this.finished.has(uid)) continue;
-      const decision = decideRelease(pv, pass.me, pass.configured, this.deps.mode);
+      const state = recorded(pv);
+      const decision = decideRelease(pv, pass.me, pass.configured, this.deps.mode, state);
       acted ||= !AT_REST.has(decision.action);
       const ref = persistentVolumeReference(pv);
       switch (decision.action) {
         case 'protect':
         case 'retire':
-          this.awaitingCleanup.set(uid, decision.target);
           writes.push(this.retire(pv, decision.action === 'protect', decision.target, pass));
           break;
         case 'let-go':
-          this.awaitingCleanup.delete(uid);
-          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv),
+          writes.push(this.write(pv, `let go without cleaning: ${decision.reason}`, () => this.letGo(pv, unused(pv, state)),
             pv.metadata?.deletionTimestamp ? undefined : EventReasons.VolumeFailedDelete.reason));
           break;
+        case 'withdraw':
+          writes.push(this.write(pv, `withdrawn: ${decision.reason}`, () => {
+            const { name, resourceVersion } = pv.metadata!;
+            return deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid, resourceVersion);
+          }, EventReasons.VolumeFailedDelete.reason));
+          this.deps.events.warning(ref, EventReasons.VolumeWithdrawn.reason, `${decision.reason}; the PV is deleted so that no claim binds it, and its volume is cleaned or held by its reclaim policy`);
+          break;
         case 'clean':
-          this.awaitingCleanup.set(uid, decision.target);
           this.start(pv, decision.target, pass);
           break;
         case 'hold':
@@ -168,15 +182,30 @@ export class Deleter {
             ? EventReasons.VolumeUnsupportedReclaimPolicy.reason : EventReasons.VolumeUnknownReclaimPolicy.reason, decision.reason);
           break;
         default:
-          this.awaitingCleanup.delete(uid);
       }
     }
     await Promise.all(writes);
-    this.cleanOrphans(byUid, pass);
-    this.deps.table.retainOnly(new Set([...byUid.keys(), ...this.awaitingCleanup.keys()]));
+    const orphans = this.cleanOrphans(byUid, pass);
+    this.deps.table.retainOnly(new Set([...byUid.keys(), ...orphans]));
     const running = [...this.started].filter(([uid, info]) => info.type === 'process' && isQueuedOrRunning(this.deps.table.get(uid))).length;
     this.deps.metrics.setProcTable({ running, ...this.processCleanups });
-    this.restful = !acted && this.started.size === 0 && this.finished.size === 0 && this.awaitingCleanup.size === 0;
+    this.restful = !acted && this.started.size === 0 && this.finished.size === 0 && orphans.size === 0;
+  }
+
+  /** The dirty volumes without a PV that are held until an administrator's word, as of the last run. */
+  heldVolumes(): readonly HeldVolume[] {
+    return this.held;
+  }
+
+  /** Each PV's volume's state in the record: by the identity recorded on the PV, else by the PV's UID. */
+  private recordedStates(): (pv: V1PersistentVolume) => RecordedState | undefined {
+    const byPvUid = new Map<string, VolumeRecordEntry>();
+    for (const entry of this.deps.record.entries()) if (entry.pvUid !== undefined) byPvUid.set(entry.pvUid, entry);
+    return (pv) => {
+      const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
+      const entry = (identity !== undefined ? this.deps.record.get(identity) : undefined) ?? byPvUid.get(pv.metadata?.uid ?? '');
+      return entry?.state;
+    };
   }
 
   /**
@@ -252,18 +281,61 @@ export class Deleter {
   }
 
   /**
-   * Volumes whose PV vanished before we cleaned it (legacy mode: an admin deleted
-   * it): upstream offers them again with the old data; we clean them first.
+   * The record's dirty volumes of this dialect whose PV is gone (deleted while the agent
+   * was down, its finalizer stripped, deleted in legacy mode before its clean, a Retain
+   * PV deleted by hand): cleaned when their policy allows and their class is configured,
+   * held otherwise. Upstream offers such volumes again with the old data. Returns the
+   * process-table keys of those being cleaned.
    */
-  private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass): void {
+  private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass): Set<string> {
     this.orphanNames = new Set();
-    for (const [uid, target] of this.awaitingCleanup) {
-      if (byUid.has(uid)) continue;
-      this.orphanNames.add(target.pvName);
-      const state = this.deps.table.get(uid)?.state;
+    const keys = new Set<string>();
+    const held: HeldVolume[] = [];
+    const withPv = new Set([...byUid.values()].map((pv) => pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION]));
+    for (const entry of this.deps.record.entries()) {
+      if (entry.state !== 'dirty' || entry.dialect !== pass.configured.dialect || entry.admin === 'accept') continue;
+      if ((entry.pvUid !== undefined && byUid.has(entry.pvUid)) || withPv.has(entry.identity)) continue;
+      const located = locateRecordedVolume(entry, pass.configured);
+      const disposition = located.ok ? dirtyDisposition(entry, this.classConfigured(entry, pass.configured)) : { action: 'hold' as const, reason: located.reason };
+      if (disposition.action === 'hold' || !located.ok) {
+        held.push({ entry, reason: disposition.action === 'hold' ? disposition.reason : '' });
+        continue;
+      }
+      const key = recordTaskKey(entry);
+      keys.add(key);
+      if (entry.pvName) this.orphanNames.add(entry.pvName);
+      const state = this.deps.table.get(key)?.state;
       if (state === 'queued' || state === 'running') continue;
-      this.start(undefined, target, pass);
+      this.start(undefined, located.target, pass);
     }
+    for (const { entry, reason } of held) {
+      this.deps.events.warning(nodeReference(pass.me.nodeName), EventReasons.VolumeHeldDirty.reason,
+        `${entry.hostPath} (${entry.identity}) was used by a tenant and is not clean: ${reason}; it is never offered until an administrator runs `
+        + `"local-volume-provisioner volumes reclaim ${entry.hostPath}" (clean it, then offer it) or "volumes accept ${entry.hostPath}" (offer it as it is)`);
+    }
+    this.held = held;
+    return keys;
+  }
+
+  /** Whether the volume's class is one this agent offers now. */
+  private classConfigured(entry: VolumeRecordEntry, configured: ConfiguredVolumes): boolean {
+    return configured.dialect === 'directory'
+      ? Object.prototype.hasOwnProperty.call(configured.storageClassMap, entry.storageClass)
+      : configured.spec.storageClassName === entry.storageClass;
+  }
+
+  /**
+   * Records a volume as clean once its PV is gone (only then may discovery offer it),
+   * if its line is still as `expected` says: a line that became dirty meanwhile stays so.
+   */
+  private async markClean(identity: string | undefined, reason: string, expected: (entry: VolumeRecordEntry) => boolean): Promise<void> {
+    if (identity === undefined) return;
+    await this.deps.record.update((record) => {
+      const entry = record.get(identity);
+      if (!entry || entry.state === 'clean' || !expected(entry)) return { writes: [], result: undefined };
+      const { pvName, pvUid, admin, ...rest } = entry;
+      return { writes: [{ ...rest, state: 'clean' as const, reason, since: new Date().toISOString() }], result: undefined };
+    });
   }
 
   /** Starts a cleanup of a PV's volume, or with `pv` undefined of the volume of one that vanished uncleaned. */
@@ -274,7 +346,7 @@ export class Deleter {
       let fresh: V1PersistentVolume | undefined;
       if (pv) {
         fresh = await this.deps.api.getPersistentVolume(target.pvName);
-        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured, this.deps.mode);
+        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured, this.deps.mode, fresh && this.recordedStates()(fresh));
         if (!recheck.ok) return { ok: false, kind: 'stale', reason: `not cleaned: ${recheck.reason}` };
       }
       log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
@@ -286,11 +358,12 @@ export class Deleter {
         ...(useJob ? { runCommandElsewhere: (s) => this.cleanInJob(target, pass.jobs!, pass.me.nodeName, s ?? signal) } : {}),
       });
       if (!cleaned.ok) return this.notCleaned(cleaned, fresh, target, signal);
-      if (!pv) {
-        log.info('volume of a PV deleted before it was cleaned is clean; discovery offers it again');
-        return { ok: true };
-      }
-      return this.finish(fresh!, target, log);
+      const outcome = pv ? await this.finish(fresh!, target, log) : { ok: true as const };
+      if (!outcome.ok) return outcome;
+      // Only now, with its PV gone, is the volume recorded clean; a crash before leaves it dirty, cleaned again.
+      await this.markClean(target.identity, `cleaned after PV ${target.pvName}`, () => true);
+      if (!pv) log.info('volume of a PV deleted before it was cleaned is clean; discovery offers it again');
+      return outcome;
     });
     if (!result.started) return;
     this.started.set(target.pvUid, { target, capacityBytes: pv ? capacityBytes(pv) : 0, type: useJob ? 'job' : 'process' });
@@ -310,8 +383,9 @@ export class Deleter {
     // The recorded volume is not here. Nothing is cleaned in its name; its PV may go when the volume
     // holds nothing of anyone, or (device dialect) when any device is wiped before it is offered again.
     const gone = cleaned.kind === 'missing' || cleaned.kind === 'identity-mismatch';
-    if (gone && fresh && (neverBound(fresh) || target.method.kind === 'device-wipe')) {
-      const outcome = await this.letGo(fresh);
+    if (gone && fresh && (unused(fresh, this.recordedStates()(fresh)) || target.method.kind === 'device-wipe')) {
+      // The record keeps the volume as it is (dirty once its PV is gone): it is cleaned if it ever comes back.
+      const outcome = await this.letGo(fresh, false);
       if (outcome !== 'changed') return { ok: true };
     }
     // Say why it was stopped (the cleanup timeout, or shutdown): the cleaner only knows it was.
@@ -319,11 +393,21 @@ export class Deleter {
     return { ok: false, kind: cleaned.kind, reason };
   }
 
-  /** Lets a PV go without cleaning: our finalizer removed from one being deleted, else the PV deleted with preconditions. */
-  private async letGo(pv: V1PersistentVolume): Promise<string> {
+  /**
+   * Lets a PV go without cleaning: our finalizer removed from one being deleted, else the PV
+   * deleted with preconditions. When its volume is `unused` (the record never saw it used),
+   * it is recorded clean once the PV is gone, so it is offered again without a clean.
+   */
+  private async letGo(pv: V1PersistentVolume, unusedVolume: boolean): Promise<string> {
     const { name, uid, resourceVersion, deletionTimestamp } = pv.metadata!;
-    if (deletionTimestamp) return removeCleanupFinalizer(this.deps.api, name!, uid!);
-    return deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
+    const outcome = deletionTimestamp
+      ? await removeCleanupFinalizer(this.deps.api, name!, uid!)
+      : await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
+    if (unusedVolume && outcome !== 'changed') {
+      await this.markClean(pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION], `PV ${name} went without ever being bound`,
+        (entry) => entry.state === 'offered' && entry.pvName === name);
+    }
+    return outcome;
   }
 
   /** The volume is clean: let the PV go (our finalizer removed, or in legacy mode the PV deleted). */
@@ -396,10 +480,7 @@ export class Deleter {
       const entry = this.deps.table.consume(uid);
       if (!entry) continue;
       this.started.delete(uid);
-      if (entry.state === 'succeeded') {
-        this.finished.add(uid);
-        this.awaitingCleanup.delete(uid);
-      }
+      if (entry.state === 'succeeded') this.finished.add(uid);
       this.recordOutcome(pvsByUid.get(uid), info, entry);
     }
   }

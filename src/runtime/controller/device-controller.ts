@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1ConfigMap, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { compileDeviceNameFilter, configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
-import { cleanVolume, ConcurrencyLimiter, isStrictlyInside, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
+import { cleanVolume, ConcurrencyLimiter, ConfiguredVolumes, effectiveReclaimPolicy, isStrictlyInside, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
 import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning, recordedIdentity } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
@@ -19,8 +19,10 @@ import { ensurePersistentVolume } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { describeProbe, deviceNumberOf, IdentityCache } from '../volume';
 import { Deleter } from './deleter';
+import { RecordKeeper } from './record-keeper';
+import { offerVerdict, withIdentities } from '../record';
 import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
-import { capacityByMode, VolumeWithoutPV, volumeStateEntries } from './volume-states';
+import { capacityByMode, heldDirtyVolumes, VolumeWithoutPV, volumeStateEntries } from './volume-states';
 import { assignDevicePVNames, buildDevicePV, DeviceNaming, deviceSpecDifferences, NodeInfo, nodeInfoOf } from '../pv';
 import { NODE_LABEL } from '../well-known';
 
@@ -41,6 +43,8 @@ export interface DeviceControllerDeps {
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
   readonly deleter: Deleter;
+  /** The node's volume record: only what it calls clean, or a device wiped now, is offered. */
+  readonly keeper: RecordKeeper;
   /** How PVs are held (see cleanup/release-decision.ts). */
   readonly mode: ReclaimMode;
   /** Shared with the deleter's cleanups, so wipes of new devices count against the same limit. */
@@ -55,6 +59,8 @@ export interface DeviceControllerDeps {
 
 export type DevicePassResult =
   | { readonly state: 'no-spec'; readonly message: string }
+  /** The node's volume record cannot be used: nothing is offered or cleaned (record-keeper.ts says why). */
+  | { readonly state: 'record-unusable'; readonly message: string }
   | { readonly state: 'provisioned'; readonly spec: DeviceSpecConfig; readonly created: readonly string[] };
 
 export class DeviceController {
@@ -91,8 +97,15 @@ export class DeviceController {
       return { state: 'no-spec', message: resolved.message };
     }
     const spec = resolved.spec;
+    const health = this.deps.keeper.check();
+    if (!health.ok) return { state: 'record-unusable', message: health.problem };
     const me: NodeIdentity = { nodeName: info.name, provisionerName: devicesProvisionerName(info.name) };
-    await this.deps.deleter.run({ me, configured: { dialect: 'device', spec }, pvs: this.deps.cache.list() });
+    const configured: ConfiguredVolumes = { dialect: 'device', spec };
+    const recordContext = { dialect: 'device' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => effectiveReclaimPolicy(pv, configured) };
+    const mine = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'device').ok);
+    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
+    await this.deps.keeper.observe(withIdentities(mine(), recordedIdentity), this.deps.cache.list(), recordContext);
+    await this.deps.deleter.run({ me, configured, pvs: this.deps.cache.list() });
     // Every PV of this node, of either dialect: a disk with a PV is never offered again.
     const pvs = this.deps.cache.list();
     // Only ours are inspected, reported and counted: the directory dialect's PVs are its own agent's.
@@ -105,6 +118,8 @@ export class DeviceController {
     this.reportVerdicts(owned, verdicts);
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
     const identityOf = (pv: V1PersistentVolume) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? '');
+    // The device provisioner's PVs carry no identity: known by what is at their path.
+    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
 
     const { devices, errors } = await this.discover(node, spec, pvs, identityOf);
     const naming = this.name(node, spec, pvs, devices, errors);
@@ -261,6 +276,16 @@ export class DeviceController {
     me: NodeIdentity,
   ): Promise<'created' | 'held-data' | 'error' | 'exists'> {
     const log = volumeLogger(this.deps.logger, { pv: pvName, path: device.path, storageClass: spec.storageClassName });
+    const record = this.deps.keeper.record;
+    const verdict = offerVerdict(device.identity, record.entries(), (i) => record.get(i));
+    // Used and not clean yet (the deleter cleans or holds it), or sharing a disk with another volume: never wiped here.
+    if (verdict.kind === 'not-clean') return 'exists';
+    if (verdict.kind === 'overlaps') {
+      this.deps.keeper.reportOverlap(this.candidate(device, pvName, spec), verdict.other);
+      return 'error';
+    }
+    // A device the record calls clean was wiped (and not used) since: it is offered as it is.
+    if (verdict.kind === 'offer') return this.create(device, pvName, spec, info, node, me, log);
     const probe = device.signatures;
     if (probe?.state !== 'blank' && !spec.wipeDevicesHoldingData) {
       const message = `device ${device.path} ${probe ? describeProbe(probe) : 'was not probed'}; it is neither wiped nor provisioned (set wipeDevicesHoldingData: "true" in the PV spec ConfigMap to wipe it)`;
@@ -302,6 +327,30 @@ export class DeviceController {
       log.error(message);
       return 'error';
     }
+    return this.create(device, pvName, spec, info, node, me, log);
+  }
+
+  /** The device as the volume record knows it. */
+  private candidate(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig) {
+    return {
+      identity: device.identity,
+      hostPath: device.path,
+      storageClass: spec.storageClassName,
+      volumeMode: spec.volumeMode,
+      pvName,
+      reclaimPolicy: spec.reclaimPolicy,
+    };
+  }
+
+  /**
+   * Claims a clean (or just wiped) device in the volume record and creates its PV; a
+   * claim refused (another volume on the disk claimed it meanwhile) makes no PV.
+   */
+  private async create(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig, info: NodeInfo, node: V1Node, me: NodeIdentity,
+    log: Logger): Promise<'created' | 'error' | 'exists'> {
+    // Never seen by the record before this pass, it was wiped just now: it holds nothing.
+    const claimed = await this.deps.keeper.claim([this.candidate(device, pvName, spec)], 'device', async () => ({ holdsNothing: true }));
+    if (claimed.length === 0) return 'error';
     try {
       const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
       const result = await ensurePersistentVolume(this.deps.api, pv);
@@ -309,13 +358,14 @@ export class DeviceController {
       // Known at once, even while the watch lags: the next pass never offers this disk twice.
       this.deps.cache.observe(result.pv);
       this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
-        `wiped ${device.path} and created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
+        `${device.path} is clean; created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
       log.info({ capacity: pv.spec?.capacity?.storage }, 'device wiped; PV created');
       return 'created';
     } catch (err) {
       const message = `cannot create PV ${pvName} for ${device.path}: ${(err as Error).message}`;
       this.warn(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
       log.error(message);
+      await this.deps.keeper.release(device.identity, pvName);
       return 'error';
     }
   }
@@ -345,7 +395,7 @@ export class DeviceController {
         cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
         refusal: this.deps.deleter.refusal(pv.metadata?.uid ?? ''),
       };
-    }, [...errors, ...heldData]));
+    }, [...errors, ...heldData, ...heldDirtyVolumes(this.deps.deleter.heldVolumes())]));
   }
 }
 

@@ -10,4 +10,6 @@ export interface DeviceRunOptions extends CommonOptions {
   readonly namespace: string;
   /** PV spec ConfigMap for nodes without the annotation; empty when unset. */
   readonly defaultPvSpecConfigMap: string;
+  /** The host directory of the node's volume record (record/volume-record.ts). */
+  readonly stateDir: string;
 }

@@ -22,6 +22,9 @@ import {
   PlanCandidate,
   recordedIdentity,
 } from '../discovery';
+import { MissingVolumeTracker } from './missing-volumes';
+import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
+import { PassInputs, QuietPasses } from './quiet-passes';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { NodePvCache } from '../kube/pv-cache';
@@ -29,12 +32,11 @@ import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume } from '../ku
 import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { buildDirectoryPV, NodeInfo, provisionerName, storageClassFields, StorageClassFieldsResult } from '../pv';
-import { IdentityCache, inspectEntry } from '../volume';
+import { withIdentities } from '../record';
+import { describeProbe, filesystemHoldings, IdentityCache, inspectEntry, probeSignatures } from '../volume';
 import { Deleter } from './deleter';
-import { MissingVolumeTracker } from './missing-volumes';
-import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
-import { PassInputs, QuietPasses } from './quiet-passes';
-import { capacityByMode, volumeStateEntries } from './volume-states';
+import { FirstSight, RecordKeeper } from './record-keeper';
+import { capacityByMode, heldDirtyVolumes, volumeStateEntries } from './volume-states';
 
 export interface DirectoryControllerDeps {
   readonly api: KubeApi;
@@ -44,6 +46,8 @@ export interface DirectoryControllerDeps {
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
   readonly deleter: Deleter;
+  /** The node's volume record: only what it calls clean is offered. */
+  readonly keeper: RecordKeeper;
   readonly readMountTable: () => Promise<MountTable>;
   /** How PVs are held (see cleanup/release-decision.ts). */
   readonly mode: ReclaimMode;
@@ -87,11 +91,18 @@ export class DirectoryController {
       pvRevision: this.deps.cache.revision,
       mountTable: await this.deps.readMountTable(),
       directoryStamps: Object.values(config.storageClassMap).map((c) => directoryStamp(c.mountDir)),
+      recordRevision: this.deps.keeper.revision(),
       readAtMs: performance.now(),
     };
     if (this.quiet.canSkip(inputs)) return { created: [], classes: this.lastClasses, skipped: true };
+    // Without a usable record nothing is offered or cleaned: a guess could call dirty data clean.
+    if (!this.deps.keeper.check().ok) return { created: [], classes: this.lastClasses, skipped: false };
     const me: NodeIdentity = { nodeName: node.name, provisionerName: provisionerName(node.name, node.uid, config.useNodeNameOnly) };
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
+    const recordContext = { dialect: 'directory' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => pv.spec?.persistentVolumeReclaimPolicy };
+    const ownedNow = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
+    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
+    await this.deps.keeper.observe(withIdentities(ownedNow(), recordedIdentity), this.deps.cache.list(), recordContext);
 
     await this.deps.deleter.run({
       me,
@@ -108,7 +119,7 @@ export class DirectoryController {
     const withPv = new Set(this.deps.cache.list().map((pv) => acceptedKey(pv.spec?.storageClassName ?? '', pv.spec?.local?.path ?? '')));
     this.mountPoints.retain((v) => withPv.has(acceptedKey(v.className, v.hostPath)));
     const classes = await discoverDirectoryVolumes(config.storageClassMap, table, { identities: this.identities, mountPoints: this.mountPoints });
-    const owned = this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
+    const owned = ownedNow();
     // Each PV's volume found by one lookup, not by a scan of its class's volumes (thousands of both on a big node).
     const accepted = new Map(classes.flatMap((c) => c.volumes.map((v) => [acceptedKey(c.className, v.hostPath), v] as const)));
     const atPaths = await Promise.all(owned.map(async (pv) => ({ pv, at: await this.volumeAtPath(pv, config, classes, accepted, table) })));
@@ -118,6 +129,8 @@ export class DirectoryController {
 
     this.reportRejections(classes, node);
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
+    // PVs made before identities (the Go provisioner's) are known by what is at their path.
+    await this.deps.keeper.observe(withIdentities(owned, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? '')), this.deps.cache.list(), recordContext);
     const { created, planned } = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);
@@ -216,9 +229,14 @@ export class DirectoryController {
       if (toCreate.length === 0) continue;
       const fields = await this.storageClassOf(cls.className, nodeRef);
       if (!fields) continue;
-      for (const candidate of toCreate) {
-        const name = await this.create(candidate, config, node, fields);
-        if (name) created.push(name);
+      // Claimed in the record in batches, each before its PVs are made: the first PVs need not wait for the last claims.
+      for (let i = 0; i < toCreate.length; i += CLAIM_BATCH) {
+        const batch = toCreate.slice(i, i + CLAIM_BATCH).map((c) => ({ ...c, storageClass: c.className, reclaimPolicy: fields.reclaimPolicy }));
+        for (const candidate of await this.deps.keeper.claim(batch, 'directory', firstSightOf)) {
+          const name = await this.create(candidate, config, node, fields);
+          if (name) created.push(name);
+          else await this.deps.keeper.release(candidate.identity, candidate.pvName);
+        }
       }
     }
     return { created, planned: { create: plan.create.length, warnings } };
@@ -320,10 +338,26 @@ export class DirectoryController {
           cleaning: this.deps.deleter.isCleaning(pv.metadata?.name ?? ''),
           refusal: this.deps.deleter.refusal(uid),
         };
-      }, rejected),
+      }, [...rejected, ...heldDirtyVolumes(this.deps.deleter.heldVolumes())]),
       classes.map((c) => c.className),
     );
   }
+}
+
+/** Volumes claimed in the record per transaction (one lock, one directory fsync). */
+const CLAIM_BATCH = 128;
+
+/**
+ * What a volume the record has never seen holds: a filesystem volume with nothing but
+ * `lost+found`, or a device with no signature, holds nothing anyone wrote there.
+ */
+async function firstSightOf(volume: DiscoveredVolume): Promise<FirstSight> {
+  if (volume.source === 'block-device') {
+    const probe = await probeSignatures(volume.mountPath);
+    return probe.state === 'blank' ? { holdsNothing: true } : { holdsNothing: false, what: describeProbe(probe) };
+  }
+  const holdings = filesystemHoldings(volume.mountPath);
+  return holdings === undefined ? { holdsNothing: true } : { holdsNothing: false, what: holdings };
 }
 
 /** A discovered volume's key: its class and host path. */

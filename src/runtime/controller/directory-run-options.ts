@@ -13,4 +13,6 @@ export interface DirectoryRunOptions extends CommonOptions {
   readonly namespace: string;
   /** Image of cleanup Jobs; empty when unset. */
   readonly jobContainerImage: string;
+  /** The host directory of the node's volume record (record/volume-record.ts). */
+  readonly stateDir: string;
 }

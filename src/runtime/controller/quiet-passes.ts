@@ -36,6 +36,8 @@ export interface PassInputs {
   readonly node: NodeInfo;
   /** NodePvCache.revision. */
   readonly pvRevision: number;
+  /** VolumeRecord.revision: a line changed by another agent or an administrator's command, or the record's health. */
+  readonly recordRevision: number;
   readonly mountTable: MountTable;
   /** directoryStamp of each class's directory, in the configuration's order (undefined: none to trust). */
   readonly directoryStamps: ReadonlyArray<string | undefined>;
@@ -73,6 +75,7 @@ export function leftNothingBehind(outcome: PassOutcome): boolean {
 export function sameInputs(a: PassInputs, b: PassInputs): boolean {
   return a.config === b.config
     && a.pvRevision === b.pvRevision
+    && a.recordRevision === b.recordRevision
     && a.mountTable === b.mountTable
     && sameNode(a.node, b.node)
     && a.directoryStamps.length === b.directoryStamps.length

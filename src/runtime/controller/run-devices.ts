@@ -19,6 +19,7 @@ import { Deleter } from './deleter';
 import { DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from './device-controller';
 import type { DeviceRunOptions } from './device-run-options';
 import { NodeInfoSource } from './node-info-source';
+import { openRecordKeeper } from './open-record';
 import { PassScheduler } from './pass-scheduler';
 import { needsPassNow } from './pv-stewardship';
 import { reclaimModeOf } from './reclaim-mode';
@@ -76,7 +77,10 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   if (modeWarning) events.warning(nodeReference(options.nodeName), EventReasons.PermissionMissing.reason, modeWarning);
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const table = new CleanupProcessTable({ limiter, timeoutMs: PROVISIONER_DEFAULTS.cleanupTimeout });
-  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout });
+  const keeper = openRecordKeeper(options.stateDir, { events, metrics, logger, nodeName: options.nodeName });
+  const deleter = new Deleter({
+    api, table, events, metrics, logger, mode, stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout, record: keeper.record,
+  });
   const controller = new DeviceController({
     api,
     mode,
@@ -85,6 +89,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     metrics,
     logger,
     deleter,
+    keeper,
     limiter,
     stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout,
     namespace: options.namespace,

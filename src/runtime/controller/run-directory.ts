@@ -27,6 +27,7 @@ import { Deleter } from './deleter';
 import { DirectoryController } from './directory-controller';
 import type { DirectoryRunOptions } from './directory-run-options';
 import { NodeInfoSource } from './node-info-source';
+import { openRecordKeeper } from './open-record';
 import { PassScheduler } from './pass-scheduler';
 import { needsPassNow } from './pv-stewardship';
 import { reclaimModeOf, WithoutPatch, withoutPatchWarning } from './reclaim-mode';
@@ -108,7 +109,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
     timeoutMs: first.config.cleanupTimeout,
   });
-  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: first.config.cleanupStallTimeout });
+  const keeper = openRecordKeeper(options.stateDir, { events, metrics, logger, nodeName: node.name });
+  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: first.config.cleanupStallTimeout, record: keeper.record });
   const controller = new DirectoryController({
     api,
     mode,
@@ -118,6 +120,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     metrics,
     logger,
     deleter,
+    keeper,
     readMountTable: mountTableReader(),
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,

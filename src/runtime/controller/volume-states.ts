@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { VolumeState, VolumeStateEntry } from '../observability';
+import type { VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
 
 export interface VolumeFacts {
@@ -47,11 +48,11 @@ export function volumeStateOf(pv: V1PersistentVolume, facts: VolumeFacts): Volum
   }
 }
 
-/** A volume without a PV (rejected entry, error device, device holding data). */
+/** A volume without a PV (rejected entry, error device, device holding data, a used volume held dirty). */
 export interface VolumeWithoutPV {
   readonly path: string;
   readonly storageClass: string;
-  readonly state: Extract<VolumeState, 'error' | 'held-data'>;
+  readonly state: Extract<VolumeState, 'error' | 'held-data' | 'held-dirty'>;
 }
 
 export function volumeStateEntries(
@@ -75,4 +76,9 @@ export function capacityByMode(pvs: readonly V1PersistentVolume[]): { Filesystem
   const total = { Filesystem: 0, Block: 0 };
   for (const pv of pvs) total[pv.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem'] += parseQuantity(pv.spec?.capacity?.storage) ?? 0;
   return total;
+}
+
+/** The deleter's held dirty volumes of this agent's dialect, for the volume_state metric. */
+export function heldDirtyVolumes(held: ReadonlyArray<{ readonly entry: Pick<VolumeRecordEntry, 'hostPath' | 'storageClass'> }>): VolumeWithoutPV[] {
+  return held.map(({ entry }) => ({ path: entry.hostPath, storageClass: entry.storageClass, state: 'held-dirty' as const }));
 }

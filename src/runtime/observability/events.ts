@@ -223,6 +223,49 @@ export const EventReasons = {
     meaning: 'What is at the PV\'s path does not match its volumeMode (e.g. a Block PV on a directory); it is not cleaned.',
     example: 'PV "local-pv-1a2b3c4d" has volumeMode Block but "/mnt/disks/vol1" is a directory',
   },
+  // The node's volume record (record/volume-record.ts).
+  VolumeWithdrawn: {
+    reason: 'VolumeWithdrawn',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'The PV is Available but the node\'s volume record says a tenant used its volume (e.g. an administrator cleared its claimRef); it is deleted so no claim binds it, and the volume is cleaned or held by its reclaim policy.',
+    example: 'PV "local-pv-1a2b3c4d" is Available but its volume was used by a tenant and is not clean yet; the PV is deleted so that no claim binds it, and its volume is cleaned or held by its reclaim policy',
+  },
+  VolumeHeldDirty: {
+    reason: 'VolumeHeldDirty',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A volume a tenant used has no PV any more and is not cleaned (reclaim policy Retain, or its class is not configured): it is never offered until an administrator runs `volumes reclaim` or `volumes accept` (operations.md).',
+    example: '/mnt/disks/vol1 (fs:/@wwid:naa.5000c500a1b2c3d4) was used by a tenant and is not clean: its reclaim policy Retain keeps the data; it is never offered until an administrator runs "local-volume-provisioner volumes reclaim /mnt/disks/vol1" (clean it, then offer it) or "volumes accept /mnt/disks/vol1" (offer it as it is)',
+  },
+  VolumeHoldsUnknownData: {
+    reason: 'VolumeHoldsUnknownData',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A volume the node\'s record has never seen, with no PV, is not empty (or a device not blank): nothing proves whose data it is, so it is not offered until it holds nothing (an administrator empties it, or makes a new filesystem on it).',
+    example: '/mnt/disks/vol1 holds data the volume record knows nothing of (3 entries, e.g. "db"); it is not offered until it holds nothing (empty it, or make a new filesystem on it)',
+  },
+  VolumeOverlaps: {
+    reason: 'VolumeOverlaps',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A volume shares storage with another that is offered or used (a disk and its partition, a filesystem and a directory inside it, the two dialects over one disk); it is not offered.',
+    example: '/mnt/disks/sub (fs:/data@wwid:naa.5000c500a1b2c3d4) shares storage with /mnt/disks/vol1 (fs:/@wwid:naa.5000c500a1b2c3d4, offered); it is not offered',
+  },
+  VolumeRecordUnusable: {
+    reason: 'VolumeRecordUnusable',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The node\'s volume record cannot be read whole (its directory deleted, a file damaged): nothing is offered or cleaned until it can, because a guess could call dirty data clean.',
+    example: 'volume record file /var/lib/local-volume-provisioner/volumes/3f2a.json is not JSON (Unexpected end of JSON input); nothing is offered or cleaned on this node until it is repaired',
+  },
+  VolumeRecordNotDurable: {
+    reason: 'VolumeRecordNotDurable',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The state directory was not there at start, so it is no host directory the DaemonSet mounts: the record lives in the container and is lost when the pod is replaced; mount a hostPath there (the construct does).',
+    example: 'state directory /var/lib/local-volume-provisioner did not exist, so it is not a host directory: the volume record is lost when this pod is replaced; mount a hostPath at /var/lib/local-volume-provisioner (the construct does)',
+  },
   // Node cleanup (the node-cleanup command).
   StaleVolumeDeleted: {
     reason: 'StaleVolumeDeleted',

@@ -15,7 +15,7 @@ import type { VolumeMode } from '../../config/model';
 export type CleanupType = 'process' | 'job';
 
 /** The one state each volume of this node is in, as exported by `volume_state`. */
-export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'missing', 'identity-mismatch', 'in-use', 'not-configured'] as const;
+export const VOLUME_STATES = ['available', 'bound', 'released', 'cleaning', 'error', 'held-data', 'held-dirty', 'missing', 'identity-mismatch', 'in-use', 'not-configured'] as const;
 export type VolumeState = (typeof VOLUME_STATES)[number];
 /**
  * The states of a healthy volume at rest: counted per StorageClass, not listed one
@@ -159,6 +159,10 @@ export class ProvisionerMetrics {
     'A class of the configuration left out because of problems confined to it (1 per class; the other classes run).', ['storageclass']);
   private readonly waitingForAnotherAgent = this.gauge(`${PREFIX}waiting_for_another_agent`,
     '1 while another agent on this node holds its volume directories (e.g. during a rollout with maxSurge); this agent then does nothing.', []);
+  private readonly volumeRecordUsable = this.gauge(`${PREFIX}volume_record_usable`,
+    'Whether the node\'s volume record can be read whole (1); 0: nothing is offered or cleaned until it is repaired.', []);
+  private readonly volumeRecordDurable = this.gauge(`${PREFIX}volume_record_durable`,
+    'Whether the volume record is in a directory that was there at start (1: a host directory the DaemonSet mounts); 0: it is lost when the pod is replaced.', []);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
     'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
 
@@ -186,6 +190,8 @@ export class ProvisionerMetrics {
     this.setCapacity({});
     this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
     this.setWaitingForAnotherAgent(false);
+    this.setVolumeRecordUsable(true);
+    this.setVolumeRecordDurable(true);
     // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
     this.configLastSuccessful.set(1);
     if (options.processMetrics ?? true) this.registry.register(new ProcessMetrics());
@@ -299,6 +305,14 @@ export class ProvisionerMetrics {
   }
 
   /** Whether this agent waits for another one on its node (see controller/volume-locks.ts). */
+  setVolumeRecordUsable(usable: boolean): void {
+    this.volumeRecordUsable.set(usable ? 1 : 0);
+  }
+
+  setVolumeRecordDurable(durable: boolean): void {
+    this.volumeRecordDurable.set(durable ? 1 : 0);
+  }
+
   setWaitingForAnotherAgent(waiting: boolean): void {
     this.waitingForAnotherAgent.set(waiting ? 1 : 0);
   }

@@ -27,14 +27,7 @@ export async function tryLockDirectory(dir: string): Promise<HeldLock | undefine
   const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY); // eslint-disable-line no-bitwise
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn('flock', ['--exclusive', '--nonblock', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', (e) => reject(new Error(`cannot run flock to lock ${dir}: ${e.message}`)));
-      child.on('close', (c) => (c === 0 || c === 1 ? resolve(c) : reject(new Error(`flock on ${dir} failed (${c}): ${stderr.trim()}`))));
-    });
-    if (code !== 0) {
+    if (!await flockDescriptor(fd, dir)) {
       fs.closeSync(fd);
       return undefined;
     }
@@ -43,6 +36,23 @@ export async function tryLockDirectory(dir: string): Promise<HeldLock | undefine
     fs.closeSync(fd);
     throw e;
   }
+}
+
+/**
+ * Takes an exclusive flock on the open file description of `fd` (kept until `fd` is
+ * closed): at once, or waiting up to `waitSeconds` for its holder. False when it is
+ * held elsewhere; throws when flock cannot run.
+ */
+export async function flockDescriptor(fd: number, label: string, waitSeconds?: number): Promise<boolean> {
+  const how = waitSeconds === undefined ? ['--nonblock'] : ['--timeout', String(waitSeconds)];
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('flock', ['--exclusive', ...how, '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (e) => reject(new Error(`cannot run flock to lock ${label}: ${e.message}`)));
+    child.on('close', (c) => (c === 0 || c === 1 ? resolve(c) : reject(new Error(`flock on ${label} failed (${c}): ${stderr.trim()}`))));
+  });
+  return code === 0;
 }
 
 /** Whether `lock` still locks the directory named `lock.dir` (not one replaced under that name since). */

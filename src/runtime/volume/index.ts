@@ -8,6 +8,7 @@ export * from './directory-handle';
 export * from './filesystem-size';
 export * from './identity';
 export * from './partition-table';
+export * from './volume-contents';
 export * from './signature';
 export * from './signature-probe';
 export * from './wipefs';

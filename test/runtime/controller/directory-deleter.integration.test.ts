@@ -424,10 +424,13 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
 
       expect(fs.readdirSync(dir)).toHaveLength(3);
       expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
-      await fx.pass();
-      await fx.settle();
-      expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
-      expect(fs.readdirSync(dir)).toHaveLength(3);
+      // The replacement offers a volume the node's record knows a tenant used: it is withdrawn, and the volume cleaned.
+      await eventually(async () => {
+        await fx!.pass();
+        await fx!.settle();
+        return fx!.serverPv(name)?.metadata?.uid !== replacement.metadata!.uid && fs.readdirSync(dir).length === 0;
+      }, 'the replacement is withdrawn and the volume cleaned');
+      expect(await fx.recordedEvents('VolumeWithdrawn')).not.toHaveLength(0);
     });
   }
 

@@ -113,6 +113,7 @@ export class ControllerFixture extends AgentParts {
       metrics: this.metrics,
       logger: this.logger,
       deleter: this.deleter,
+      keeper: this.keeper,
       readMountTable: mountTableReader(),
       namespace: JOB_NAMESPACE,
       jobContainerImage: JOB_IMAGE,

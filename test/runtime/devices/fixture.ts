@@ -67,6 +67,7 @@ export class DeviceFixture extends AgentParts {
       metrics: this.metrics,
       logger: this.logger,
       deleter: this.deleter,
+      keeper: this.keeper,
       limiter: this.limiter,
       stallTimeoutMs: 60_000,
       namespace: NAMESPACE,

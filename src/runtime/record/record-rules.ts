@@ -1,0 +1,147 @@
+/**
+ * The volume record's rules, as pure functions: how what the agent sees of PVs
+ * changes a volume's recorded state, whether a volume may be offered, and what
+ * becomes of a dirty volume that has no PV. The record (volume-record.ts) applies
+ * what these return; the controllers and the deleter act only on what is recorded.
+ *
+ * The one-way door: a volume becomes `dirty` the moment any PV of it is seen bound,
+ * released or failed, or when its PV goes while the agent could not see whether a
+ * tenant used it; only a verified clean (or an administrator's word) makes it `clean`
+ * again, and only a `clean` volume is offered.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { RecordedState, VolumeRecordEntry } from './record-entry';
+import { extentsOverlap, storageExtent } from './storage-extent';
+import { BOUND_BY_CONTROLLER_ANNOTATION } from '../well-known';
+
+/** What a PV seen now says of its volume: a tenant may have used it, or not yet. */
+export function stateSeenOnPv(pv: V1PersistentVolume): 'offered' | 'dirty' {
+  const phase = pv.status?.phase;
+  const used = phase === 'Bound' || phase === 'Released' || phase === 'Failed'
+    || pv.spec?.claimRef?.uid !== undefined
+    || pv.metadata?.annotations?.[BOUND_BY_CONTROLLER_ANNOTATION] !== undefined;
+  return used ? 'dirty' : 'offered';
+}
+
+/** A PV of ours and the identity of its volume (recorded on it, or found at its path this pass). */
+export interface PvWithIdentity {
+  readonly pv: V1PersistentVolume;
+  readonly identity: string;
+}
+
+/** The PVs whose identity is known, with it. */
+export function withIdentities(pvs: readonly V1PersistentVolume[], identityOf: (pv: V1PersistentVolume) => string | undefined): PvWithIdentity[] {
+  return pvs.flatMap((pv) => {
+    const identity = identityOf(pv);
+    return identity !== undefined ? [{ pv, identity }] : [];
+  });
+}
+
+export interface RecordContext {
+  readonly dialect: VolumeRecordEntry['dialect'];
+  /** The reclaim policy that applies to a PV's data (the device dialect overrides upstream's Retain). */
+  readonly reclaimPolicyOf: (pv: V1PersistentVolume) => string | undefined;
+  readonly now: Date;
+}
+
+/**
+ * The record lines that change because of this node's PVs of `context.dialect`:
+ * a PV seen used makes its volume dirty; a PV seen unused records its volume as
+ * offered (first sight: the PVs of a provisioner we replace, or a record made anew);
+ * a volume recorded as offered whose PV is gone is dirty, since nothing proves that
+ * no tenant wrote to it meanwhile. `allPvUids` are the UIDs of every PV the agent
+ * knows of (its cache is synced).
+ */
+export function changesFromPvs(
+  entries: readonly VolumeRecordEntry[],
+  get: (identity: string) => VolumeRecordEntry | undefined,
+  pvs: readonly PvWithIdentity[],
+  allPvUids: ReadonlySet<string>,
+  context: RecordContext,
+): VolumeRecordEntry[] {
+  const since = context.now.toISOString();
+  const changes = new Map<string, VolumeRecordEntry>();
+  for (const { pv, identity } of pvs) {
+    const entry = changes.get(identity) ?? get(identity);
+    const seen = stateSeenOnPv(pv);
+    const uid = pv.metadata?.uid ?? '';
+    const name = pv.metadata?.name ?? '';
+    const policy = context.reclaimPolicyOf(pv);
+    const base = {
+      identity,
+      dialect: context.dialect,
+      storageClass: pv.spec?.storageClassName ?? '',
+      hostPath: pv.spec?.local?.path ?? '',
+      volumeMode: pv.spec?.volumeMode === 'Block' ? 'Block' as const : 'Filesystem' as const,
+      pvName: name,
+      ...(uid !== '' ? { pvUid: uid } : {}),
+      ...(policy !== undefined ? { reclaimPolicy: policy } : {}),
+      ...(entry?.rootMetadata !== undefined ? { rootMetadata: entry.rootMetadata } : {}),
+    };
+    if (entry?.state === 'dirty') {
+      // Still dirty; follow the PV's reclaim policy (an administrator may change it while it is Released).
+      if (entry.pvUid === uid && entry.reclaimPolicy !== policy) changes.set(identity, { ...entry, ...base, admin: entry.admin });
+      continue;
+    }
+    if (seen === 'dirty') {
+      const claim = pv.spec?.claimRef ? `${pv.spec.claimRef.namespace ?? ''}/${pv.spec.claimRef.name ?? ''}` : 'a claim';
+      changes.set(identity, { ...base, state: 'dirty', reason: `PV ${name} was seen ${pv.status?.phase ?? 'bound'} (${claim}): a tenant may have written to it`, since });
+      continue;
+    }
+    if (entry?.state !== 'offered' || entry.pvName !== name) {
+      changes.set(identity, { ...base, state: 'offered', reason: entry ? `offered as PV ${name}` : `PV ${name} was found Available and never bound (first sight)`, since });
+    }
+  }
+  const withPv = new Set(pvs.map((p) => p.identity));
+  for (const entry of entries) {
+    if (entry.dialect !== context.dialect || entry.state !== 'offered' || changes.has(entry.identity) || withPv.has(entry.identity)) continue;
+    if (entry.pvUid !== undefined && allPvUids.has(entry.pvUid)) continue;
+    changes.set(entry.identity, {
+      ...entry,
+      state: 'dirty',
+      reason: `its PV ${entry.pvName ?? ''} went while the agent could not see whether a tenant used it`,
+      since,
+    });
+  }
+  return [...changes.values()];
+}
+
+/** Why a volume may not be offered now, or undefined when it may (`first-sight`: the record has never seen it). */
+export type OfferVerdict =
+  | { readonly kind: 'offer' }
+  | { readonly kind: 'first-sight' }
+  | { readonly kind: 'not-clean'; readonly state: RecordedState; readonly reason: string }
+  | { readonly kind: 'overlaps'; readonly other: VolumeRecordEntry };
+
+/**
+ * Whether the volume `identity` may be offered: its line says clean (or an administrator
+ * accepted it as it is), and no other volume that shares its storage is offered or dirty.
+ */
+export function offerVerdict(
+  identity: string, entries: readonly VolumeRecordEntry[], get: (identity: string) => VolumeRecordEntry | undefined,
+): OfferVerdict {
+  const extent = storageExtent(identity);
+  const other = entries.find((e) => e.identity !== identity && e.state !== 'clean' && extentsOverlap(extent, storageExtent(e.identity)));
+  if (other) return { kind: 'overlaps', other };
+  const entry = get(identity);
+  if (entry === undefined) return { kind: 'first-sight' };
+  if (entry.state === 'clean' || (entry.state === 'dirty' && entry.admin === 'accept')) return { kind: 'offer' };
+  return { kind: 'not-clean', state: entry.state, reason: entry.reason };
+}
+
+/** What becomes of a dirty volume without a PV. */
+export type DirtyDisposition =
+  | { readonly action: 'clean' }
+  | { readonly action: 'hold'; readonly reason: string };
+
+/**
+ * A dirty volume is cleaned when its reclaim policy is Delete and its class is
+ * configured here, or when an administrator asked for it (`volumes reclaim`);
+ * otherwise (Retain, Recycle, no known policy, a class not configured) it is held, never offered,
+ * until an administrator says so.
+ */
+export function dirtyDisposition(entry: VolumeRecordEntry, classConfigured: boolean): DirtyDisposition {
+  if (!classConfigured) return { action: 'hold', reason: `its StorageClass "${entry.storageClass}" is not configured on this node` };
+  if (entry.admin === 'reclaim' || entry.reclaimPolicy === 'Delete') return { action: 'clean' };
+  return { action: 'hold', reason: `its reclaim policy ${entry.reclaimPolicy ?? '(unknown)'} keeps the data` };
+}

@@ -1,0 +1,48 @@
+/**
+ * `local-volume-provisioner volumes`: an administrator's word on the node's volume
+ * record, run in the agent's pod (`kubectl exec`). `list` shows every line;
+ * `reclaim PATH` has a held dirty volume cleaned and then offered again whatever its
+ * reclaim policy; `accept PATH` has it offered as it is (the administrator cleaned it
+ * by hand, or gives its data on knowingly). The agent acts on the word at its next pass.
+ */
+import * as fs from 'node:fs';
+import { AdminWord, VolumeRecordEntry } from './record-entry';
+import { VolumeRecord } from './volume-record';
+import { StartupError } from '../startup-error';
+
+export interface VolumesCommandOptions {
+  readonly stateDir: string;
+  readonly action: 'list' | AdminWord;
+  /** The volume's path (`spec.local.path`) or identity, for reclaim and accept. */
+  readonly volume?: string;
+}
+
+/** Runs the command; returns what it prints. Throws StartupError (exit 2) for a word that cannot be taken. */
+export async function runVolumesCommand(options: VolumesCommandOptions): Promise<string> {
+  if (!fs.existsSync(options.stateDir)) throw new StartupError(`there is no volume record in ${options.stateDir} (--state-dir)`);
+  const { record } = VolumeRecord.open(options.stateDir);
+  const health = record.health();
+  if (!health.ok) throw new StartupError(health.problem);
+  if (options.action === 'list') return formatLines(record.entries());
+  const word = options.action;
+  const wanted = options.volume ?? '';
+  return record.update((r) => {
+    const lines = r.entries().filter((e) => e.hostPath === wanted || e.identity === wanted);
+    if (lines.length === 0) throw new StartupError(`the volume record has no line for ${JSON.stringify(wanted)}; "volumes list" shows them`);
+    const dirty = lines.filter((e) => e.state === 'dirty');
+    if (dirty.length === 0) throw new StartupError(`${wanted} is ${lines.map((e) => e.state).join(', ')}, not dirty: there is nothing to ${word}`);
+    const since = new Date().toISOString();
+    const writes = dirty.map((e): VolumeRecordEntry => ({
+      ...e, admin: word, since, reason: `an administrator said "${word}" (${word === 'reclaim' ? 'clean it, then offer it' : 'offer it as it is'}); it was: ${e.reason}`,
+    }));
+    return { writes, result: `${writes.map((e) => `${e.hostPath} (${e.identity}): ${word}`).join('\n')}\nthe agent acts on it at its next pass\n` };
+  });
+}
+
+function formatLines(entries: readonly VolumeRecordEntry[]): string {
+  const rows = [['STATE', 'PATH', 'CLASS', 'PV', 'SINCE', 'REASON'],
+    ...[...entries].sort((a, b) => (a.hostPath < b.hostPath ? -1 : a.hostPath > b.hostPath ? 1 : 0))
+      .map((e) => [e.state + (e.admin ? ` (${e.admin})` : ''), e.hostPath, e.storageClass, e.pvName ?? '', e.since, e.reason])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
+}

@@ -1,0 +1,149 @@
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { changesFromPvs, dirtyDisposition, offerVerdict, stateSeenOnPv, VolumeRecordEntry } from '../../../src/runtime/record';
+
+const NOW = new Date('2026-11-27T00:00:00Z');
+const context = { dialect: 'directory' as const, reclaimPolicyOf: (p: V1PersistentVolume) => p.spec?.persistentVolumeReclaimPolicy, now: NOW };
+
+interface PvFields { phase?: string; claimUid?: string; uid?: string; name?: string; boundByController?: boolean; policy?: string }
+
+function pv(over: PvFields = {}): V1PersistentVolume {
+  return {
+    metadata: {
+      name: over.name ?? 'local-pv-1',
+      uid: over.uid ?? 'uid-1',
+      annotations: over.boundByController ? { 'pv.kubernetes.io/bound-by-controller': 'yes' } : {},
+    },
+    spec: {
+      storageClassName: 'fast',
+      local: { path: '/mnt/fast/vol1' },
+      persistentVolumeReclaimPolicy: over.policy ?? 'Delete',
+      ...(over.claimUid !== undefined ? { claimRef: { namespace: 'ns', name: 'data', uid: over.claimUid } } : {}),
+      capacity: {},
+      accessModes: [],
+    },
+    status: { phase: over.phase ?? 'Available' },
+  };
+}
+
+function entry(over: Partial<VolumeRecordEntry> = {}): VolumeRecordEntry {
+  return {
+    identity: 'fs:/@wwid:a',
+    state: 'offered',
+    dialect: 'directory',
+    storageClass: 'fast',
+    hostPath: '/mnt/fast/vol1',
+    volumeMode: 'Filesystem',
+    pvName: 'local-pv-1',
+    pvUid: 'uid-1',
+    reclaimPolicy: 'Delete',
+    reason: 'offered as PV local-pv-1',
+    since: NOW.toISOString(),
+    ...over,
+  };
+}
+
+function changes(entries: VolumeRecordEntry[], pvs: V1PersistentVolume[], identity = 'fs:/@wwid:a') {
+  const map = new Map(entries.map((e) => [e.identity, e]));
+  return changesFromPvs(entries, (i) => map.get(i), pvs.map((p) => ({ pv: p, identity })), new Set(pvs.map((p) => p.metadata!.uid!)), context);
+}
+
+describe('what a PV shows of its volume', () => {
+  test.each(['Bound', 'Released', 'Failed'])('a PV %s shows a tenant may have written', (phase) => {
+    expect(stateSeenOnPv(pv({ phase }))).toBe('dirty');
+  });
+
+  test('an Available PV with a claim uid, or the binder\'s annotation, was used', () => {
+    expect(stateSeenOnPv(pv({ claimUid: 'c1' }))).toBe('dirty');
+    expect(stateSeenOnPv(pv({ boundByController: true }))).toBe('dirty');
+  });
+
+  test('an Available PV without any sign of a claim is unused', () => {
+    expect(stateSeenOnPv(pv())).toBe('offered');
+  });
+});
+
+describe('recording what PVs show', () => {
+  test('a PV seen Bound makes its volume dirty, with the reclaim policy that applies', () => {
+    const [c] = changes([entry()], [pv({ phase: 'Bound', claimUid: 'c1', policy: 'Retain' })]);
+    expect(c).toMatchObject({ state: 'dirty', reclaimPolicy: 'Retain', pvName: 'local-pv-1' });
+  });
+
+  test('a dirty volume stays dirty when its PV looks unused again (claimRef cleared by an administrator)', () => {
+    expect(changes([entry({ state: 'dirty' })], [pv()])).toEqual([]);
+  });
+
+  test('a volume recorded offered whose PV is gone is dirty: nothing proves no tenant wrote meanwhile', () => {
+    const [c] = changes([entry()], []);
+    expect(c).toMatchObject({ state: 'dirty', identity: 'fs:/@wwid:a' });
+    expect(c.reason).toMatch(/went while the agent could not see/);
+  });
+
+  test('a clean volume without a PV stays clean', () => {
+    expect(changes([entry({ state: 'clean', pvName: undefined, pvUid: undefined })], [])).toEqual([]);
+  });
+
+  test('a PV the record has never seen is recorded: offered when unused, dirty when used (first sight, e.g. adopted)', () => {
+    expect(changes([], [pv()])[0]).toMatchObject({ state: 'offered', pvName: 'local-pv-1' });
+    expect(changes([], [pv({ phase: 'Released', claimUid: 'c' })])[0]).toMatchObject({ state: 'dirty' });
+  });
+
+  test('the other dialect\'s lines are not touched', () => {
+    expect(changes([entry({ dialect: 'device' })], [])).toEqual([]);
+  });
+
+  test('nothing changes on a pass that sees what the record says', () => {
+    expect(changes([entry()], [pv()])).toEqual([]);
+  });
+});
+
+describe('what may be offered', () => {
+  const get = (entries: VolumeRecordEntry[]) => (i: string) => entries.find((e) => e.identity === i);
+
+  test('a clean volume may be offered; a never-seen one is a first sight', () => {
+    const lines = [entry({ state: 'clean' })];
+    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('offer');
+    expect(offerVerdict('fs:/@wwid:b', lines, get(lines)).kind).toBe('first-sight');
+  });
+
+  test('an offered or dirty volume is not offered again', () => {
+    for (const state of ['offered', 'dirty'] as const) {
+      const lines = [entry({ state })];
+      expect(offerVerdict('fs:/@wwid:a', lines, get(lines))).toMatchObject({ kind: 'not-clean', state });
+    }
+  });
+
+  test('a dirty volume an administrator accepted may be offered as it is', () => {
+    const lines = [entry({ state: 'dirty', admin: 'accept' })];
+    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('offer');
+  });
+
+  test('a directory inside an offered filesystem is refused, naming the other volume', () => {
+    const lines = [entry({ identity: 'fs:/@wwid:a' })];
+    const verdict = offerVerdict('fs:/sub@wwid:a', lines, get(lines));
+    expect(verdict).toMatchObject({ kind: 'overlaps', other: { hostPath: '/mnt/fast/vol1' } });
+  });
+
+  test('a clean volume on the same disk does not block another: whichever is claimed first is offered', () => {
+    const lines = [entry({ identity: 'wwid:a', state: 'clean' })];
+    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('first-sight');
+  });
+});
+
+describe('a dirty volume without a PV', () => {
+  test('is cleaned when its reclaim policy is Delete and its class is configured', () => {
+    expect(dirtyDisposition(entry({ state: 'dirty' }), true).action).toBe('clean');
+  });
+
+  test('is held when its reclaim policy keeps the data, or is unknown', () => {
+    expect(dirtyDisposition(entry({ state: 'dirty', reclaimPolicy: 'Retain' }), true)).toMatchObject({ action: 'hold', reason: expect.stringMatching(/Retain/) });
+    expect(dirtyDisposition(entry({ state: 'dirty', reclaimPolicy: undefined }), true).action).toBe('hold');
+  });
+
+  test('is held while its class is not configured, whatever its policy', () => {
+    expect(dirtyDisposition(entry({ state: 'dirty' }), false)).toMatchObject({ action: 'hold', reason: expect.stringMatching(/not configured/) });
+  });
+
+  test('is cleaned, whatever its policy, once an administrator asked for it', () => {
+    expect(dirtyDisposition(entry({ state: 'dirty', reclaimPolicy: 'Retain', admin: 'reclaim' }), true).action).toBe('clean');
+  });
+});
