@@ -13,7 +13,7 @@ import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/observability';
 import { VolumeRecord } from '../../src/runtime/record';
-import { coreApiOf } from '../runtime/kube/fixtures';
+import { coreApiOf, eventually } from '../runtime/kube/fixtures';
 
 export interface CleanupLimits {
   readonly maxConcurrent: number;
@@ -28,7 +28,7 @@ export interface CleanupLimits {
   readonly stateDir?: string;
 }
 
-export class AgentParts {
+export abstract class AgentParts {
   readonly core: CoreV1Api;
   readonly cache: NodePvCache;
   readonly events: EventRecorder;
@@ -66,6 +66,21 @@ export class AgentParts {
       mode: this.mode,
       stallTimeoutMs: cleanups.stallTimeoutMs ?? 0,
     });
+  }
+
+  /** One controller pass of the fixture's dialect; its result's `created`, when it has one, names the PVs it made. */
+  abstract pass(): Promise<object>;
+
+  /**
+   * Passes (each followed by its cleanups) until one creates this PV: a volume whose PV went
+   * without the agent proving no tenant wrote to it is cleaned first, and offered by the pass after.
+   */
+  async passUntilCreated(name: string): Promise<void> {
+    await eventually(async () => {
+      const result = await this.pass();
+      await this.settle();
+      return 'created' in result && (result.created as readonly string[]).includes(name);
+    }, `a pass creates PV ${name}`);
   }
 
   /** The value of one metric series (labels matched exactly as written), or undefined. */

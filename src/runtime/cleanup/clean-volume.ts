@@ -54,7 +54,13 @@ export interface CleanVolumeOptions {
 export type NotCleanedKind = 'missing' | 'identity-mismatch' | 'in-use' | 'refused' | 'failed';
 
 export type CleanVolumeResult =
-  | { readonly ok: true; readonly kind: 'directory' | 'block-device'; readonly cleaner: string }
+  | {
+    readonly ok: true;
+    readonly kind: 'directory' | 'block-device';
+    readonly cleaner: string;
+    /** The identity of the volume the handle held while it was cleaned: the one to record clean. */
+    readonly identity: string;
+  }
   | { readonly ok: false; readonly kind: NotCleanedKind; readonly reason: string };
 
 const notCleaned = (kind: NotCleanedKind, reason: string): CleanVolumeResult => ({ ok: false, kind, reason });
@@ -96,7 +102,8 @@ async function cleanDirectory(target: CleanTarget, dir: string, options: CleanVo
     if (!mount || mount.mountPoint !== dir) {
       return notCleaned('missing', `"${target.path}" is no longer a mount point: its volume is gone (unmounted or removed), so nothing is cleaned`);
     }
-    const mismatch = identityProblem(target, await mountIdentity(mount));
+    const identity = await mountIdentity(mount);
+    const mismatch = identityProblem(target, identity);
     if (mismatch) return notCleaned('identity-mismatch', mismatch);
     const nested = await findNestedMounts(dir);
     if (nested.length > 0) {
@@ -107,7 +114,7 @@ async function cleanDirectory(target: CleanTarget, dir: string, options: CleanVo
     });
     if (users.length > 0) return notCleaned('in-use', `"${target.path}" is still in use: ${users.join('; ')}; it is cleaned once nothing uses it`);
     const r = await cleanFilesystemVolume(root, { signal: options.signal });
-    return r.ok ? { ok: true, kind: 'directory', cleaner: 'filesystem' } : notCleaned('failed', r.reason);
+    return r.ok ? { ok: true, kind: 'directory', cleaner: 'filesystem', identity } : notCleaned('failed', r.reason);
   } finally {
     fs.closeSync(root.fd);
   }
@@ -127,7 +134,8 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
     if (!st.isBlockDevice()) return notCleaned('refused', `"${device}" is not a block device`);
     // No medium (a pulled drive's node, a detached loop device): the disk is gone, not another one.
     if (await blockDeviceSize(handlePath(fd) as string) === 0) return notCleaned('missing', `device "${device}" has no medium (size 0): its disk is gone`);
-    const mismatch = identityProblem(target, await blockDeviceIdentity(deviceNumberOf(st.rdev)));
+    const identity = await blockDeviceIdentity(deviceNumberOf(st.rdev));
+    const mismatch = identityProblem(target, identity);
     if (mismatch) return notCleaned('identity-mismatch', mismatch);
     const pinned = handlePath(fd) as string;
     const inUse = checkDeviceNotInUse(pinned);
@@ -136,7 +144,7 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
     const watch = await watchForStall({
       device: deviceNumberOf(st.rdev), stallMs: options.stallTimeoutMs ?? 0, signal: options.signal, onWritten: options.onWritten,
     });
-    const outcome = await runDeviceCleaner(target, pinned, fd, { ...options, signal: watch.signal })
+    const outcome = await runDeviceCleaner(target, pinned, fd, identity, { ...options, signal: watch.signal })
       .catch((e: unknown) => failedWith(target, e))
       .finally(() => watch.stop());
     const stalled = watch.stalled();
@@ -147,15 +155,16 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
 }
 
 /** The wipe, the class's command here, or the command elsewhere, on the checked and held device. */
-async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number, options: CleanVolumeOptions): Promise<CleanVolumeResult> {
+async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number, identity: string,
+  options: CleanVolumeOptions): Promise<CleanVolumeResult> {
   if (target.method.kind === 'device-wipe') {
     const r = await wipeDevice(pinned, { signal: options.signal });
-    return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe' } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
+    return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe', identity } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
   }
   const command = target.method.blockCleanerCommand;
   if (options.runCommandElsewhere) {
     const elsewhere = await options.runCommandElsewhere(options.signal);
-    return elsewhere.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', elsewhere.reason);
+    return elsewhere.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '', identity } : notCleaned('failed', elsewhere.reason);
   }
   const r = await runBlockCleaner({
     command,
@@ -166,5 +175,5 @@ async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number,
     signal: options.signal,
     onOutput: options.onOutput,
   });
-  return r.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '' } : notCleaned('failed', r.reason ?? 'block cleaner failed');
+  return r.ok ? { ok: true, kind: 'block-device', cleaner: command[0] ?? '', identity } : notCleaned('failed', r.reason ?? 'block cleaner failed');
 }

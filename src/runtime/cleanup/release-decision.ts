@@ -22,7 +22,10 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { containerPathFor } from './path-safety';
 import type { ClassConfig, DeviceSpecConfig, VolumeMode } from '../../config';
-import type { RecordedState, VolumeRecordEntry } from '../record';
+import type { VolumeRecordEntry } from '../record';
+
+/** What the node's volume record says of a PV's volume: its state, and the identity it was recorded under. */
+export type RecordedVolume = Pick<VolumeRecordEntry, 'state' | 'identity'>;
 import {
   BOUND_BY_CONTROLLER_ANNOTATION, CLEANUP_FINALIZER, DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION,
 } from '../well-known';
@@ -125,8 +128,8 @@ export function neverBound(pv: V1PersistentVolume): boolean {
  * record says so (`offered`: no PV of it was ever seen used), or, for a volume the record
  * does not know (a PV whose volume was never found), the PV's own fields do.
  */
-export function unused(pv: V1PersistentVolume, recorded: RecordedState | undefined): boolean {
-  if (recorded !== undefined) return recorded !== 'dirty' && neverBound(pv);
+export function unused(pv: V1PersistentVolume, recorded: RecordedVolume | undefined): boolean {
+  if (recorded !== undefined) return recorded.state !== 'dirty' && neverBound(pv);
   return neverBound(pv);
 }
 
@@ -139,7 +142,7 @@ export function hasCleanupFinalizer(pv: V1PersistentVolume): boolean {
  * state in the node's volume record (undefined when the record does not know it).
  */
 export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configured: ConfiguredVolumes, mode: ReclaimMode,
-  recorded?: RecordedState): ReleaseDecision {
+  recorded?: RecordedVolume): ReleaseDecision {
   const name = pv.metadata?.name ?? '<unnamed>';
   const owned = ownership(pv, me, configured.dialect);
   if (!owned.ok) return { action: 'not-ours', reason: `PV "${name}": ${owned.reason}` };
@@ -154,7 +157,7 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
     }
   } else {
     const phase = pv.status?.phase;
-    if (recorded === 'dirty' && (phase === 'Available' || phase === 'Pending')) {
+    if (recorded?.state === 'dirty' && (phase === 'Available' || phase === 'Pending')) {
       return { action: 'withdraw', reason: `PV "${name}" is ${phase} but its volume was used by a tenant and is not clean yet` };
     }
     if (phase !== 'Released') return { action: 'skip', reason: `PV "${name}" is ${phase ?? 'without a phase'}, not Released` };
@@ -165,7 +168,7 @@ export function decideRelease(pv: V1PersistentVolume, me: NodeIdentity, configur
     if (policy !== 'Delete') return { action: 'warn', policy: 'unknown', reason: `PV "${name}" has unknown reclaim policy "${policy ?? ''}"; its data is kept` };
   }
 
-  const ref = baseTarget(pv);
+  const ref = baseTarget(pv, recorded);
   const located = configured.dialect === 'directory' ? locateDirectoryVolume(ref, configured.storageClassMap) : locateDeviceVolume(ref, configured.spec);
   if (!located.ok) {
     // The device dialect wipes every device (or holds it for its data) before offering it, so its
@@ -194,7 +197,7 @@ export function recheckBeforeCleaning(
   me: NodeIdentity,
   configured: ConfiguredVolumes,
   mode: ReclaimMode,
-  recorded?: RecordedState,
+  recorded?: RecordedVolume,
 ): Recheck {
   if (!fresh) return { ok: false, reason: `PV "${target.pvName}" no longer exists` };
   if (fresh.metadata?.uid !== target.pvUid) {
@@ -223,9 +226,12 @@ function otherNodeLabel(pv: V1PersistentVolume, nodeName: string): string | unde
   return undefined;
 }
 
-/** The fields of a target that name the volume, from a PV. */
-function baseTarget(pv: V1PersistentVolume): VolumeRef {
-  const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
+/**
+ * The fields of a target that name the volume, from a PV. A PV made before identities (or by
+ * upstream) carries none; the identity the record adopted it under is checked instead.
+ */
+function baseTarget(pv: V1PersistentVolume, recorded: RecordedVolume | undefined): VolumeRef {
+  const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION] ?? recorded?.identity;
   return {
     pvName: pv.metadata?.name ?? '',
     pvUid: pv.metadata?.uid ?? '',

@@ -141,7 +141,8 @@ const COMMANDS: readonly CommandDef[] = [
     syntax: PFLAG_SYNTAX,
     envSemantics: 'viper',
     flags: [...DEVICE_FLAGS, ...COMMON, ...ZAP_FLAGS, ...KLOG_FLAGS_CLIENT_ONLY],
-    envCues: DEVICE_FLAGS.flatMap((f) => (f.env ? [f.env] : [])),
+    // The device provisioner's own variables; LVP_STATE_DIR is ours and shared by both dialects, so it tells neither.
+    envCues: DEVICE_FLAGS.flatMap((f) => (f.env && f !== STATE_DIR_FLAG ? [f.env] : [])),
     binaries: ['local-pv-provisioner'],
   },
   {

@@ -45,7 +45,7 @@ import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube
 import { addCleanupFinalizer, deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import type { CleanupModeLabel } from '../observability/metrics';
-import { dirtyDisposition, RecordedState, VolumeRecord, VolumeRecordEntry } from '../record';
+import { dirtyDisposition, recordedLines, VolumeRecord, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
 import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
@@ -145,7 +145,7 @@ export class Deleter {
     const byUid = new Map(pass.pvs.map((pv) => [pv.metadata?.uid ?? '', pv]));
     this.reportFinished(byUid);
     for (const uid of this.finished) if (!byUid.has(uid)) this.finished.delete(uid);
-    const recorded = this.recordedStates();
+    const recorded = this.recordedVolumes();
     const writes: Array<Promise<void>> = [];
     let acted = false;
     for (const pv of pass.pvs) {
@@ -197,15 +197,9 @@ export class Deleter {
     return this.held;
   }
 
-  /** Each PV's volume's state in the record: by the identity recorded on the PV, else by the PV's UID. */
-  private recordedStates(): (pv: V1PersistentVolume) => RecordedState | undefined {
-    const byPvUid = new Map<string, VolumeRecordEntry>();
-    for (const entry of this.deps.record.entries()) if (entry.pvUid !== undefined) byPvUid.set(entry.pvUid, entry);
-    return (pv) => {
-      const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
-      const entry = (identity !== undefined ? this.deps.record.get(identity) : undefined) ?? byPvUid.get(pv.metadata?.uid ?? '');
-      return entry?.state;
-    };
+  /** Each PV's volume's line in the record. */
+  private recordedVolumes(): (pv: V1PersistentVolume) => VolumeRecordEntry | undefined {
+    return recordedLines(this.deps.record.entries(), (i) => this.deps.record.get(i));
   }
 
   /**
@@ -346,7 +340,7 @@ export class Deleter {
       let fresh: V1PersistentVolume | undefined;
       if (pv) {
         fresh = await this.deps.api.getPersistentVolume(target.pvName);
-        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured, this.deps.mode, fresh && this.recordedStates()(fresh));
+        const recheck = recheckBeforeCleaning(fresh, target, pass.me, pass.configured, this.deps.mode, fresh && this.recordedVolumes()(fresh));
         if (!recheck.ok) return { ok: false, kind: 'stale', reason: `not cleaned: ${recheck.reason}` };
       }
       log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
@@ -361,7 +355,7 @@ export class Deleter {
       const outcome = pv ? await this.finish(fresh!, target, log) : { ok: true as const };
       if (!outcome.ok) return outcome;
       // Only now, with its PV gone, is the volume recorded clean; a crash before leaves it dirty, cleaned again.
-      await this.markClean(target.identity, `cleaned after PV ${target.pvName}`, () => true);
+      await this.markClean(cleaned.identity, `cleaned after PV ${target.pvName}`, () => true);
       if (!pv) log.info('volume of a PV deleted before it was cleaned is clean; discovery offers it again');
       return outcome;
     });
@@ -383,7 +377,7 @@ export class Deleter {
     // The recorded volume is not here. Nothing is cleaned in its name; its PV may go when the volume
     // holds nothing of anyone, or (device dialect) when any device is wiped before it is offered again.
     const gone = cleaned.kind === 'missing' || cleaned.kind === 'identity-mismatch';
-    if (gone && fresh && (unused(fresh, this.recordedStates()(fresh)) || target.method.kind === 'device-wipe')) {
+    if (gone && fresh && (unused(fresh, this.recordedVolumes()(fresh)) || target.method.kind === 'device-wipe')) {
       // The record keeps the volume as it is (dirty once its PV is gone): it is cleaned if it ever comes back.
       const outcome = await this.letGo(fresh, false);
       if (outcome !== 'changed') return { ok: true };
@@ -404,7 +398,7 @@ export class Deleter {
       ? await removeCleanupFinalizer(this.deps.api, name!, uid!)
       : await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
     if (unusedVolume && outcome !== 'changed') {
-      await this.markClean(pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION], `PV ${name} went without ever being bound`,
+      await this.markClean(this.recordedVolumes()(pv)?.identity, `PV ${name} went without ever being bound`,
         (entry) => entry.state === 'offered' && entry.pvName === name);
     }
     return outcome;

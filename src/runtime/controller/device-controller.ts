@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { V1ConfigMap, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { compileDeviceNameFilter, configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
 import { cleanVolume, ConcurrencyLimiter, ConfiguredVolumes, effectiveReclaimPolicy, isStrictlyInside, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
-import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning, recordedIdentity } from '../discovery';
+import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
 import { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../kube/event-recorder';
 import { NodePvCache } from '../kube/pv-cache';
@@ -104,7 +104,7 @@ export class DeviceController {
     const recordContext = { dialect: 'device' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => effectiveReclaimPolicy(pv, configured) };
     const mine = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'device').ok);
     // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
-    await this.deps.keeper.observe(withIdentities(mine(), recordedIdentity), this.deps.cache.list(), recordContext);
+    await this.deps.keeper.observe(withIdentities(mine(), this.deps.keeper.identities()), this.deps.cache.list(), recordContext);
     await this.deps.deleter.run({ me, configured, pvs: this.deps.cache.list() });
     // Every PV of this node, of either dialect: a disk with a PV is never offered again.
     const pvs = this.deps.cache.list();
@@ -117,8 +117,9 @@ export class DeviceController {
     const verdicts = new Map(atPaths.map(({ pv, at }) => [pv.metadata?.name ?? '', judgeVolume(pv, at)]));
     this.reportVerdicts(owned, verdicts);
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
-    const identityOf = (pv: V1PersistentVolume) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? '');
-    // The device provisioner's PVs carry no identity: known by what is at their path.
+    // The device provisioner's PVs carry no identity: known by the record from adoption on, else by what is at their path.
+    const recorded = this.deps.keeper.identities();
+    const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
     await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
 
     const { devices, errors } = await this.discover(node, spec, pvs, identityOf);

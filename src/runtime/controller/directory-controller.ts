@@ -20,7 +20,6 @@ import {
   mountAt,
   planProvisioning,
   PlanCandidate,
-  recordedIdentity,
 } from '../discovery';
 import { MissingVolumeTracker } from './missing-volumes';
 import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
@@ -102,7 +101,7 @@ export class DirectoryController {
     const recordContext = { dialect: 'directory' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => pv.spec?.persistentVolumeReclaimPolicy };
     const ownedNow = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
     // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
-    await this.deps.keeper.observe(withIdentities(ownedNow(), recordedIdentity), this.deps.cache.list(), recordContext);
+    await this.deps.keeper.observe(withIdentities(ownedNow(), this.deps.keeper.identities()), this.deps.cache.list(), recordContext);
 
     await this.deps.deleter.run({
       me,
@@ -129,9 +128,11 @@ export class DirectoryController {
 
     this.reportRejections(classes, node);
     const found = new Map(atPaths.flatMap(({ pv, at }) => (at.state === 'present' ? [[pv.metadata?.uid ?? '', at.identity] as const] : [])));
-    // PVs made before identities (the Go provisioner's) are known by what is at their path.
-    await this.deps.keeper.observe(withIdentities(owned, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? '')), this.deps.cache.list(), recordContext);
-    const { created, planned } = await this.provision(classes, config, node, (pv) => recordedIdentity(pv) ?? found.get(pv.metadata?.uid ?? ''));
+    // PVs made before identities (the Go provisioner's) are known by the record from adoption on, else by what is at their path.
+    const recorded = this.deps.keeper.identities();
+    const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
+    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
+    const { created, planned } = await this.provision(classes, config, node, identityOf);
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);
     this.quiet.ran(inputs, { deleterAtRest: this.deps.deleter.atRest, stewardWrites, verdicts: this.verdicts.values(), classes, planned });

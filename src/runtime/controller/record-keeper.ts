@@ -9,7 +9,7 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import {
-  changesFromPvs, offerVerdict, PvWithIdentity, RecordContext, RecordHealth, VolumeRecord, VolumeRecordEntry,
+  changesFromPvs, offerVerdict, PvWithIdentity, recordedLines, RecordContext, RecordHealth, VolumeRecord, VolumeRecordEntry,
 } from '../record';
 
 /** A volume discovery would offer, as the record needs to know it. */
@@ -53,6 +53,15 @@ export class RecordKeeper {
   revision(): number {
     this.deps.record.refresh();
     return this.deps.record.revision;
+  }
+
+  /**
+   * Each PV's volume's identity as recorded: on the PV, else the record's line of the PV's UID
+   * (the PVs of the provisioners we replace carry none; adoption recorded what was at their path).
+   */
+  identities(): (pv: V1PersistentVolume) => string | undefined {
+    const lineOf = recordedLines(this.deps.record.entries(), (i) => this.deps.record.get(i));
+    return (pv) => lineOf(pv)?.identity;
   }
 
   /** Reads what changed in the record; when it cannot be used, says so (Event, metric, log) and returns why. */

@@ -12,7 +12,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { RecordedState, VolumeRecordEntry } from './record-entry';
 import { extentsOverlap, storageExtent } from './storage-extent';
-import { BOUND_BY_CONTROLLER_ANNOTATION } from '../well-known';
+import { BOUND_BY_CONTROLLER_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 /** What a PV seen now says of its volume: a tenant may have used it, or not yet. */
 export function stateSeenOnPv(pv: V1PersistentVolume): 'offered' | 'dirty' {
@@ -21,6 +21,19 @@ export function stateSeenOnPv(pv: V1PersistentVolume): 'offered' | 'dirty' {
     || pv.spec?.claimRef?.uid !== undefined
     || pv.metadata?.annotations?.[BOUND_BY_CONTROLLER_ANNOTATION] !== undefined;
   return used ? 'dirty' : 'offered';
+}
+
+/**
+ * Each PV's line in the record: by the identity written on the PV, else by the PV's UID (the
+ * PVs of a provisioner we replace carry no identity; the record knows them from adoption on).
+ */
+export function recordedLines(entries: readonly VolumeRecordEntry[], get: (identity: string) => VolumeRecordEntry | undefined)
+  : (pv: V1PersistentVolume) => VolumeRecordEntry | undefined {
+  const byPvUid = new Map(entries.flatMap((e) => (e.pvUid !== undefined ? [[e.pvUid, e] as const] : [])));
+  return (pv) => {
+    const identity = pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION];
+    return (identity !== undefined ? get(identity) : undefined) ?? byPvUid.get(pv.metadata?.uid ?? '');
+  };
 }
 
 /** A PV of ours and the identity of its volume (recorded on it, or found at its path this pass). */

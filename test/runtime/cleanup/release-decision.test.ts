@@ -202,6 +202,17 @@ describe('the release decision (device dialect)', () => {
     expect(decideRelease(upstreamPv, me, devices, 'legacy').action).toBe('clean');
   });
 
+  test('a PV of the device-selecting provisioner (no identity on it) is wiped only as the disk the record adopted it with', () => {
+    const upstreamPv = devicePv({ provisionedBy: null, labels: { 'local-pv-provisioner.cybozu.io/node': 'worker-1' } });
+    const d = decideRelease(upstreamPv, me, devices, 'legacy', { state: 'dirty', identity: 'wwn:0x5000c500a1b2c3d4' });
+    expect(d.action === 'clean' && d.target.identity).toBe('wwn:0x5000c500a1b2c3d4');
+  });
+
+  test('the identity written on a PV wins over the record\'s line found by its UID', () => {
+    const d = decideRelease(devicePv({ identity: 'wwn:0xA' }), me, devices, 'legacy', { state: 'dirty', identity: 'wwn:0xB' });
+    expect(d.action === 'clean' && d.target.identity).toBe('wwn:0xA');
+  });
+
   test('the node spec saying Retain keeps PVs of the device-selecting provisioner', () => {
     const upstreamPv = devicePv({ provisionedBy: null, policy: 'Retain', labels: { 'local-pv-provisioner.cybozu.io/node': 'worker-1' } });
     const retaining: ConfiguredVolumes = { dialect: 'device', spec: { ...spec, reclaimPolicy: 'Retain' } };

@@ -50,6 +50,12 @@ describe('without a subcommand, under the generic name', () => {
     expect(error(['--listen-address=:9090', '-v=2'], {})).toContain('no flag or environment variable says which program');
   });
 
+  test('LVP_STATE_DIR, which both dialects read, is no cue', () => {
+    expect(resolved(NODE_CLEANUP_ARGS, { LVP_STATE_DIR: '/var/lib/lvp' }).options.command).toBe('node-cleanup');
+    expect(resolved([], { ...STATIC_CHART_ENV, LVP_STATE_DIR: '/var/lib/lvp' }).options).toEqual(expect.objectContaining({ command: 'run', stateDir: '/var/lib/lvp' }));
+    expect(error([], { LVP_STATE_DIR: '/var/lib/lvp' })).toContain('no flag or environment variable says which program');
+  });
+
   test('an empty variable is no cue', () => {
     expect(error([], { MY_NODE_NAME: '' })).toContain('no flag or environment variable says which program');
   });

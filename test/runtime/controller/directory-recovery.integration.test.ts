@@ -127,11 +127,7 @@ describePrivileged('no duplicates, no lost volumes', () => {
     await fx.waitForPvGone(vol1);
     expect(fx.server.counters.get('list', 'persistentvolumes').requests).toBeGreaterThan(lists);
     // Nothing proves no tenant used the volume while the watch was down: it is cleaned first (a moment for an empty one), then offered.
-    await eventually(async () => {
-      const { created } = await fx!.pass();
-      await fx!.settle();
-      return created.includes(vol1);
-    }, 'the volume is offered again');
+    await fx.passUntilCreated(vol1);
     const recreated = await fx.waitForPv(vol1);
     expect(recreated.metadata!.uid).not.toBe(oldUid);
     expect((await fx.pass()).created).toEqual([]);

@@ -196,7 +196,7 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.waitForPvGone(pvName('sda'));
     // The old tenant wrote raw data, no signature: it is wiped, not held.
     fx.setSpec('spec', blockSpec(fx.deviceDir));
-    await fx.pass();
+    await fx.passUntilCreated(pvName('sda'));
     const again = await fx.waitForPv(pvName('sda'), { phase: 'Available' });
     expect(again).toBeDefined();
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0)).toBe(true);

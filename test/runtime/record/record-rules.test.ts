@@ -1,5 +1,5 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { changesFromPvs, dirtyDisposition, offerVerdict, stateSeenOnPv, VolumeRecordEntry } from '../../../src/runtime/record';
+import { changesFromPvs, dirtyDisposition, offerVerdict, recordedLines, stateSeenOnPv, VolumeRecordEntry } from '../../../src/runtime/record';
 
 const NOW = new Date('2026-11-27T00:00:00Z');
 const context = { dialect: 'directory' as const, reclaimPolicyOf: (p: V1PersistentVolume) => p.spec?.persistentVolumeReclaimPolicy, now: NOW };
@@ -59,6 +59,25 @@ describe('what a PV shows of its volume', () => {
 
   test('an Available PV without any sign of a claim is unused', () => {
     expect(stateSeenOnPv(pv())).toBe('offered');
+  });
+});
+
+describe('a PV\'s line in the record', () => {
+  const lines = [entry(), entry({ identity: 'fs:/@wwid:b', pvUid: 'uid-2', pvName: 'local-pv-2' })];
+  const lineOf = recordedLines(lines, (i) => lines.find((l) => l.identity === i));
+
+  test('is found by its UID when the PV carries no identity (the replaced provisioners\' PVs)', () => {
+    expect(lineOf(pv({ uid: 'uid-2' }))?.identity).toBe('fs:/@wwid:b');
+  });
+
+  test('is found by the identity written on the PV first', () => {
+    const marked = pv({ uid: 'uid-2' });
+    marked.metadata!.annotations!['local.storage.k8s.io/volume-identity'] = 'fs:/@wwid:a';
+    expect(lineOf(marked)?.identity).toBe('fs:/@wwid:a');
+  });
+
+  test('is none for a PV the record has never seen', () => {
+    expect(lineOf(pv({ uid: 'uid-9' }))).toBeUndefined();
   });
 });
 
