@@ -518,6 +518,15 @@ export interface LocalVolumeProvisionerProps {
    * @default 8080
    */
   readonly metricsPort?: number;
+  /**
+   * Host directory of each node's volume record (`--state-dir`): which volumes are clean,
+   * which a tenant used. Mounted at the same path into both agents, which share it. It must
+   * outlive pods, upgrades and reboots (not a tmpfs): without it, every volume whose PV
+   * goes while no agent watches is cleaned before it is offered again, and volumes never
+   * seen are offered only when they hold nothing.
+   * @default '/var/lib/local-volume-provisioner'
+   */
+  readonly stateDirectory?: string;
 
   /**
    * Create the ClusterRole, Role and bindings (Helm `rbac.create`).

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import {
-  compileRe2, ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS,
+  compileRe2, ConfigIssue, ConfigMapData, DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS, DEFAULT_STATE_DIR,
   DeviceSpecConfig, NodeSelectorTerm, ParseResult, ProvisionerConfig, ProvisionerConfigInput, ReclaimPolicy, Toleration,
   resolveDeviceSpec, resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig,
 } from '../config';
@@ -40,6 +40,7 @@ export const METRICS_PORT_NAME = 'metrics';
 /** The agents' own pod volumes besides those of classes and device directories. */
 export const CONFIG_VOLUME = 'config';
 export const DEV_VOLUME = 'dev';
+export const STATE_VOLUME = 'state';
 /** Environment variables the construct gives the agents (the Helm chart's names). */
 export const AGENT_ENV = {
   nodeName: 'MY_NODE_NAME',
@@ -182,6 +183,8 @@ export interface ResolvedRuntime {
   readonly kubeApiBurst: number;
   readonly logLevel: string;
   readonly metricsPort: number;
+  /** Host directory of the volume record, mounted at the same path. */
+  readonly stateDirectory: string;
 }
 
 /** The agents' pod and container settings. */
@@ -257,6 +260,8 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   if (!(kubeApiQps > 0)) issues.add('kubeApiQps', `${kubeApiQps} is not a positive number`);
   const kubeApiBurst = props.kubeApiBurst ?? DEFAULT_KUBE_API_BURST;
   issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
+  const stateDirectory = props.stateDirectory ?? DEFAULT_STATE_DIR;
+  issues.check('stateDirectory', absolutePathProblem(stateDirectory));
 
   // None by default, as in the Helm chart: managed clusters limit the system classes by
   // ResourceQuota outside kube-system, and pods of a quota-limited class are refused.
@@ -300,6 +305,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
       kubeApiBurst,
       logLevel: props.logLevel ?? 'info',
       metricsPort,
+      stateDirectory,
     },
     pod: {
       image: props.image ?? DEFAULT_IMAGE,
@@ -720,12 +726,16 @@ function checkAgentPods(props: LocalVolumeProvisionerProps, issues: PropIssues, 
   const dev = r.pod.mountDevVolume
     ? [{ volume: own(DEV_VOLUME, 'the host /dev (mountDevVolume)'), path: own('/dev', 'the host /dev (mountDevVolume)') }]
     : [];
+  const state = [{ volume: own(STATE_VOLUME, 'the volume record (stateDirectory)'), path: fromProp(r.runtime.stateDirectory, 'stateDirectory') }];
   const pods = [
     ...(r.directory ? [{
       pod: 'directory agent\'s pod',
-      mounts: [{ volume: own(CONFIG_VOLUME, 'the agent\'s ConfigMap'), path: own(CONFIG_MOUNT_PATH, 'the agent\'s ConfigMap') }, ...dev, ...r.directory.mounts.map(ofMount)],
+      mounts: [
+        { volume: own(CONFIG_VOLUME, 'the agent\'s ConfigMap'), path: own(CONFIG_MOUNT_PATH, 'the agent\'s ConfigMap') },
+        ...state, ...dev, ...r.directory.mounts.map(ofMount),
+      ],
     }] : []),
-    ...(r.devices ? [{ pod: 'device agent\'s pod', mounts: [...dev, ...r.devices.mounts.map(ofMount)] }] : []),
+    ...(r.devices ? [{ pod: 'device agent\'s pod', mounts: [...state, ...dev, ...r.devices.mounts.map(ofMount)] }] : []),
   ];
 
   const extraVolumes = props.extraVolumes ?? [];

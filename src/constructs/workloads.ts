@@ -1,6 +1,8 @@
 import { k8s } from 'cdk8s-plus-28';
 import { formatGoDuration } from '../config';
-import { AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, METRICS_PORT_NAME, ResolvedProps } from './resolve-props';
+import {
+  AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, METRICS_PORT_NAME, ResolvedProps, STATE_VOLUME,
+} from './resolve-props';
 
 /**
  * Pod specs of the node agents (one DaemonSet per dialect) and of node cleanup.
@@ -45,6 +47,7 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--discovery-period=${formatGoDuration(rt.discoveryPeriodMs)}`,
       `--config-sync-period=${formatGoDuration(rt.configSyncPeriodMs)}`,
       `--config-dir=${CONFIG_MOUNT_PATH}`,
+      `--state-dir=${rt.stateDirectory}`,
       ...commonFlags(r),
     ],
     env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],
@@ -76,6 +79,7 @@ export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       '--metrics-path=/metrics',
       `--polling-interval=${formatGoDuration(d.pollingIntervalMs)}`,
       ...(d.defaultSpec ? [`--default-pv-spec-configmap=${d.defaultSpec}`] : []),
+      `--state-dir=${rt.stateDirectory}`,
       ...commonFlags(r),
     ],
     env: [],
@@ -102,6 +106,10 @@ function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: Agent
   const selector = selectorLabels(r, component);
   const devVolume = p.mountDevVolume ? [{ name: DEV_VOLUME, hostPath: { path: '/dev', type: 'Directory' } }] : [];
   const devMount = p.mountDevVolume ? [{ name: DEV_VOLUME, mountPath: '/dev' }] : [];
+  // The volume record outlives the pod; both dialects' agents on a node share it (and its lock).
+  const stateDir = r.runtime.stateDirectory;
+  const stateVolume = { name: STATE_VOLUME, hostPath: { path: stateDir, type: 'DirectoryOrCreate' } };
+  const stateMount = { name: STATE_VOLUME, mountPath: stateDir };
   const container: k8s.Container = {
     name: AGENT_CONTAINER,
     image: p.image,
@@ -114,7 +122,7 @@ function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: Agent
     startupProbe: p.startupProbe,
     resources: p.resources,
     securityContext: p.securityContext,
-    volumeMounts: nonEmpty([...parts.volumeMounts, ...devMount, ...p.extraVolumeMounts]),
+    volumeMounts: [...parts.volumeMounts, stateMount, ...devMount, ...p.extraVolumeMounts],
   };
   return {
     selector: { matchLabels: selector },
@@ -136,7 +144,7 @@ function agentDaemonSetSpec(r: ResolvedProps, component: Component, parts: Agent
         imagePullSecrets: nonEmpty(p.imagePullSecrets.map((name) => ({ name }))),
         initContainers: nonEmpty(p.initContainers),
         containers: [container],
-        volumes: nonEmpty([...parts.volumes, ...devVolume, ...p.extraVolumes]),
+        volumes: [...parts.volumes, stateVolume, ...devVolume, ...p.extraVolumes],
       },
     },
   };

@@ -70,7 +70,7 @@ describe('the directory agent DaemonSet', () => {
   test('runs the `run` subcommand with the Go provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'run', '--listen-address=:8080', '--metrics-path=/metrics', '--discovery-period=10s', '--config-sync-period=5s',
-      '--config-dir=/etc/provisioner/config', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
+      '--config-dir=/etc/provisioner/config', '--state-dir=/var/lib/local-volume-provisioner', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 
@@ -175,7 +175,7 @@ describe('the device agent DaemonSet', () => {
   test('runs the `devices` subcommand with the device provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'devices', '--node-name=$(MY_NODE_NAME)', '--namespace-name=$(MY_NAMESPACE)', '--metrics-addr=:8080', '--metrics-path=/metrics',
-      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
+      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--state-dir=/var/lib/local-volume-provisioner', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 
@@ -195,6 +195,21 @@ describe('the device agent DaemonSet', () => {
     expect(container(ds).securityContext.privileged).toBe(true);
     expect(mountAt(ds, '/etc/provisioner/config')).toBeUndefined();
     expect(ds.spec.template.metadata.annotations).toBeUndefined();
+  });
+
+  test('mounts the same volume record directory as the directory agent, at its own path', () => {
+    const both = agent(synth({ ...DEVICES, storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks' }] }), 'local-volume-provisioner');
+    for (const d of [ds, both]) {
+      expect(volume(d, 'state')!.hostPath).toEqual({ path: '/var/lib/local-volume-provisioner', type: 'DirectoryOrCreate' });
+      expect(mountAt(d, '/var/lib/local-volume-provisioner')!.name).toBe('state');
+    }
+  });
+
+  test('passes another stateDirectory to its flag and its mount', () => {
+    const moved = agent(synth({ ...DEVICES, stateDirectory: '/data/lvp' }), 'local-volume-provisioner-devices');
+    expect(container(moved).args).toContain('--state-dir=/data/lvp');
+    expect(volume(moved, 'state')!.hostPath.path).toBe('/data/lvp');
+    expect(mountAt(moved, '/data/lvp')).toBeDefined();
   });
 
   test('is the only DaemonSet when no directory class is configured', () => {

@@ -62,7 +62,7 @@ describe('mount paths are unique in the agent container', () => {
 describe('volume mounts refer to a volume of the pod', () => {
   test('an extra mount of an unknown volume is refused', () => {
     expect(problemsOf({ ...DEFAULTS, extraVolumeMounts: [{ name: 'udev', mountPath: '/run/udev' }] }))
-      .toEqual([expect.stringMatching(/^extraVolumeMounts\[0\]\.name: "udev" is not a volume of the directory agent's pod \(config, dev, class-fast-disks-[0-9a-f]{8}\)$/)]);
+      .toEqual([expect.stringMatching(/^extraVolumeMounts\[0\]\.name: "udev" is not a volume of the directory agent's pod \(config, state, dev, class-fast-disks-[0-9a-f]{8}\)$/)]);
   });
 
   test('an extra mount of the directory agent\'s ConfigMap volume is refused in the device agent\'s pod', () => {
@@ -113,7 +113,7 @@ describe('containers', () => {
     ['an init container name that is not a DNS label', { ...DEFAULTS, initContainers: [{ name: 'Wait', image: 'busybox:1.36' }] },
       'initContainers[0].name: "Wait" is not a valid container name: at most 63 lower-case letters, digits and \'-\', starting and ending with a letter or digit'],
     ['an init container mount of an unknown volume', { ...DEFAULTS, initContainers: [{ name: 'wait', image: 'busybox:1.36', volumeMounts: [{ name: 'disks', mountPath: '/mnt' }] }] },
-      'initContainers[0].volumeMounts[0].name: "disks" is not a volume of the directory agent\'s pod (config, dev, class-fast-disks-f171f91e)'],
+      'initContainers[0].volumeMounts[0].name: "disks" is not a volume of the directory agent\'s pod (config, state, dev, class-fast-disks-f171f91e)'],
     ['an env name with a space', { ...DEFAULTS, env: [{ name: 'MY VAR', value: 'x' }] },
       'env[0].name: "MY VAR" is not a valid environment variable name: letters, digits, \'_\', \'-\' and \'.\', not starting with a digit'],
     ['an env variable with value and valueFrom', { ...DEFAULTS, env: [{ name: 'NODE', value: 'x', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] },

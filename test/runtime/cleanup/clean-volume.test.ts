@@ -36,7 +36,9 @@ describePrivileged('cleaning a Released volume in-process', () => {
     const classDir = makeTempDir('lvp-class-');
     makeMountPoint(path.join(classDir, 'vol1'));
     fs.writeFileSync(path.join(classDir, 'vol1', 'data'), 'x');
-    expect(await cleanVolume(target(classDir, 'vol1', classMethod(['false'])))).toEqual({ ok: true, kind: 'directory', cleaner: 'filesystem' });
+    // A bind mount of a directory of the root filesystem: known by that filesystem and the directory's place in it.
+    expect(await cleanVolume(target(classDir, 'vol1', classMethod(['false']))))
+      .toEqual({ ok: true, kind: 'directory', cleaner: 'filesystem', identity: expect.stringContaining(path.join(classDir, 'vol1')) });
     expect(fs.readdirSync(path.join(classDir, 'vol1'))).toEqual([]);
   });
 
@@ -57,7 +59,7 @@ describePrivileged('cleaning a Released volume in-process', () => {
     const lines: string[] = [];
     const command = ['bash', '-c', 'echo "$LOCAL_PV_BLKDEVICE"; stat -L -c %t:%T "$LOCAL_PV_BLKDEVICE"'];
     const r = await cleanVolume(target(classDir, 'disk1', classMethod(command)), { onOutput: (l) => lines.push(l) });
-    expect(r).toEqual({ ok: true, kind: 'block-device', cleaner: 'bash' });
+    expect(r).toEqual({ ok: true, kind: 'block-device', cleaner: 'bash', identity: `loop:${loop.backingFile}@0` });
     expect(lines[0]).toMatch(new RegExp(`^/proc/${process.pid}/fd/\\d+$`));
     const rdev = fs.statSync(loop.device).rdev;
     // eslint-disable-next-line no-bitwise -- major and minor out of st_rdev
@@ -146,7 +148,7 @@ describePrivileged('cleaning a Released volume in-process', () => {
     fs.symlinkSync(loop.device, path.join(deviceDir, 'pci-0000:00:1f.2-ata-1'));
     let written = 0;
     const r = await cleanVolume(target(deviceDir, 'pci-0000:00:1f.2-ata-1', { kind: 'device-wipe' }), { onWritten: (n) => (written += n) });
-    expect(r).toEqual({ ok: true, kind: 'block-device', cleaner: 'wipe' });
+    expect(r).toEqual({ ok: true, kind: 'block-device', cleaner: 'wipe', identity: `loop:${loop.backingFile}@0` });
     // What reached the device, by its own counters: the 100 MiB range, and the 8 MiB first write that found the buffer alignment O_DIRECT takes.
     expect(written).toBe(108 * MiB);
     expect(spawnSync('blkid', ['-p', loop.device]).status).toBe(2);
