@@ -8,8 +8,9 @@
  * - it must not be in use: a directory mounted elsewhere or held by a process
  *   (volume-in-use.ts), a device mounted or held open (exclusive-open.ts);
  * - then it is cleaned: a directory emptied by a handle walk, a device wiped
- *   (device dialect) or given to the class's command as `/proc/<pid>/fd/<n>`, a
- *   path that names the checked device for as long as the command runs.
+ *   (device dialect: zeroed whole unless its spec says `wipe: upstream-ranges`;
+ *   wipe.ts) or given to the class's command as `/proc/<pid>/fd/<n>`, a path that
+ *   names the checked device for as long as the command runs.
  * Run it as a process-table task, after the controller's re-check of the PV.
  */
 import * as fs from 'node:fs';
@@ -19,10 +20,11 @@ import { checkDeviceNotInUse } from './exclusive-open';
 import { cleanFilesystemVolume } from './filesystem-cleaner';
 import { findNestedMounts } from './nested-mounts';
 import { resolveVolumePath } from './path-safety';
-import type { CleanTarget } from './release-decision';
+import type { CleanMethod, CleanTarget } from './release-decision';
 import { watchForStall } from './stall-watchdog';
 import { filesystemVolumeUsers } from './volume-in-use';
 import { wipeDevice } from './wipe';
+import { DEVICE_WIPES, type DeviceWipe } from '../../config';
 import { readMountTable } from '../discovery/mount-table';
 import { blockDeviceIdentity, blockDeviceSize, deviceNumberOf, DirectoryHandle, handlePath, mountIdentity, openDirectory } from '../volume';
 
@@ -146,10 +148,20 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
   }
 }
 
+/**
+ * How much of the device the wipe zeroes: the node spec's `wipe`, carried on the
+ * method as `wipe` by whoever made the target; anything else (a method made
+ * without it) is the safe default, the whole device.
+ */
+export function deviceWipeOf(method: CleanMethod): DeviceWipe {
+  const wipe: unknown = 'wipe' in method ? method.wipe : undefined;
+  return (DEVICE_WIPES as readonly unknown[]).includes(wipe) ? wipe as DeviceWipe : 'full';
+}
+
 /** The wipe, the class's command here, or the command elsewhere, on the checked and held device. */
 async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number, options: CleanVolumeOptions): Promise<CleanVolumeResult> {
   if (target.method.kind === 'device-wipe') {
-    const r = await wipeDevice(pinned, { signal: options.signal });
+    const r = await wipeDevice(pinned, { signal: options.signal, extent: deviceWipeOf(target.method) });
     return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe' } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
   }
   const command = target.method.blockCleanerCommand;
