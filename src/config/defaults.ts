@@ -48,9 +48,11 @@ export const PROVISIONER_DEFAULTS: ProvisionerConfig = {
 /** The class the device provisioner's README promised; used when the key is missing. */
 export const DEFAULT_DEVICE_STORAGE_CLASS_NAME = 'local-storage';
 
-export const DEVICE_SPEC_DEFAULTS: Pick<DeviceSpecConfig, 'reclaimPolicy' | 'wipeDevicesHoldingData'> = {
+export const DEVICE_SPEC_DEFAULTS: Pick<DeviceSpecConfig, 'reclaimPolicy' | 'wipeDevicesHoldingData' | 'wipe'> = {
   reclaimPolicy: 'Delete',
   wipeDevicesHoldingData: false,
+  // Every byte: upstream's five 100 MiB ranges leave most of the last tenant's data readable.
+  wipe: 'full',
 };
 
 /**

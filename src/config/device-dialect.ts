@@ -22,5 +22,6 @@ export function serializeDeviceSpec(c: DeviceSpecConfig): ConfigMapData {
     deviceNameFilter: c.deviceNameFilter,
     reclaimPolicy: c.reclaimPolicy,
     wipeDevicesHoldingData: String(c.wipeDevicesHoldingData),
+    wipe: c.wipe,
   };
 }

@@ -101,6 +101,15 @@ export type DeviceFsType = (typeof DEVICE_FS_TYPES)[number];
 export const RECLAIM_POLICIES = ['Delete', 'Retain'] as const;
 export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
 
+/**
+ * How much of a device the device dialect's wipe zeroes: `full`, every byte (no
+ * tenant's data reaches the next one); `upstream-ranges`, only 100 MiB at 0, 1, 10,
+ * 100 and 1000 GiB, as the device-selecting provisioner did, which leaves most of
+ * the old data readable by the next tenant of the device.
+ */
+export const DEVICE_WIPES = ['full', 'upstream-ranges'] as const;
+export type DeviceWipe = (typeof DEVICE_WIPES)[number];
+
 /** The device dialect: one node's "PV spec ConfigMap", fully resolved. */
 export interface DeviceSpecConfig {
   readonly storageClassName: string;
@@ -122,6 +131,12 @@ export interface DeviceSpecConfig {
    * reported as holding data and left alone.
    */
   readonly wipeDevicesHoldingData: boolean;
+  /**
+   * Extension: how much of a device is zeroed before it is offered and after its PV
+   * is released. `full` (the default) zeroes every byte; `upstream-ranges` zeroes only
+   * upstream's five 100 MiB ranges and leaves most of the old data readable.
+   */
+  readonly wipe: DeviceWipe;
 }
 
 /** A problem or warning in a configuration, located by a dotted path. */
@@ -229,4 +244,6 @@ export interface DeviceSpecConfigInput {
   readonly reclaimPolicy?: ReclaimPolicy;
   /** Extension. @default false */
   readonly wipeDevicesHoldingData?: boolean;
+  /** Extension. @default full */
+  readonly wipe?: DeviceWipe;
 }

@@ -2,7 +2,7 @@ import { DEFAULT_DEVICE_STORAGE_CLASS_NAME, DEVICE_SPEC_DEFAULTS } from './defau
 import { deviceNameFilterProblem } from './device-name-filter';
 import { IssueCollector } from './issues';
 import { dnsSubdomainProblem } from './kube-names';
-import { DEVICE_FS_TYPES, DeviceSpecConfig, DeviceSpecConfigInput, ParseResult, RECLAIM_POLICIES, VOLUME_MODES } from './model';
+import { DEVICE_FS_TYPES, DEVICE_WIPES, DeviceSpecConfig, DeviceSpecConfigInput, ParseResult, RECLAIM_POLICIES, VOLUME_MODES } from './model';
 import { readAbsolutePath, readBoolean, readEnum, readFields, readString } from './values';
 
 /**
@@ -14,7 +14,7 @@ import { readAbsolutePath, readBoolean, readEnum, readFields, readString } from 
 export const DEVICE_SPEC_KEYS = [
   'storageClassName', 'volumeMode', 'fsType', 'deviceDir', 'deviceNameFilter',
   // extensions
-  'reclaimPolicy', 'wipeDevicesHoldingData',
+  'reclaimPolicy', 'wipeDevicesHoldingData', 'wipe',
 ] as const satisfies readonly (keyof DeviceSpecConfig)[];
 
 export function resolveDeviceSpec(input: DeviceSpecConfigInput): ParseResult<DeviceSpecConfig> {
@@ -76,10 +76,11 @@ export function resolveDeviceSpecInto(input: unknown, issues: IssueCollector): D
 
   const reclaimPolicy = readEnum(RECLAIM_POLICIES)(f.reclaimPolicy, 'reclaimPolicy', issues) ?? DEVICE_SPEC_DEFAULTS.reclaimPolicy;
   const wipeDevicesHoldingData = readBoolean(f.wipeDevicesHoldingData, 'wipeDevicesHoldingData', issues) ?? DEVICE_SPEC_DEFAULTS.wipeDevicesHoldingData;
+  const wipe = readEnum(DEVICE_WIPES)(f.wipe, 'wipe', issues) ?? DEVICE_SPEC_DEFAULTS.wipe;
 
   if (issues.errors.length > before || storageClassName === undefined || volumeMode === undefined || fsType === undefined
     || deviceDir === undefined || deviceNameFilter === undefined) {
     return undefined;
   }
-  return { storageClassName, volumeMode, fsType, deviceDir, deviceNameFilter, reclaimPolicy, wipeDevicesHoldingData };
+  return { storageClassName, volumeMode, fsType, deviceDir, deviceNameFilter, reclaimPolicy, wipeDevicesHoldingData, wipe };
 }

@@ -1,6 +1,6 @@
 import type { Duration } from 'cdk8s';
 import type { k8s } from 'cdk8s-plus-28';
-import type { AccessMode, DeviceFsType, ReclaimPolicy, VolumeMode } from '../config/model';
+import type { AccessMode, DeviceFsType, DeviceWipe, ReclaimPolicy, VolumeMode } from '../config/model';
 
 /**
  * Public props of {@link LocalVolumeProvisioner}. Every field is optional unless the
@@ -145,6 +145,15 @@ export interface DeviceSpecProps {
    * @default false
    */
   readonly wipeDevicesHoldingData?: boolean;
+  /**
+   * How much of a device is zeroed before it is offered and after its PV is released:
+   * `full`, every byte; `upstream-ranges`, only 100 MiB at 0, 1, 10, 100 and 1000 GiB
+   * (the device-selecting provisioner's wipe), which leaves most of the previous
+   * tenant's data readable by the next one. Use `upstream-ranges` only where every
+   * tenant of these disks may read every other tenant's data.
+   * @default 'full'
+   */
+  readonly wipe?: DeviceWipe;
 }
 
 /** A StorageClass object for a device-dialect class. */

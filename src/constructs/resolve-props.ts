@@ -534,6 +534,7 @@ function resolveDeviceDialect(
       deviceNameFilter: s.deviceNameFilter,
       reclaimPolicy: s.reclaimPolicy,
       wipeDevicesHoldingData: s.wipeDevicesHoldingData,
+      wipe: s.wipe,
     }), issues, (path) => `${at}.${path}`);
     if (!config) return;
     specs.push({ name: s.name, config, data: serializeDeviceSpec(config) });

@@ -14,6 +14,7 @@ describe('device dialect: valid PV spec ConfigMaps', () => {
       deviceNameFilter: '.*',
       reclaimPolicy: 'Delete',
       wipeDevicesHoldingData: false,
+      wipe: 'full',
     });
   });
 
@@ -69,6 +70,18 @@ describe('device dialect: valid PV spec ConfigMaps', () => {
   test('the extension keys are read', () => {
     expect(valid(parseDeviceSpec({ ...FS_SPEC, reclaimPolicy: 'Retain', wipeDevicesHoldingData: 'true' })))
       .toMatchObject({ reclaimPolicy: 'Retain', wipeDevicesHoldingData: true });
+  });
+
+  test('without wipe, a device is zeroed whole', () => {
+    expect(valid(parseDeviceSpec(BLOCK_SPEC)).wipe).toBe('full');
+  });
+
+  test.each(['full', 'upstream-ranges'])('wipe: "%s" is read as written', (wipe) => {
+    expect(valid(parseDeviceSpec({ ...BLOCK_SPEC, wipe })).wipe).toBe(wipe);
+  });
+
+  test('an empty wipe means the default, as every empty value does', () => {
+    expect(valid(parseDeviceSpec({ ...BLOCK_SPEC, wipe: '' })).wipe).toBe('full');
   });
 });
 
@@ -135,6 +148,10 @@ describe('device dialect: invalid PV spec ConfigMaps', () => {
       'wipeDevicesHoldingData: "sometimes" is not a boolean (true/false, yes/no, on/off)',
     ]);
   });
+
+  test.each(['partial', 'Full', 'upstream'])('wipe: "%s" is refused, naming the key and the values it takes', (wipe) => {
+    expect(errorsOf(parseDeviceSpec({ ...BLOCK_SPEC, wipe }))).toEqual([`wipe: "${wipe}" is not one of full, upstream-ranges`]);
+  });
 });
 
 describe('device name filters', () => {
@@ -165,6 +182,7 @@ describe('device dialect serialization', () => {
       deviceNameFilter: 'sd[ab]',
       reclaimPolicy: 'Delete',
       wipeDevicesHoldingData: 'false',
+      wipe: 'full',
     });
   });
 });

@@ -43,6 +43,7 @@ describe('resolveDeviceSpec from typed input', () => {
       deviceNameFilter: '^nvme-',
       reclaimPolicy: 'Delete',
       wipeDevicesHoldingData: false,
+      wipe: 'full',
     });
   });
 

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import fc from 'fast-check';
 import {
-  ACCESS_MODES, ClassConfig, DEVICE_FS_TYPES, DeviceSpecConfig, NodeSelectorRequirement, NodeSelectorTerm,
+  ACCESS_MODES, ClassConfig, DEVICE_FS_TYPES, DEVICE_WIPES, DeviceSpecConfig, NodeSelectorRequirement, NodeSelectorTerm,
   parseDeviceSpec, parseProvisionerConfig, ProvisionerConfig, RECLAIM_POLICIES, resolveDeviceSpec,
   resolveProvisionerConfig, serializeDeviceSpec, serializeProvisionerConfig, TAINT_EFFECTS, Toleration,
 } from '../../src/config';
@@ -113,6 +113,7 @@ const deviceSpec: fc.Arbitrary<DeviceSpecConfig> = fc.record({
   ),
   reclaimPolicy: fc.constantFrom(...RECLAIM_POLICIES),
   wipeDevicesHoldingData: fc.boolean(),
+  wipe: fc.constantFrom(...DEVICE_WIPES),
 }, PLAIN).map((c): DeviceSpecConfig => (c.volumeMode === 'Block' ? { ...c, fsType: '' } : c));
 
 /**

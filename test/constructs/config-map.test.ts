@@ -80,6 +80,7 @@ describe('the device-dialect PV spec ConfigMaps', () => {
       deviceNameFilter: '^pci-0000:3c:00\\.0-nvme-.*',
       reclaimPolicy: 'Delete',
       wipeDevicesHoldingData: false,
+      wipe: 'full',
     });
     expect(sas.ok && sas.config).toEqual({
       storageClassName: 'local-sas',
@@ -89,6 +90,14 @@ describe('the device-dialect PV spec ConfigMaps', () => {
       deviceNameFilter: 'sd[ab]',
       reclaimPolicy: 'Retain',
       wipeDevicesHoldingData: false,
+      wipe: 'full',
     });
+  });
+
+  test('a spec\'s wipe is written as given, and full without it', () => {
+    const specs = [{ ...DEVICES.devices!.specs[0], wipe: 'upstream-ranges' as const }, DEVICES.devices!.specs[1]];
+    const written = synth({ ...DEVICES, devices: { ...DEVICES.devices!, specs } });
+    expect(one(written, 'ConfigMap', specs[0].name).data.wipe).toBe('upstream-ranges');
+    expect(one(written, 'ConfigMap', specs[1].name).data.wipe).toBe('full');
   });
 });

@@ -8,8 +8,9 @@
  * - it must not be in use: a directory mounted elsewhere or held by a process
  *   (volume-in-use.ts), a device mounted or held open (exclusive-open.ts);
  * - then it is cleaned: a directory emptied by a handle walk, a device wiped
- *   (device dialect) or given to the class's command as `/proc/<pid>/fd/<n>`, a
- *   path that names the checked device for as long as the command runs.
+ *   (device dialect: zeroed whole unless its spec says `wipe: upstream-ranges`;
+ *   wipe.ts) or given to the class's command as `/proc/<pid>/fd/<n>`, a path that
+ *   names the checked device for as long as the command runs.
  * Run it as a process-table task, after the controller's re-check of the PV.
  */
 import * as fs from 'node:fs';
@@ -158,7 +159,7 @@ async function cleanDevice(target: CleanTarget, device: string, options: CleanVo
 async function runDeviceCleaner(target: CleanTarget, pinned: string, fd: number, identity: string,
   options: CleanVolumeOptions): Promise<CleanVolumeResult> {
   if (target.method.kind === 'device-wipe') {
-    const r = await wipeDevice(pinned, { signal: options.signal });
+    const r = await wipeDevice(pinned, { signal: options.signal, extent: target.method.wipe ?? 'full' });
     return r.ok ? { ok: true, kind: 'block-device', cleaner: 'wipe', identity } : notCleaned('failed', (r.reason ?? 'wipe failed').replace(pinned, target.path));
   }
   const command = target.method.blockCleanerCommand;

@@ -21,7 +21,7 @@
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { containerPathFor } from './path-safety';
-import type { ClassConfig, DeviceSpecConfig, VolumeMode } from '../../config';
+import type { ClassConfig, DeviceSpecConfig, DeviceWipe, VolumeMode } from '../../config';
 import type { VolumeRecordEntry } from '../record';
 
 /** What the node's volume record says of a PV's volume: its state, and the identity it was recorded under. */
@@ -49,8 +49,8 @@ export type ReclaimMode = 'finalizer' | 'legacy';
 export type CleanMethod =
   /** Directory dialect: a directory is emptied, a block device gets the class's command. */
   | { readonly kind: 'class'; readonly className: string; readonly blockCleanerCommand: readonly string[] }
-  /** Device dialect: the wipe ranges are zeroed. */
-  | { readonly kind: 'device-wipe' };
+  /** Device dialect: the device is zeroed, whole or (`upstream-ranges`) upstream's ranges only, as the node's spec says. */
+  | { readonly kind: 'device-wipe'; readonly wipe?: DeviceWipe };
 
 /** A Released volume of ours, located for the cleaner. */
 export interface CleanTarget {
@@ -298,7 +298,7 @@ function locateDeviceVolume(ref: VolumeRef, spec: DeviceSpecConfig): Located {
   if (!mapped.ok) return { ok: false, reason: mapped.reason };
   return {
     ok: true,
-    target: { ...ref, path: mapped.containerPath, classDir: spec.deviceDir, method: { kind: 'device-wipe' } },
+    target: { ...ref, path: mapped.containerPath, classDir: spec.deviceDir, method: { kind: 'device-wipe', wipe: spec.wipe } },
   };
 }
 

@@ -319,7 +319,7 @@ export class DeviceController {
       hostPath: device.path,
       path: device.path,
       classDir: spec.deviceDir,
-      method: { kind: 'device-wipe' },
+      method: { kind: 'device-wipe', wipe: spec.wipe },
       identity: device.identity,
     }, { stallTimeoutMs: this.deps.stallTimeoutMs, onWritten: (bytes) => this.deps.metrics.addCleanupBytes(spec.volumeMode, 'process', bytes) }));
     if (!wiped.ok) {

@@ -30,6 +30,7 @@ const spec: DeviceSpecConfig = {
   deviceNameFilter: '.*',
   reclaimPolicy: 'Delete',
   wipeDevicesHoldingData: false,
+  wipe: 'full',
 };
 const devices: ConfiguredVolumes = { dialect: 'device', spec };
 

@@ -1,8 +1,11 @@
 /**
- * The wipe ranges, read back from the loop devices' backing files: 100 MiB at
- * 0, 1, 10, 100 and 1000 GiB that lie inside the device, clipped at its end,
- * and nothing else. Loop devices are whole 512-byte sectors, so "below 1 GiB"
- * is 1 GiB - 512. The 10 TiB device is a sparse file and must stay one.
+ * The device dialect's wipe, read back from the loop devices' backing files.
+ * By default every byte of the device reads zero, wherever the old data was.
+ * With `wipe: upstream-ranges` (opt-in): 100 MiB at 0, 1, 10, 100 and 1000 GiB
+ * that lie inside the device, clipped at its end, and nothing else. Loop devices
+ * are whole 512-byte sectors, so "below 1 GiB" is 1 GiB - 512. The 10 TiB device
+ * is a sparse file and must stay one (a whole-device zeroing of it would allocate
+ * 10 TiB on this machine's disk: it is only ever wiped over upstream's ranges).
  */
 import * as fs from 'node:fs';
 import { blockSpec, DeviceFixture, fillPattern, GiB, isZero, KiB, MiB, NODE_NAME, readBytes, SMALL } from './fixture';
@@ -32,7 +35,59 @@ function probeWindows(size: number): number[] {
 
 const inRanges = (size: number, offset: number) => expectedRanges(size).some(([s, e]) => offset >= s && offset < e);
 
-describePrivileged('device dialect: wipe ranges', () => {
+describePrivileged('device dialect: the default wipe zeroes the whole device', () => {
+  let fx: DeviceFixture;
+  afterEach(async () => fx?.stop());
+  afterAll(cleanupPrivileged);
+
+  test.each([
+    ['1 GiB - 512', GiB - 512],
+    ['1 GiB + 5 KiB', GiB + 5 * KiB],
+  ])('a new device of %s: no byte of the old data is readable anywhere, inside upstream\'s ranges or between them', async (_, size) => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const disk = fx.addDevice('sda', size);
+    fillPattern(disk.link, 0, size, PATTERN);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+
+    const started = Date.now();
+    const result = await fx.pass();
+    const seconds = (Date.now() - started) / 1000;
+    expect(result.state === 'provisioned' && result.created).toEqual([upstreamDevicePVName(NODE_NAME, 'sda')]);
+    process.stdout.write(`whole wipe of a ${size} B device: pass took ${seconds.toFixed(2)} s\n`);
+    expect(isZero(disk.backingFile, 0, size)).toBe(true);
+    expect(parseQuantity(fx.serverPv(upstreamDevicePVName(NODE_NAME, 'sda'))!.spec?.capacity?.storage)).toBe(size);
+  });
+
+  test('a Released PV\'s device is zeroed whole before it is offered again', async () => {
+    const size = GiB + 5 * KiB;
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const disk = fx.addDevice('sda', size);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    const name = upstreamDevicePVName(NODE_NAME, 'sda');
+    const uid = fx.serverPv(name)!.metadata!.uid!;
+    // The tenant's data, everywhere upstream's wipe would have left it too.
+    fillPattern(disk.link, 0, size, PATTERN);
+    await fx.release(name);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, uid);
+    expect(isZero(disk.backingFile, 0, size)).toBe(true);
+  });
+
+  test('a small device is wiped whole, and its first 5 KiB read zero', async () => {
+    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
+    const disk = fx.addDevice('sda');
+    fillPattern(disk.link, 0, SMALL, PATTERN);
+    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.pass();
+    expect(readBytes(disk.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
+    expect(isZero(disk.backingFile, 0, SMALL)).toBe(true);
+  });
+});
+
+/** The spec's `wipe: upstream-ranges` brings back the device provisioner's ranges, on a new device and on a Released one. */
+describePrivileged('device dialect: wipe: upstream-ranges zeroes only upstream\'s ranges', () => {
   let fx: DeviceFixture;
   afterEach(async () => fx?.stop());
   afterAll(cleanupPrivileged);
@@ -49,7 +104,7 @@ describePrivileged('device dialect: wipe ranges', () => {
     const disk = fx.addDevice('sda', size);
     const windows = probeWindows(size);
     for (const w of windows) fillPattern(disk.link, w, WINDOW, PATTERN);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
 
     const started = Date.now();
     const result = await fx.pass();
@@ -74,7 +129,7 @@ describePrivileged('device dialect: wipe ranges', () => {
     const size = GiB + 5 * KiB;
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const disk = fx.addDevice('sda', size);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
     await fx.pass();
     const name = upstreamDevicePVName(NODE_NAME, 'sda');
     const uid = fx.serverPv(name)!.metadata!.uid!;
@@ -86,15 +141,5 @@ describePrivileged('device dialect: wipe ranges', () => {
     await fx.waitForPvGone(name, uid);
     for (const [start, end] of expectedRanges(size)) expect(isZero(disk.backingFile, start, end - start)).toBe(true);
     for (const w of windows.filter((x) => !inRanges(size, x))) expect(readBytes(disk.backingFile, w, WINDOW).every((b) => b === PATTERN)).toBe(true);
-  });
-
-  test('a small device is wiped whole, and its first 5 KiB read zero', async () => {
-    fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
-    const disk = fx.addDevice('sda');
-    fillPattern(disk.link, 0, SMALL, PATTERN);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
-    await fx.pass();
-    expect(readBytes(disk.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
-    expect(isZero(disk.backingFile, 0, SMALL)).toBe(true);
   });
 });

@@ -21,6 +21,7 @@ function spec(deviceDir: string): DeviceSpecConfig {
     deviceNameFilter: '.*',
     reclaimPolicy: 'Delete',
     wipeDevicesHoldingData: false,
+    wipe: 'full',
   };
 }
 

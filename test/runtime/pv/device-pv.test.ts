@@ -10,6 +10,7 @@ const spec: DeviceSpecConfig = {
   deviceNameFilter: '.*',
   reclaimPolicy: 'Delete',
   wipeDevicesHoldingData: false,
+  wipe: 'full',
 };
 
 function input(overrides: Partial<DevicePVInput> = {}): DevicePVInput {
