@@ -7,10 +7,11 @@
  *   (volume/identity.ts): a path that now names another disk or filesystem is refused;
  * - it must not be in use: a directory mounted elsewhere or held by a process
  *   (volume-in-use.ts), a device mounted or held open (exclusive-open.ts);
- * - then it is cleaned: a directory emptied by a handle walk, a device wiped
- *   (device dialect: zeroed whole unless its spec says `wipe: upstream-ranges`;
- *   wipe.ts) or given to the class's command as `/proc/<pid>/fd/<n>`, a path that
- *   names the checked device for as long as the command runs.
+ * - then it is cleaned: a directory emptied by a handle walk (and its root given back
+ *   its recorded metadata, when the caller has it), a device wiped (device dialect:
+ *   zeroed whole unless its spec says `wipe: upstream-ranges`; wipe.ts) or given to
+ *   the class's command as `/proc/<pid>/fd/<n>`, a path that names the checked device
+ *   for as long as the command runs.
  * Run it as a process-table task, after the controller's re-check of the PV.
  */
 import * as fs from 'node:fs';
@@ -25,7 +26,7 @@ import { watchForStall } from './stall-watchdog';
 import { filesystemVolumeUsers } from './volume-in-use';
 import { wipeDevice } from './wipe';
 import { readMountTable } from '../discovery/mount-table';
-import { blockDeviceIdentity, blockDeviceSize, deviceNumberOf, DirectoryHandle, handlePath, mountIdentity, openDirectory } from '../volume';
+import { blockDeviceIdentity, blockDeviceSize, deviceNumberOf, DirectoryHandle, handlePath, mountIdentity, openDirectory, RootMetadata } from '../volume';
 
 export interface CleanVolumeOptions {
   /** Aborted on timeout or shutdown (the process table's signal). */
@@ -45,6 +46,11 @@ export interface CleanVolumeOptions {
    * checked and held, until it returns.
    */
   readonly runCommandElsewhere?: (signal: AbortSignal | undefined) => Promise<{ ok: true } | { ok: false; reason: string }>;
+  /**
+   * A directory volume's root metadata as recorded when it was first offered: the emptied
+   * root is made exactly that, or the cleanup fails (filesystem-cleaner.ts). Devices ignore it.
+   */
+  readonly rootMetadata?: RootMetadata;
 }
 
 /**
@@ -114,7 +120,7 @@ async function cleanDirectory(target: CleanTarget, dir: string, options: CleanVo
       dev: root.dev, major: mount.major, minor: mount.minor, root: mount.root, ownMountPoints: [dir, target.hostPath],
     });
     if (users.length > 0) return notCleaned('in-use', `"${target.path}" is still in use: ${users.join('; ')}; it is cleaned once nothing uses it`);
-    const r = await cleanFilesystemVolume(root, { signal: options.signal });
+    const r = await cleanFilesystemVolume(root, { signal: options.signal, rootMetadata: options.rootMetadata });
     return r.ok ? { ok: true, kind: 'directory', cleaner: 'filesystem', identity } : notCleaned('failed', r.reason);
   } finally {
     fs.closeSync(root.fd);

@@ -20,12 +20,17 @@
  *   and emptied from there;
  * - it works in slices of synchronous calls (the fastest way to make many small
  *   calls from Node), yielding to the event loop between slices so the controller
- *   stays responsive, and stops when its signal is aborted.
+ *   stays responsive, and stops when its signal is aborted;
+ * - given the root's recorded metadata (volume/root-metadata.ts), it then makes the
+ *   root itself exactly that, through the same handle: mode, owner and xattrs, ACLs
+ *   included, so nothing a tenant did to the root reaches the next one. Without it
+ *   the root keeps what it has.
  */
 import * as fs from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { findNestedMounts } from './nested-mounts';
 import { DirectoryHandle, handlePath, openDirectory, openUpDirectory } from '../volume/directory-handle';
+import { parseRootMetadata, restoreRootMetadata, RootMetadata } from '../volume/root-metadata';
 
 export interface FilesystemCleanOptions {
   /** Aborting it stops the cleanup between two filesystem calls. */
@@ -35,6 +40,11 @@ export interface FilesystemCleanOptions {
    * @default 20
    */
   readonly sliceMs?: number;
+  /**
+   * The root's metadata as recorded when the volume was first offered: once emptied, the
+   * root is made exactly that (restoreRootMetadata), or the cleanup fails.
+   */
+  readonly rootMetadata?: RootMetadata;
 }
 
 export type FilesystemCleanResult =
@@ -80,6 +90,14 @@ export async function cleanFilesystemVolume(root: string | DirectoryHandle, opti
   const label = typeof root === 'string' ? root : handlePath(root.fd).toString();
   let removedEntries = 0;
   const failed = (reason: string): FilesystemCleanResult => ({ ok: false, removedEntries, reason });
+  if (options.rootMetadata) {
+    // A record we cannot restore from fails the cleanup before anything is removed.
+    try {
+      parseRootMetadata(options.rootMetadata);
+    } catch (e) {
+      return failed(`volume "${label}" is not cleaned: ${(e as Error).message}`);
+    }
+  }
 
   let rootDir: DirectoryHandle;
   try {
@@ -219,6 +237,10 @@ export async function cleanFilesystemVolume(root: string | DirectoryHandle, opti
     } finally {
       for (const frame of stack) if (frame !== rootFrame) fs.closeSync(frame.dir.fd);
       if (rootModeChanged) fs.fchmodSync(rootDir.fd, rootMode);
+    }
+    if (options.rootMetadata) {
+      const restored = await restoreRootMetadata(rootDir, options.rootMetadata);
+      if (!restored.ok) return failed(`volume "${label}" was emptied, but its root is not as recorded: ${restored.reason}`);
     }
   } catch (e) {
     if (e instanceof Refusal) return failed(e.message);

@@ -344,8 +344,11 @@ export class Deleter {
         if (!recheck.ok) return { ok: false, kind: 'stale', reason: `not cleaned: ${recheck.reason}` };
       }
       log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
+      // The root as it was first offered (an administrator's mode, owner, ACLs), given back by the clean.
+      const rootMetadata = target.identity !== undefined ? this.deps.record.get(target.identity)?.rootMetadata : undefined;
       const cleaned = await cleanVolume(target, {
         signal,
+        rootMetadata,
         stallTimeoutMs: this.deps.stallTimeoutMs,
         onOutput: (line, stream) => log.info({ stream }, line),
         onWritten: (bytes) => this.deps.metrics.addCleanupBytes(target.volumeMode, useJob ? 'job' : 'process', bytes),

@@ -32,7 +32,7 @@ import { StorageClassCache } from '../kube/storage-class-cache';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { buildDirectoryPV, NodeInfo, provisionerName, storageClassFields, StorageClassFieldsResult } from '../pv';
 import { withIdentities } from '../record';
-import { describeProbe, filesystemHoldings, IdentityCache, inspectEntry, probeSignatures } from '../volume';
+import { describeProbe, filesystemFirstSight, IdentityCache, inspectEntry, probeSignatures } from '../volume';
 import { Deleter } from './deleter';
 import { FirstSight, RecordKeeper } from './record-keeper';
 import { capacityByMode, heldDirtyVolumes, volumeStateEntries } from './volume-states';
@@ -233,7 +233,7 @@ export class DirectoryController {
       // Claimed in the record in batches, each before its PVs are made: the first PVs need not wait for the last claims.
       for (let i = 0; i < toCreate.length; i += CLAIM_BATCH) {
         const batch = toCreate.slice(i, i + CLAIM_BATCH).map((c) => ({ ...c, storageClass: c.className, reclaimPolicy: fields.reclaimPolicy }));
-        for (const candidate of await this.deps.keeper.claim(batch, 'directory', firstSightOf)) {
+        for (const candidate of await this.deps.keeper.claim(batch, 'directory', (v) => firstSightOf(v, this.deps.logger))) {
           const name = await this.create(candidate, config, node, fields);
           if (name) created.push(name);
           else await this.deps.keeper.release(candidate.identity, candidate.pvName);
@@ -350,15 +350,21 @@ const CLAIM_BATCH = 128;
 
 /**
  * What a volume the record has never seen holds: a filesystem volume with nothing but
- * `lost+found`, or a device with no signature, holds nothing anyone wrote there.
+ * `lost+found`, or a device with no signature, holds nothing anyone wrote there. A
+ * filesystem volume's root metadata is recorded with it, for each clean to give back.
  */
-async function firstSightOf(volume: DiscoveredVolume): Promise<FirstSight> {
+async function firstSightOf(volume: DiscoveredVolume, logger: Logger): Promise<FirstSight> {
   if (volume.source === 'block-device') {
     const probe = await probeSignatures(volume.mountPath);
     return probe.state === 'blank' ? { holdsNothing: true } : { holdsNothing: false, what: describeProbe(probe) };
   }
-  const holdings = filesystemHoldings(volume.mountPath);
-  return holdings === undefined ? { holdsNothing: true } : { holdsNothing: false, what: holdings };
+  const sight = await filesystemFirstSight(volume.mountPath);
+  if (sight.holdings !== undefined) return { holdsNothing: false, what: sight.holdings };
+  if ('rootMetadataProblem' in sight) {
+    logger.warn({ path: volume.hostPath, reason: sight.rootMetadataProblem }, 'the root directory\'s metadata cannot be read; cleans leave the root as they find it');
+    return { holdsNothing: true };
+  }
+  return { holdsNothing: true, rootMetadata: sight.rootMetadata };
 }
 
 /** A discovered volume's key: its class and host path. */

@@ -11,6 +11,7 @@ import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import {
   changesFromPvs, offerVerdict, PvWithIdentity, recordedLines, RecordContext, RecordHealth, VolumeRecord, VolumeRecordEntry,
 } from '../record';
+import type { RootMetadata } from '../volume';
 
 /** A volume discovery would offer, as the record needs to know it. */
 export interface OfferCandidate {
@@ -28,7 +29,7 @@ export interface OfferCandidate {
  * root metadata to restore after each clean), or data of unknown origin.
  */
 export type FirstSight =
-  | { readonly holdsNothing: true; readonly rootMetadata?: unknown }
+  | { readonly holdsNothing: true; readonly rootMetadata?: RootMetadata }
   | { readonly holdsNothing: false; readonly what: string };
 
 export interface RecordKeeperDeps {

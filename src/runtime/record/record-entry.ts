@@ -3,6 +3,7 @@
  * its data is in, and what is needed to find it again and clean it, whatever has
  * become of its PV. Kept as one JSON file per volume.
  */
+import { parseRootMetadata, RootMetadata } from '../volume/root-metadata';
 
 /**
  * - `clean`: verified clean (emptied or wiped, or seen holding nothing) and not
@@ -42,7 +43,7 @@ export interface VolumeRecordEntry {
   readonly since: string;
   readonly admin?: AdminWord;
   /** The root directory's metadata when it was first offered (Filesystem volumes), restored by every clean. */
-  readonly rootMetadata?: unknown;
+  readonly rootMetadata?: RootMetadata;
 }
 
 const STATES: readonly RecordedState[] = ['clean', 'offered', 'dirty'];
@@ -74,5 +75,12 @@ export function parseRecordEntry(text: string): { ok: true; entry: VolumeRecordE
   if (v.dialect !== 'directory' && v.dialect !== 'device') return { ok: false, message: `field "dialect" must be directory or device, not ${JSON.stringify(v.dialect)}` };
   if (v.volumeMode !== 'Filesystem' && v.volumeMode !== 'Block') return { ok: false, message: `field "volumeMode" must be Filesystem or Block, not ${JSON.stringify(v.volumeMode)}` };
   if (v.admin !== undefined && v.admin !== 'reclaim' && v.admin !== 'accept') return { ok: false, message: `field "admin" must be reclaim or accept, not ${JSON.stringify(v.admin)}` };
+  if (v.rootMetadata !== undefined) {
+    try {
+      parseRootMetadata(v.rootMetadata);
+    } catch (e) {
+      return { ok: false, message: `field "rootMetadata": ${(e as Error).message}` };
+    }
+  }
   return { ok: true, entry: v as unknown as VolumeRecordEntry };
 }

@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanVolume } from '../../../src/runtime/cleanup/clean-volume';
 import type { CleanTarget } from '../../../src/runtime/cleanup/release-decision';
+import { captureRootMetadata, openDirectory } from '../../../src/runtime/volume';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
@@ -40,6 +41,28 @@ describePrivileged('cleaning a Released volume in-process', () => {
     expect(await cleanVolume(target(classDir, 'vol1', classMethod(['false']))))
       .toEqual({ ok: true, kind: 'directory', cleaner: 'filesystem', identity: expect.stringContaining(path.join(classDir, 'vol1')) });
     expect(fs.readdirSync(path.join(classDir, 'vol1'))).toEqual([]);
+  });
+
+  test('a directory volume cleaned with its recorded root metadata gets its root back as recorded', async () => {
+    const classDir = makeTempDir('lvp-class-');
+    const loop = createLoopDevice(32 * MiB);
+    mkfsExt4(loop.device);
+    const root = path.join(classDir, 'vol1');
+    mount(loop.device, root, { type: 'ext4' });
+    fs.chmodSync(root, 0o755);
+    const h = openDirectory(root);
+    try {
+      const recorded = await captureRootMetadata(h);
+      fs.writeFileSync(path.join(root, 'data'), 'x');
+      fs.chmodSync(root, 0o777);
+      execFileSync('setfattr', ['-n', 'user.tenant', '-v', 'x', root]);
+      expect(await cleanVolume(target(classDir, 'vol1', classMethod(['false'])), { rootMetadata: recorded }))
+        .toEqual({ ok: true, kind: 'directory', cleaner: 'filesystem', identity: `fs:/@loop:${loop.backingFile}@0` });
+      expect(fs.readdirSync(root)).toEqual([]);
+      expect(await captureRootMetadata(h)).toEqual(recorded);
+    } finally {
+      fs.closeSync(h.fd);
+    }
   });
 
   test('a directory entry that is a symlink out of the class directory is refused and its target kept', async () => {

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { cleanFilesystemVolume } from '../../../src/runtime/cleanup/filesystem-cleaner';
 import { mountPointsInside } from '../../../src/runtime/cleanup/nested-mounts';
 import { parseMountInfo } from '../../../src/runtime/discovery/mount-table';
-import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, mount } from '../../support/privileged';
+import { captureRootMetadata, openDirectory, RootMetadata } from '../../../src/runtime/volume';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
 // Thousands of files and directories on a busy machine.
@@ -214,6 +215,70 @@ describePrivileged('the filesystem cleaner', () => {
     const { root } = volume();
     write(path.join(root, 'file'));
     expect(await cleanFilesystemVolume(path.join(root, 'file'))).toMatchObject({ ok: false, reason: expect.stringContaining('not a directory') });
+  });
+});
+
+describePrivileged('the filesystem cleaner given the root\'s recorded metadata', () => {
+  /** An ext4 filesystem on a loop device, mounted: the volume root is its mount point. */
+  function ext4Volume(): string {
+    const loop = createLoopDevice(32 * 1024 * 1024);
+    mkfsExt4(loop.device);
+    const root = path.join(makeTempDir('lvp-fsclean-meta-'), 'vol');
+    mount(loop.device, root, { type: 'ext4' });
+    return root;
+  }
+
+  /** The root's metadata as the agent reads it (through a handle). */
+  async function metadataOf(root: string): Promise<RootMetadata> {
+    const h = openDirectory(root);
+    try {
+      return await captureRootMetadata(h);
+    } finally {
+      fs.closeSync(h.fd);
+    }
+  }
+
+  const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
+
+  test('a volume cleaned with rootMetadata ends empty with exactly the snapshot, whatever the tenant did to its root', async () => {
+    const root = ext4Volume();
+    // As offered: the administrator's mode, group, label and default ACL.
+    fs.chmodSync(root, 0o2770);
+    fs.chownSync(root, 0, 3000);
+    sh('setfattr', '-n', 'user.offered-by', '-v', 'admin', root);
+    sh('setfacl', '-d', '-m', 'g:3000:rwx', root);
+    const recorded = JSON.parse(JSON.stringify(await metadataOf(root))) as RootMetadata;
+    // A tenant's doing.
+    write(path.join(root, 'data/file'));
+    fs.chownSync(root, 1000, 1000);
+    fs.chmodSync(root, 0o3777);
+    sh('setfattr', '-n', 'user.left-behind', '-v', 'secret', root);
+    sh('setfattr', '-n', 'trusted.tenant', '-v', 'x', root);
+    sh('setfattr', '-x', 'user.offered-by', root);
+    sh('setfacl', '-m', 'u:1000:rwx', '-d', '-m', 'u:1000:rwx', root);
+
+    expect(await cleanFilesystemVolume(root, { rootMetadata: recorded })).toMatchObject({ ok: true });
+    expect(fs.readdirSync(root)).toEqual([]);
+    expect(await metadataOf(root)).toEqual(recorded);
+  });
+
+  test('a snapshot that does not parse fails the cleanup before anything is removed', async () => {
+    const root = ext4Volume();
+    write(path.join(root, 'a.txt'));
+    const bad = { mode: 0o755, uid: 0, gid: 0 } as unknown as RootMetadata;
+    expect(await cleanFilesystemVolume(root, { rootMetadata: bad })).toEqual({
+      ok: false, removedEntries: 0, reason: `volume "${root}" is not cleaned: root metadata snapshot is not valid: xattrs must be an object of name to base64 value, got undefined`,
+    });
+    expect(fs.existsSync(path.join(root, 'a.txt'))).toBe(true);
+  });
+
+  test('a root that cannot be made as recorded fails the cleanup, naming what differs', async () => {
+    const root = ext4Volume();
+    const recorded = await metadataOf(root);
+    // ext4 has no system.lvp-test xattr: no restore can make it.
+    const r = await cleanFilesystemVolume(root, { rootMetadata: { ...recorded, xattrs: { ...recorded.xattrs, 'system.lvp-test': 'eA==' } } });
+    expect(r).toMatchObject({ ok: false, reason: expect.stringContaining(`volume "${root}" was emptied, but its root is not as recorded: `) });
+    expect(r).toMatchObject({ reason: expect.stringContaining('xattr system.lvp-test is missing') });
   });
 });
 

@@ -124,6 +124,38 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     expect(metrics).toMatch(/^local_volume_provisioner_proctable_succeeded 1$/m);
   });
 
+  test('the root the administrator prepared (mode, owner, ACL) is what each clean gives back, whatever the tenant did to it', async () => {
+    fx = await start();
+    const loop = createLoopDevice(32 * MiB);
+    mkfsExt4(loop.device);
+    const dir = path.join(fx.dirs['local-fs'], 'vol1');
+    mount(loop.device, dir);
+    fs.chmodSync(dir, 0o1777);
+    fs.chownSync(dir, 1000, 1000);
+    execFileSync('setfacl', ['-m', 'u:2000:rwx', dir]);
+    const acl = () => execFileSync('getfacl', ['-cp', dir], { encoding: 'utf8' });
+    const prepared = acl();
+    const name = fx.pvName('local-fs', 'vol1');
+    await fx.pass();
+    const pv = await fx.waitForPv(name, { phase: 'Available' });
+
+    fillVolume(dir);
+    fs.chmodSync(dir, 0o700);
+    fs.chownSync(dir, 3000, 3000);
+    execFileSync('setfacl', ['-b', dir]);
+    execFileSync('setfattr', ['-n', 'user.tenant', '-v', 'was-here', dir]);
+    await fx.release(name);
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+
+    const st = fs.statSync(dir);
+    expect([st.mode % 0o10000, st.uid, st.gid]).toEqual([0o1777, 1000, 1000]);
+    expect(acl()).toBe(prepared);
+    expect(execFileSync('getfattr', ['-d', '-m', '^user\\.', dir], { encoding: 'utf8' })).toBe('');
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   test('a block device in a Filesystem class is cleaned by the class\'s command and counted with mode Block, as upstream labels what is at the path', async () => {
     const log = path.join(makeTempDir(), 'cleaner.log');
     fx = await start({ classes: { 'local-fs': { blockCleanerCommand: loggingCleaner(log) } } });

@@ -65,6 +65,16 @@ describe('the volume record on disk', () => {
     expect(VolumeRecord.open(dir).record.health()).toEqual({ ok: false, problem: expect.stringMatching(/field "state" must be one of clean, offered, dirty/) });
   });
 
+  test('a line keeps the root metadata it was first offered with; one edited into nonsense is refused by name', async () => {
+    const dir = makeTempDir('lvp-record-');
+    const rootMetadata = { mode: 0o1777, uid: 1000, gid: 1000, xattrs: { 'user.team': Buffer.from('data').toString('base64') } };
+    await write(VolumeRecord.open(dir).record, { ...line('fs:/@wwid:a'), rootMetadata });
+    expect(VolumeRecord.open(dir).record.get('fs:/@wwid:a')?.rootMetadata).toEqual(rootMetadata);
+    const [file] = fs.readdirSync(path.join(dir, 'volumes'));
+    fs.writeFileSync(path.join(dir, 'volumes', file), JSON.stringify({ ...line('fs:/@wwid:a'), rootMetadata: { ...rootMetadata, mode: -1 } }));
+    expect(VolumeRecord.open(dir).record.health()).toEqual({ ok: false, problem: expect.stringMatching(/field "rootMetadata": .*mode must be an integer/) });
+  });
+
   test('the state directory deleted while the agent runs makes the record unusable', async () => {
     const dir = makeTempDir('lvp-record-');
     const record = VolumeRecord.open(dir).record;
