@@ -209,18 +209,21 @@ describePrivileged('data safety', () => {
 
   describe('a PV deleted while the agent is down', () => {
     let server: TestApiServer | undefined;
+    let stateDir: string | undefined;
     afterEach(async () => {
       await fx?.stop();
       fx = undefined;
       await server?.stop();
       server = undefined;
+      stateDir = undefined;
     });
 
     /** This node's agent, over a server the test owns (so the agent can be stopped and started anew, remembering nothing). */
     async function agent(options: FixtureOptions, dirs?: Record<string, string>): Promise<ControllerFixture> {
       const first = server === undefined;
       server ??= await startTestApiServer();
-      fx = await ControllerFixture.start({ ...options, server, seed: first, mountDirs: dirs });
+      // The node's volume record is a host directory: a restarted agent finds it as the last one left it.
+      fx = await ControllerFixture.start({ ...options, server, seed: first, mountDirs: dirs, stateDir: stateDir ??= makeTempDir('lvp-state-') });
       return fx;
     }
 

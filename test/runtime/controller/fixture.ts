@@ -62,6 +62,8 @@ export interface FixtureOptions {
   readonly beforeCacheStart?: (fx: ControllerFixture) => Promise<void>;
   /** How PVs are held. @default 'finalizer' */
   readonly mode?: ReclaimMode;
+  /** The node's volume record, kept by an earlier agent of this node (a restart). @default a new directory */
+  readonly stateDir?: string;
 }
 
 export class ControllerFixture extends AgentParts {
@@ -82,7 +84,7 @@ export class ControllerFixture extends AgentParts {
     const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
     if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
     const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
-      options.backoff ?? { initialMs: 200, maxMs: 1000 }, options.mode ?? 'finalizer');
+      options.backoff ?? { initialMs: 200, maxMs: 1000 }, options.mode ?? 'finalizer', options.stateDir);
     await options.beforeCacheStart?.(fx);
     await fx.cache.start();
     return fx;
@@ -99,10 +101,11 @@ export class ControllerFixture extends AgentParts {
     private readonly ownsServer: boolean,
     backoff: BackoffPolicy,
     mode: ReclaimMode,
+    stateDir: string | undefined,
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
     super(new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
-      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, stallTimeoutMs: config.cleanupStallTimeout, backoff, mode });
+      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, stallTimeoutMs: config.cleanupStallTimeout, backoff, mode, stateDir });
     this.nodes = new NodeInfoSource(this.api, NODE_NAME, this.logger, 0);
     this.controller = new DirectoryController({
       api: this.api,
