@@ -8,10 +8,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { ControllerFixture, eventually, FixtureOptions } from '../controller/fixture';
-import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 
 describePrivileged('the volume record, whatever becomes of a used volume\'s PV', () => {
   let server: TestApiServer | undefined;
