@@ -270,10 +270,12 @@ describePrivileged('the local-volume-provisioner bin', () => {
   test('kill -9 during a cleanup, then the PV deleted by an administrator while the agent is down: the volume is cleaned before it is offered again', async () => {
     const dir = makeTempDir('lvp-block-');
     const gate = path.join(makeTempDir(), 'gate');
+    const waiting = `${gate}.waiting`;
     const loop = createLoopDevice(8 * MiB);
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    // Zeroes the disk, but only once the test opens the gate.
-    const cleaner = ['sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done; dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=65536 count=1 conv=notrunc,fsync status=none`];
+    // Zeroes the disk, but only once the test opens the gate. It says it waits from inside: by then its wrappers
+    // (setpriv, unshare) have armed the signal that kills it with the agent; their names match it before that.
+    const cleaner = ['sh', '-c', `touch ${waiting}; while [ ! -e ${gate} ]; do sleep 0.05; done; dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=65536 count=1 conv=notrunc,fsync status=none`];
     const { server: s, start, core } = await setUp({
       storageClassMap: { 'local-block': { hostDir: '/mnt/host/local-block', mountDir: dir, volumeMode: 'Block', blockCleanerCommand: cleaner } },
     });
@@ -284,7 +286,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const uid = pvOf(s, name)!.metadata!.uid!;
     fs.writeFileSync(loop.backingFile, 'the last tenant\'s data');
     await releaseThroughClaim(s, core, name);
-    await eventually(() => cleanerRunning(gate), 'the cleaner waits at the gate', 20_000);
+    await eventually(() => fs.existsSync(waiting), 'the cleaner waits at the gate', 20_000);
 
     expect(await first.kill('SIGKILL')).toBeNull();
     await eventually(() => !cleanerRunning(gate), 'the killed agent\'s cleaner is gone', 20_000);
@@ -301,6 +303,47 @@ describePrivileged('the local-volume-provisioner bin', () => {
     }, 'the volume is offered again under a new UID', 20_000);
     expect(fs.readFileSync(loop.backingFile).subarray(0, 22).every((b) => b === 0)).toBe(true);
     expect(await second.kill('SIGTERM')).toBe(0);
+  });
+
+  test('kill -9 twenty times across tenants\' cycles (bind, write, release, clean, let go, offer): no PV is ever Available over a tenant\'s files', async () => {
+    jest.setTimeout(300_000);
+    const dir = makeTempDir('lvp-disks-');
+    const volume = path.join(dir, 'vol1');
+    makeMountPoint(volume);
+    const { server: s, start, core } = await setUp({ storageClassMap: { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: dir } } });
+    const name = directoryPVName('vol1', NODE_NAME, 'local-fs');
+    let tenants = 0;
+    let offers = 0;
+    for (let i = 0; i < 20; i++) {
+      const bin = start();
+      // Killed at a different moment each time after its first pass: mid-clean (thousands of files), between a clean and its
+      // PV going, between the PV going and the record saying clean, at rest; every fourth time before it is even ready.
+      if (i % 4 !== 3) await bin.waitReady();
+      await new Promise((r) => setTimeout(r, (i * 137) % 700));
+      expect(await bin.kill('SIGKILL')).toBeNull();
+      const pvs = s.list<V1PersistentVolume>('v1', 'PersistentVolume').filter((pv) => pv.spec?.local?.path === '/mnt/host/local-fs/vol1');
+      expect(pvs.length).toBeLessThanOrEqual(1);
+      const pv = pvs[0];
+      if (pv?.status?.phase === 'Available' && pv.metadata?.deletionTimestamp === undefined) {
+        // The invariant: what is offered is empty, whenever the agent died.
+        expect([i, fs.readdirSync(volume)]).toEqual([i, []]);
+        offers++;
+        // The next tenant: thousands of files, so that the next clean takes a while.
+        tenants++;
+        for (let f = 0; f < 3000; f++) fs.writeFileSync(path.join(volume, `tenant${tenants}-${f}`), 'x');
+        await releaseThroughClaim(s, core, name);
+      }
+    }
+    // After the last kill, one agent runs to the end: the last tenant's files go before the volume is offered.
+    const last = start();
+    await eventually(() => {
+      const pv = pvOf(s, name);
+      return pv?.status?.phase === 'Available' && pv.metadata?.deletionTimestamp === undefined && fs.readdirSync(volume).length === 0;
+    }, 'the volume is clean and offered', 60_000);
+    process.stdout.write(`kill -9 ×20: ${tenants} tenants\n`);
+    expect(tenants).toBeGreaterThan(1);
+    expect(offers).toBe(tenants);
+    expect(await last.kill('SIGTERM')).toBe(0);
   });
 
   test('two agents on one node (a rollout with maxSurge): the second waits, ready; one cleanup per volume; it takes over when the first is gone', async () => {
