@@ -286,7 +286,7 @@ export class DeviceController {
       return 'error';
     }
     // A device the record calls clean was wiped (and not used) since: it is offered as it is.
-    if (verdict.kind === 'offer') return this.create(device, pvName, spec, info, node, me, log);
+    if (verdict.kind === 'offer') return (await this.claim(device, pvName, spec)) ? this.create(device, pvName, spec, info, node, me, log) : 'error';
     const probe = device.signatures;
     if (probe?.state !== 'blank' && !spec.wipeDevicesHoldingData) {
       const message = `device ${device.path} ${probe ? describeProbe(probe) : 'was not probed'}; it is neither wiped nor provisioned (set wipeDevicesHoldingData: "true" in the PV spec ConfigMap to wipe it)`;
@@ -310,6 +310,9 @@ export class DeviceController {
       }
       return 'exists';
     }
+    // Claimed before it is wiped: from here no other volume on this disk (the other dialect's) can be offered; a crash
+    // before its PV exists leaves a claim without a PV, which the record turns dirty, and the deleter wipes again.
+    if (!(await this.claim(device, pvName, spec))) return 'error';
     // Wiped through the open device, checked to be the disk discovery saw (its name may have moved since).
     const wiped = await this.deps.limiter.run(() => cleanVolume({
       pvName,
@@ -326,9 +329,16 @@ export class DeviceController {
       const message = `cannot wipe device ${device.path}: ${wiped.reason}`;
       this.warn(nodeReference(node), wiped.kind === 'identity-mismatch' ? EventReasons.VolumeIdentityMismatch.reason : EventReasons.DeviceError.reason, message);
       log.error(message);
+      await this.deps.keeper.release(device.identity, pvName, 'unknown');
       return 'error';
     }
     return this.create(device, pvName, spec, info, node, me, log);
+  }
+
+  /** Claims the device in the volume record; false when another volume sharing its disk holds a claim. */
+  private async claim(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig): Promise<boolean> {
+    // A device never seen has just been probed blank (or may be wiped holding data): the wipe before its PV empties it.
+    return (await this.deps.keeper.claim([this.candidate(device, pvName, spec)], 'device', async () => ({ holdsNothing: true }))).length > 0;
   }
 
   /** The device as the volume record knows it. */
@@ -343,15 +353,9 @@ export class DeviceController {
     };
   }
 
-  /**
-   * Claims a clean (or just wiped) device in the volume record and creates its PV; a
-   * claim refused (another volume on the disk claimed it meanwhile) makes no PV.
-   */
+  /** Creates the PV of a claimed, clean device; a failed create gives the claim back. */
   private async create(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig, info: NodeInfo, node: V1Node, me: NodeIdentity,
     log: Logger): Promise<'created' | 'error' | 'exists'> {
-    // Never seen by the record before this pass, it was wiped just now: it holds nothing.
-    const claimed = await this.deps.keeper.claim([this.candidate(device, pvName, spec)], 'device', async () => ({ holdsNothing: true }));
-    if (claimed.length === 0) return 'error';
     try {
       const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
       const result = await ensurePersistentVolume(this.deps.api, pv);
@@ -366,7 +370,7 @@ export class DeviceController {
       const message = `cannot create PV ${pvName} for ${device.path}: ${(err as Error).message}`;
       this.warn(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
       log.error(message);
-      await this.deps.keeper.release(device.identity, pvName);
+      await this.deps.keeper.release(device.identity, pvName, 'clean');
       return 'error';
     }
   }

@@ -236,7 +236,7 @@ export class DirectoryController {
         for (const candidate of await this.deps.keeper.claim(batch, 'directory', (v) => firstSightOf(v, this.deps.logger))) {
           const name = await this.create(candidate, config, node, fields);
           if (name) created.push(name);
-          else await this.deps.keeper.release(candidate.identity, candidate.pvName);
+          else await this.deps.keeper.release(candidate.identity, candidate.pvName, 'clean');
         }
       }
     }

@@ -158,13 +158,16 @@ export class RecordKeeper {
   }
 
   /**
-   * Gives back the claim of a volume whose PV could not be made (the create failed):
-   * no PV of it ever existed, so it is clean as it was.
+   * Gives back the claim of a volume whose PV could not be made. No PV of it ever existed:
+   * `clean` when it is as clean as when it was claimed (the create failed); `unknown` when
+   * it may not be (its wipe failed part way), so its line goes and the volume is a volume
+   * never seen again: probed, and wiped, before it is ever offered.
    */
-  async release(identity: string, pvName: string): Promise<void> {
+  async release(identity: string, pvName: string, now: 'clean' | 'unknown'): Promise<void> {
     await this.deps.record.update((r) => {
       const entry = r.get(identity);
       if (!entry || entry.state !== 'offered' || entry.pvName !== pvName || entry.pvUid !== undefined) return { writes: [], result: undefined };
+      if (now === 'unknown') return { writes: [{ remove: identity }], result: undefined };
       const { pvName: _name, ...rest } = entry;
       return { writes: [{ ...rest, state: 'clean' as const, reason: `PV ${pvName} could not be made`, since: new Date().toISOString() }], result: undefined };
     });

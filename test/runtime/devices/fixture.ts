@@ -33,6 +33,10 @@ export const SMALL = 8 * MiB;
 export interface DeviceFixtureOptions {
   /** The `--default-pv-spec-configmap` value. @default "" (none) */
   readonly defaultPvSpecConfigMap?: string;
+  /** Reuse this server, seeded already (another agent's fixture on the node); the fixture does not stop it. */
+  readonly server?: TestApiServer;
+  /** The node's volume record, shared with another agent on the node. @default a new directory */
+  readonly stateDir?: string;
 }
 
 /** A spec ConfigMap's data over the fixture's deviceDir: Block, every device. */
@@ -42,9 +46,9 @@ export function blockSpec(deviceDir: string, extra: ConfigMapData = {}): ConfigM
 
 export class DeviceFixture extends AgentParts {
   static async start(options: DeviceFixtureOptions = {}): Promise<DeviceFixture> {
-    const server = await startTestApiServer();
-    seedCluster(server);
-    const fx = new DeviceFixture(server, makeTempDir('lvp-devices-'), options.defaultPvSpecConfigMap ?? '');
+    const server = options.server ?? await startTestApiServer();
+    if (!options.server) seedCluster(server);
+    const fx = new DeviceFixture(server, makeTempDir('lvp-devices-'), options.defaultPvSpecConfigMap ?? '', !options.server, options.stateDir);
     await fx.cache.start();
     return fx;
   }
@@ -56,9 +60,11 @@ export class DeviceFixture extends AgentParts {
     /** The spec's deviceDir: symlinks to the test's loop devices. */
     readonly deviceDir: string,
     defaultPvSpecConfigMap: string,
+    private readonly ownsServer: boolean,
+    stateDir: string | undefined,
   ) {
     super(new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
-      { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 } });
+      { maxConcurrent: 2, timeoutMs: 60_000, backoff: { initialMs: 200, maxMs: 1000 }, stateDir });
     this.controller = new DeviceController({
       api: this.api,
       mode: this.mode,
@@ -174,7 +180,7 @@ export class DeviceFixture extends AgentParts {
 
   async stop(): Promise<void> {
     await this.stopParts();
-    await this.server.stop();
+    if (this.ownsServer) await this.server.stop();
   }
 }
 

@@ -138,6 +138,24 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
   });
 
+  test('a device whose first wipe is refused is claimed for no one after: once free, it is wiped before its PV, never offered as it was', async () => {
+    await start({ wipeDevicesHoldingData: 'true' });
+    const disk = fx.addDevice('sda', SIZE);
+    mkfsExt4(disk.device);
+    const mnt = path.join(makeTempDir(), 'mnt');
+    mount(disk.device, mnt, { type: 'ext4' });
+    fs.writeFileSync(path.join(mnt, 'precious'), 'user data');
+    expect(await fx.pass()).toMatchObject({ created: [] });
+    // The claim made before the wipe is given back as unknown, not as clean.
+    expect(fx.keeper.record.entries()).toEqual([]);
+
+    unmount(mnt);
+    const name = upstreamDevicePVName(NODE_NAME, 'sda');
+    expect(await fx.pass()).toMatchObject({ created: [name] });
+    expect(readBytes(disk.backingFile, 0, 64 * KiB).every((b) => b === 0)).toBe(true);
+    expect(fx.keeper.record.entries().map((e) => [e.hostPath, e.state])).toEqual([[disk.link, 'offered']]);
+  });
+
   test('warnings about devices are recorded when they change, not on every pass, so they never crowd out other Node Events', async () => {
     await start();
     mkfsExt4(fx.addDevice('sda', SIZE).device);
