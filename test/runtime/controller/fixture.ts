@@ -105,7 +105,14 @@ export class ControllerFixture extends AgentParts {
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
     super(new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
-      { maxConcurrent: config.maxConcurrentCleanups, timeoutMs: config.cleanupTimeout, stallTimeoutMs: config.cleanupStallTimeout, backoff, mode, stateDir });
+      {
+        maxConcurrent: config.maxConcurrentCleanups,
+        timeoutMs: config.cleanupTimeout,
+        stallTimeoutMs: config.cleanupStallTimeout,
+        backoff,
+        mode,
+        stateDir,
+      });
     this.nodes = new NodeInfoSource(this.api, NODE_NAME, this.logger, 0);
     this.controller = new DirectoryController({
       api: this.api,
