@@ -34,10 +34,14 @@ export interface AgentProcessOptions {
   readonly containerEnv?: boolean;
 }
 
-/** Each test's own state directory: the agents one test starts (a restart, a second agent) share it; no other test sees it. */
+/**
+ * Each test's own state directory: the agents one test starts (a restart, a second agent) share it; no other test sees it.
+ * Outside jest (the bench), each agent gets a new one.
+ */
 const stateDirs = new Map<string, string>();
 
 function stateDirOfThisTest(): string {
+  if (typeof expect === 'undefined') return makeTempDir('lvp-state-');
   const test = expect.getState().currentTestName ?? '';
   let dir = stateDirs.get(test);
   if (dir === undefined) {
