@@ -278,7 +278,7 @@ export class DeviceController {
   ): Promise<'created' | 'held-data' | 'error' | 'exists'> {
     const log = volumeLogger(this.deps.logger, { pv: pvName, path: device.path, storageClass: spec.storageClassName });
     const record = this.deps.keeper.record;
-    const verdict = offerVerdict(device.identity, record.entries(), (i) => record.get(i));
+    const verdict = offerVerdict(device.identity, device.path, record.entries(), (i) => record.get(i));
     // Used and not clean yet (the deleter cleans or holds it), or sharing a disk with another volume: never wiped here.
     if (verdict.kind === 'not-clean') return 'exists';
     if (verdict.kind === 'overlaps') {

@@ -108,7 +108,7 @@ export class RecordKeeper {
     // What a never-seen volume holds is looked at before the lock (I/O); the claim is decided under it.
     const sights = new Map<C, FirstSight>();
     for (const c of candidates) {
-      if (offerVerdict(c.identity, record.entries(), (i) => record.get(i)).kind === 'first-sight') sights.set(c, await firstSight(c));
+      if (offerVerdict(c.identity, c.hostPath, record.entries(), (i) => record.get(i)).kind === 'first-sight') sights.set(c, await firstSight(c));
     }
     const since = (this.deps.now ?? (() => new Date()))().toISOString();
     return record.update((r) => {
@@ -117,7 +117,7 @@ export class RecordKeeper {
       const lines = new Map<string, VolumeRecordEntry>();
       const get = (i: string) => lines.get(i) ?? r.get(i);
       for (const c of candidates) {
-        const verdict = offerVerdict(c.identity, [...r.entries().filter((e) => !lines.has(e.identity)), ...lines.values()], get);
+        const verdict = offerVerdict(c.identity, c.hostPath, [...r.entries().filter((e) => !lines.has(e.identity)), ...lines.values()], get);
         const entry = get(c.identity);
         let rootMetadata = entry?.rootMetadata;
         if (verdict.kind === 'overlaps') {

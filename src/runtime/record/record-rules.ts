@@ -12,6 +12,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { RecordedState, VolumeRecordEntry } from './record-entry';
 import { extentsOverlap, storageExtent } from './storage-extent';
+import { isWeakIdentity } from '../volume/identity';
 import { BOUND_BY_CONTROLLER_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 /** What a PV seen now says of its volume: a tenant may have used it, or not yet. */
@@ -127,17 +128,19 @@ export type OfferVerdict =
   | { readonly kind: 'overlaps'; readonly other: VolumeRecordEntry };
 
 /**
- * Whether the volume `identity` may be offered: its line says clean (or an administrator
- * accepted it as it is), and no other volume that shares its storage is offered or dirty.
+ * Whether the volume `identity` at `hostPath` may be offered: its line says clean (or an
+ * administrator accepted it as it is), and no other volume that shares its storage is
+ * offered or dirty. A line of a weak identity (a device or anonymous mount number, which
+ * the kernel hands out again) at another path is another volume's, gone: first sight.
  */
 export function offerVerdict(
-  identity: string, entries: readonly VolumeRecordEntry[], get: (identity: string) => VolumeRecordEntry | undefined,
+  identity: string, hostPath: string, entries: readonly VolumeRecordEntry[], get: (identity: string) => VolumeRecordEntry | undefined,
 ): OfferVerdict {
   const extent = storageExtent(identity);
   const other = entries.find((e) => e.identity !== identity && e.state !== 'clean' && extentsOverlap(extent, storageExtent(e.identity)));
   if (other) return { kind: 'overlaps', other };
   const entry = get(identity);
-  if (entry === undefined) return { kind: 'first-sight' };
+  if (entry === undefined || (isWeakIdentity(identity) && entry.hostPath !== hostPath)) return { kind: 'first-sight' };
   if (entry.state === 'clean' || (entry.state === 'dirty' && entry.admin === 'accept')) return { kind: 'offer' };
   return { kind: 'not-clean', state: entry.state, reason: entry.reason };
 }

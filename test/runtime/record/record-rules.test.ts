@@ -120,31 +120,42 @@ describe('what may be offered', () => {
 
   test('a clean volume may be offered; a never-seen one is a first sight', () => {
     const lines = [entry({ state: 'clean' })];
-    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('offer');
-    expect(offerVerdict('fs:/@wwid:b', lines, get(lines)).kind).toBe('first-sight');
+    expect(offerVerdict('fs:/@wwid:a', '/mnt/fast/vol1', lines, get(lines)).kind).toBe('offer');
+    expect(offerVerdict('fs:/@wwid:b', '/mnt/fast/vol1', lines, get(lines)).kind).toBe('first-sight');
   });
 
   test('an offered or dirty volume is not offered again', () => {
     for (const state of ['offered', 'dirty'] as const) {
       const lines = [entry({ state })];
-      expect(offerVerdict('fs:/@wwid:a', lines, get(lines))).toMatchObject({ kind: 'not-clean', state });
+      expect(offerVerdict('fs:/@wwid:a', '/mnt/fast/vol1', lines, get(lines))).toMatchObject({ kind: 'not-clean', state });
     }
   });
 
   test('a dirty volume an administrator accepted may be offered as it is', () => {
     const lines = [entry({ state: 'dirty', admin: 'accept' })];
-    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('offer');
+    expect(offerVerdict('fs:/@wwid:a', '/mnt/fast/vol1', lines, get(lines)).kind).toBe('offer');
   });
 
   test('a directory inside an offered filesystem is refused, naming the other volume', () => {
     const lines = [entry({ identity: 'fs:/@wwid:a' })];
-    const verdict = offerVerdict('fs:/sub@wwid:a', lines, get(lines));
+    const verdict = offerVerdict('fs:/sub@wwid:a', '/mnt/fast/vol2', lines, get(lines));
     expect(verdict).toMatchObject({ kind: 'overlaps', other: { hostPath: '/mnt/fast/vol1' } });
+  });
+
+  test('a weak identity\'s line at another path is another volume\'s, gone (its number handed out again): a first sight', () => {
+    const lines = [entry({ identity: 'mount:tmpfs:0:55:/', state: 'dirty' })];
+    expect(offerVerdict('mount:tmpfs:0:55:/', '/mnt/fast/vol2', lines, get(lines)).kind).toBe('first-sight');
+    expect(offerVerdict('mount:tmpfs:0:55:/', '/mnt/fast/vol1', lines, get(lines))).toMatchObject({ kind: 'not-clean', state: 'dirty' });
+  });
+
+  test('a stable identity\'s line follows its disk to another path', () => {
+    const lines = [entry({ state: 'dirty' })];
+    expect(offerVerdict('fs:/@wwid:a', '/mnt/other/vol9', lines, get(lines))).toMatchObject({ kind: 'not-clean', state: 'dirty' });
   });
 
   test('a clean volume on the same disk does not block another: whichever is claimed first is offered', () => {
     const lines = [entry({ identity: 'wwid:a', state: 'clean' })];
-    expect(offerVerdict('fs:/@wwid:a', lines, get(lines)).kind).toBe('first-sight');
+    expect(offerVerdict('fs:/@wwid:a', '/mnt/fast/vol1', lines, get(lines)).kind).toBe('first-sight');
   });
 });
 
