@@ -3,7 +3,8 @@
  * registered it yet). Once started it is watched (a metadata.name field selector), so
  * label changes reach new PVs (nodeLabelsForPV) with no request while nothing changes.
  * Where RBAC grants no `watch` on nodes (the Go provisioner's Helm chart: get and
- * update), it is re-read at most once a minute instead.
+ * update), or while the server says so (403 right after its start), it is re-read at
+ * most once a minute instead.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { KubeApi } from '../kube/api-client';
@@ -16,7 +17,6 @@ export class NodeInfoSource {
   private reflector?: Reflector<V1Node>;
   /** The watched Node and its NodeInfo, recomputed only when the Node changes. */
   private watched?: { node: V1Node; info: NodeInfo };
-  private forbidden = false;
   private stopped = false;
 
   constructor(
@@ -41,10 +41,7 @@ export class NodeInfoSource {
         return { items: node ? [node] : [], metadata: {} };
       },
       logger: this.logger,
-      onForbidden: () => {
-        this.forbidden = true;
-        this.logger.info({ node: this.nodeName }, 'the Node cannot be watched (RBAC grants no watch on nodes); re-reading it at most once a minute');
-      },
+      readsWithoutWatch: { whileForbidden: `re-reading Node "${this.nodeName}" at most once a minute` },
     });
     await this.reflector.start().catch(() => {});
   }
@@ -77,7 +74,7 @@ export class NodeInfoSource {
   }
 
   private fromWatch(): NodeInfo | undefined {
-    if (!this.reflector?.hasSynced() || this.forbidden || this.stopped) return undefined;
+    if (!this.reflector?.usable() || this.stopped) return undefined;
     const node = this.reflector.get(this.nodeName);
     if (!node) return undefined;
     if (this.watched?.node !== node) this.watched = { node, info: nodeInfoOf(node) };

@@ -49,12 +49,22 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   /** @default systemClock */
   readonly clock?: Clock;
   /**
-   * Called when the server forbids the list or the watch (403): the reflector stops
-   * instead of retrying, for a watch that is an optimisation the caller can do without.
-   * @default - a 403 is retried like any other failure
+   * The watch is an optimisation the caller can do without (reading by name instead): while
+   * the server forbids the list or the watch (403), `start()` resolves anyway and `usable()`
+   * is false. A 403 is never taken as final: right after an apiserver (re)start its RBAC
+   * caches answer 403 to what RBAC grants for a second or two. The reflector asks again on
+   * its backoff for `FORBIDDEN_GRACE_MS`, then every `FORBIDDEN_RETRY_MS` (RBAC that really
+   * grants no watch, as the Go provisioner's chart), and is usable again once allowed.
+   * `whileForbidden` says in the log what the caller does meanwhile.
+   * @default - a 403 is retried like any other failure, and start() waits through it
    */
-  readonly onForbidden?: (err: KubeApiError) => void;
+  readonly readsWithoutWatch?: { readonly whileForbidden: string };
 }
+
+/** After a first 403, how long it is retried on the ordinary backoff before it is taken for RBAC's answer. */
+export const FORBIDDEN_GRACE_MS = 30_000;
+/** Once taken for RBAC's answer, how often the server is asked again (one 403 a minute). */
+export const FORBIDDEN_RETRY_MS = 60_000;
 
 /** A watch that ends this quickly without an event counts as a failure, so a flapping server is not hammered. */
 const SHORT_WATCH_MS = 1000;
@@ -98,6 +108,8 @@ export class Reflector<T extends KubernetesObject> {
   private currentAt: number;
   private watchFailuresInARow = 0;
   private lastFailure?: string;
+  /** When the server began answering 403 to this reflector (readsWithoutWatch), until it allows it again. */
+  private forbiddenSince?: number;
 
   constructor(private readonly api: KubeApi, private readonly options: ReflectorOptions<T>) {
     this.backoff = new Backoff(resolveBackoff(options.backoff));
@@ -122,6 +134,11 @@ export class Reflector<T extends KubernetesObject> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** True when the copy may be read instead of the server: listed, and not forbidden since (see readsWithoutWatch). */
+  usable(): boolean {
+    return this.synced && this.forbiddenSince === undefined && !this.stopper.signal.aborted;
   }
 
   waitForSync(): Promise<void> {
@@ -178,13 +195,9 @@ export class Reflector<T extends KubernetesObject> {
         await this.watchOnce();
       } catch (err) {
         if (signal.aborted) break;
-        if (isForbidden(err) && this.options.onForbidden) {
-          this.logger.info({ resource: this.options.resource, err: String(err) }, 'list/watch forbidden; not watching');
-          this.stopper.abort(new Error(`${this.options.resource} reflector: forbidden`));
-          for (const w of this.syncWaiters) w.reject(err as KubeApiError);
-          this.syncWaiters = [];
-          this.options.onForbidden(err as KubeApiError);
-          break;
+        if (isForbidden(err) && this.options.readsWithoutWatch) {
+          await this.whileForbidden(err as KubeApiError, signal);
+          continue;
         }
         if (isGone(err)) {
           this.logger.info({ resource: this.options.resource }, 'watch history expired (410 Gone); relisting');
@@ -204,6 +217,31 @@ export class Reflector<T extends KubernetesObject> {
         }
       }
     }
+  }
+
+  /** A 403 to a reflector that may go without: its readers read by name until the server allows it again (see readsWithoutWatch). */
+  private async whileForbidden(err: KubeApiError, signal: AbortSignal): Promise<void> {
+    const now = this.clock.now();
+    const first = this.forbiddenSince === undefined;
+    this.forbiddenSince ??= now;
+    this.lastFailure = String(err);
+    // The copy may miss changes from here on; the next success relists.
+    this.resourceVersion = '';
+    for (const w of this.syncWaiters) w.resolve();
+    this.syncWaiters = [];
+    const settled = now - this.forbiddenSince >= FORBIDDEN_GRACE_MS;
+    if (first) {
+      this.logger.info({ resource: this.options.resource, err: String(err) },
+        `list/watch forbidden (403); ${this.options.readsWithoutWatch!.whileForbidden} meanwhile, and asking again (an apiserver that has just started answers 403 until its RBAC caches sync)`);
+    }
+    await this.clock.sleep(settled ? FORBIDDEN_RETRY_MS : this.backoff.next(), signal).catch(() => {});
+  }
+
+  /** A watch opened: a forbidden spell is over (a list alone is not enough: RBAC may grant list and get, not watch). */
+  private allowed(): void {
+    if (this.forbiddenSince === undefined) return;
+    this.logger.info({ resource: this.options.resource, forbiddenMs: Math.round(this.clock.now() - this.forbiddenSince) }, 'list/watch allowed again; watching');
+    this.forbiddenSince = undefined;
   }
 
   private shouldRelistAfterWatchFailure(): boolean {
@@ -313,6 +351,7 @@ export class Reflector<T extends KubernetesObject> {
         }
       }, connection.signal, () => {
         this.watching = true;
+        this.allowed();
       });
     } finally {
       if (this.watching) this.currentAt = this.clock.now();

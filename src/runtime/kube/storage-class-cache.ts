@@ -28,8 +28,6 @@ export class StorageClassCache {
   private readonly entries = new Map<string, { at: number; value: Promise<V1StorageClass | undefined> }>();
   private readonly listeners = new Set<() => void>();
   private reflector?: Reflector<V1StorageClass>;
-  /** The server refused the list or the watch: read by name. */
-  private forbidden = false;
   private stopped = false;
 
   constructor(private readonly api: KubeApi, private readonly options: StorageClassCacheOptions = {}) {
@@ -46,16 +44,13 @@ export class StorageClassCache {
       list: (page, callOptions) => this.api.listStorageClasses(page, callOptions),
       backoff: this.options.backoff,
       logger: this.options.logger,
-      onForbidden: () => {
-        this.forbidden = true;
-        this.options.logger?.info({}, 'StorageClasses cannot be listed and watched (RBAC); reading each by name instead');
-      },
+      readsWithoutWatch: { whileForbidden: 'reading each StorageClass by name' },
     });
     this.reflector = reflector;
     reflector.onChange(() => {
       for (const listener of this.listeners) listener();
     });
-    // Forbidden (onForbidden said so) or stopped: reads go by name.
+    // While forbidden (readsWithoutWatch) or stopped, reads go by name.
     await reflector.start().catch(() => {});
   }
 
@@ -72,7 +67,7 @@ export class StorageClassCache {
 
   /** The StorageClass, or undefined when it does not exist. */
   get(name: string): Promise<V1StorageClass | undefined> {
-    if (this.reflector?.hasSynced() && !this.forbidden && !this.stopped) return Promise.resolve(this.reflector.get(name));
+    if (this.reflector?.usable() && !this.stopped) return Promise.resolve(this.reflector.get(name));
     const now = this.clock.now();
     const entry = this.entries.get(name);
     if (entry && now - entry.at < this.ttlMs) return entry.value;

@@ -54,6 +54,23 @@ describe('NodeInfoSource', () => {
     }
   });
 
+  test('a watch forbidden for a moment (an apiserver just started) is watched again once allowed', async () => {
+    const { server, api } = await setUp();
+    const nodes = new NodeInfoSource(api, 'worker-1', logger);
+    try {
+      server.faults.failNext({ verb: 'watch', resource: 'nodes', code: 403, count: 2 });
+      await nodes.start();
+      expect((await nodes.get()).labels.zone).toBe('a');
+      // Read by name meanwhile, the Node would be kept for a minute: only the watch brings the change sooner.
+      const node = server.get('v1', 'Node', 'worker-1');
+      await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
+      await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen through the watch');
+    } finally {
+      await nodes.stop();
+      await server.stop();
+    }
+  });
+
   test('a Node last changed before the server\'s watch history began is watched without a relist loop', async () => {
     const server = await startTestApiServer({ historyLimit: 5 });
     server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });

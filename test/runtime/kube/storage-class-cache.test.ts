@@ -91,6 +91,22 @@ describe('StorageClassCache, started', () => {
     await cache.stop();
   });
 
+  test('a 403 is not taken for good (an apiserver just started answers so until its RBAC caches sync): once allowed, reads come from the watch again', async () => {
+    server.create(storageClass('fast'));
+    server.faults.failNext({ verb: 'list', resource: 'storageclasses', code: 403, count: 3 });
+    const cache = new StorageClassCache(api, { backoff: { initialMs: 5, maxMs: 20 } });
+    await cache.start();
+    await expect(cache.get('fast')).resolves.toMatchObject({ metadata: { name: 'fast' } });
+    expect(gets()).toBe(1);
+    await eventually(async () => {
+      const before = gets();
+      cache.clear();
+      await cache.get('fast');
+      return gets() === before;
+    }, 'reads come from the watched copy');
+    await cache.stop();
+  });
+
   test('where watching is forbidden after the list, reads go by name again', async () => {
     server.faults.failNext({ verb: 'watch', resource: 'storageclasses', code: 403 });
     const cache = new StorageClassCache(api, { clock: new VirtualClock() });
