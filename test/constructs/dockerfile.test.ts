@@ -67,7 +67,8 @@ test('the runtime installs only what the agent and the cleaner scripts run, and 
     .map((i) => /apt-get install -y --no-install-recommends ([^&]+)/.exec(i.args)?.[1].trim().split(/\s+/))
     .filter((packages) => packages !== undefined);
   // The last install is the runtime stage's (the build stage's installs binutils, to strip Node).
-  expect(installs.at(-1)).toEqual(['util-linux', 'e2fsprogs', 'coreutils', 'tini']);
+  // attr: getfattr and setfattr, with which a clean gives a volume's root its recorded xattrs and ACLs back.
+  expect(installs.at(-1)).toEqual(['util-linux', 'e2fsprogs', 'coreutils', 'attr', 'tini']);
 });
 
 test('it ships the cleaner scripts at /scripts, including the default cleaner command', () => {
