@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the tests' Kubernetes control plane (control-plane/: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler) from the Go module proxy with the plain `go`
+# command, into a cache directory keyed by what goes into it, and prints that directory.
+# A later run with the same sources prints it at once. Needs Go (go.mod says which).
+#
+#   scripts/control-plane.sh            # build if needed, print the bin directory
+#   LVP_CACHE_DIR=/somewhere scripts/control-plane.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+src="$root/control-plane"
+version="$(sed -n 's#^\tk8s.io/kubernetes v\(.*\)$#\1#p' "$src/go.mod")"
+minor="$(echo "$version" | cut -d. -f2)"
+key="$(cat "$src/go.mod" "$src/go.sum" "$src"/cmd/*/main.go "$0" | sha256sum | cut -c1-16)"
+out="${LVP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/local-volume-provisioner}/control-plane/v$version-$key"
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kube-scheduler" ]; then
+  echo "$out"
+  exit 0
+fi
+command -v go >/dev/null || { echo "control-plane.sh: Go is needed to build the tests' control plane (see README, 'What a contributor's machine needs')" >&2; exit 1; }
+started=$(date +%s)
+echo "control-plane.sh: building Kubernetes v$version (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) into $out" >&2
+tmp="$out.tmp.$$"
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+# Without the version stamps the server says v0.0.0 and clients warn of skew.
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags="$ldflags -X $pkg.gitVersion=v$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+done
+(cd "$src" && GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" -o "$tmp/" ./cmd/...)
+rm -rf "$out"
+mv "$tmp" "$out"
+trap - EXIT
+echo "control-plane.sh: built in $(( $(date +%s) - started )) s" >&2
+echo "$out"

@@ -1,0 +1,258 @@
+/**
+ * A real Kubernetes control plane on loopback for the tests: etcd and kube-apiserver
+ * (RBAC, ServiceAccount tokens, real validation and admission), and where a suite needs
+ * binding, kube-controller-manager and kube-scheduler. The binaries are Kubernetes' own,
+ * built from the Go module proxy by scripts/control-plane.sh (control-plane/), which the
+ * test task runs first; the certificates are made here with openssl.
+ *
+ * Fault injection the real server does not make belongs in a proxy in front of it, never
+ * in a second server.
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { AuthenticationV1TokenRequest, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { makeTempDir } from './privileged';
+
+const REPO = path.resolve(__dirname, '../..');
+const STARTUP_TIMEOUT_MS = 120_000;
+
+/** The directory of the control plane's binaries, built on first use (scripts/control-plane.sh). */
+export function controlPlaneBinaries(): string {
+  return execFileSync(path.join(REPO, 'scripts/control-plane.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A CA, the apiserver's serving certificate for 127.0.0.1, an admin client certificate (system:masters), a ServiceAccount signing key. */
+function makeCertificates(dir: string): void {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=lvp-test-ca', '-days', '3'], dir);
+  const signed = (name: string, subject: string, extensions: string) => {
+    openssl(['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
+    fs.writeFileSync(path.join(dir, `${name}.ext`), extensions);
+    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3',
+      '-extfile', `${name}.ext`], dir);
+  };
+  signed('serving', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  signed('admin', '/O=system:masters/CN=lvp-test-admin', 'extendedKeyUsage=clientAuth\n');
+  openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], dir);
+  openssl(['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
+}
+
+/**
+ * One component's process, its output appended to its log. A supervised one is started
+ * again when it exits, as kubelet restarts a static pod: the controller manager exits when
+ * the apiserver goes away while it starts, and a test that restarts the apiserver must not
+ * lose it.
+ */
+class Component {
+  private child!: ChildProcess;
+  private exited!: Promise<number | null>;
+  private stopping = false;
+
+  constructor(readonly name: string, private readonly binary: string, private readonly args: string[], private readonly logFile: string,
+    private readonly supervised = false) {
+    this.spawn();
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (!this.running) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private spawn(): void {
+    const log = fs.openSync(this.logFile, 'a');
+    this.child = spawn(this.binary, this.args, { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => {
+      resolve(code);
+      if (this.supervised && !this.stopping) setTimeout(() => this.stopping || this.spawn(), 1000);
+    }));
+  }
+}
+
+export interface ControlPlaneOptions {
+  /** Also run kube-controller-manager (PV binder, garbage collector, ...) and kube-scheduler. @default false */
+  readonly controllers?: boolean;
+}
+
+export class ControlPlane {
+  /** Starts etcd and kube-apiserver (and the controllers when asked) and waits until the apiserver is ready. */
+  static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    const bin = controlPlaneBinaries();
+    const dir = makeTempDir('lvp-control-plane-');
+    makeCertificates(dir);
+    const plane = new ControlPlane(bin, dir, await freePort(), await freePort(), await freePort());
+    try {
+      plane.startEtcd();
+      await plane.startApiServer();
+      if (options.controllers) plane.startControllers();
+    } catch (e) {
+      await plane.stop();
+      throw e;
+    }
+    return plane;
+  }
+
+  private etcd?: Component;
+  private apiserver?: Component;
+  private readonly controllers: Component[] = [];
+
+  private constructor(
+    private readonly bin: string,
+    /** Certificates, data and each component's log. */
+    readonly dir: string,
+    private readonly etcdPort: number,
+    private readonly etcdPeerPort: number,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** The apiserver's log so far (for failure messages). */
+  log(component = 'kube-apiserver'): string {
+    const file = path.join(this.dir, `${component}.log`);
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  }
+
+  /** A kubeconfig as the test's administrator (system:masters), or as `token`'s owner. */
+  kubeConfig(token?: string): KubeConfig {
+    const kc = new KubeConfig();
+    const read = (name: string) => fs.readFileSync(path.join(this.dir, name)).toString('base64');
+    kc.loadFromOptions({
+      clusters: [{ name: 'test', server: this.url, caData: read('ca.crt') }],
+      users: [token !== undefined ? { name: 'user', token } : { name: 'user', certData: read('admin.crt'), keyData: read('admin.key') }],
+      contexts: [{ name: 'test', cluster: 'test', user: 'user' }],
+      currentContext: 'test',
+    });
+    return kc;
+  }
+
+  /** Writes kubeConfig(token) to `file`, for a process such as the agent. */
+  writeKubeconfig(file: string, token?: string): void {
+    fs.writeFileSync(file, this.kubeConfig(token).exportConfig());
+  }
+
+  /** A real token of ServiceAccount `namespace/name` (TokenRequest), so RBAC applies to what it does. */
+  async serviceAccountToken(namespace: string, name: string): Promise<string> {
+    const core = this.kubeConfig().makeApiClient(CoreV1Api);
+    const request: AuthenticationV1TokenRequest = { spec: { audiences: ['https://kubernetes.default.svc'], expirationSeconds: 3600 } };
+    const answer = await core.createNamespacedServiceAccountToken({ name, namespace, body: request });
+    return answer.status!.token;
+  }
+
+  /** The apiserver's version, as `/version` says. */
+  async version(): Promise<string> {
+    const { status, body } = await this.get('/version');
+    if (status !== 200) throw new Error(`/version answered ${status}`);
+    return (JSON.parse(body) as { gitVersion: string }).gitVersion;
+  }
+
+  /** Stops and starts kube-apiserver again on the same port and etcd, as an upgrade or a crash would. */
+  async restartApiServer(): Promise<void> {
+    await this.apiserver?.stop();
+    await this.startApiServer();
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.controllers.splice(0).reverse()) await c.stop();
+    await this.apiserver?.stop();
+    await this.etcd?.stop();
+  }
+
+  private startEtcd(): void {
+    this.etcd = new Component('etcd', path.join(this.bin, 'etcd'), [
+      `--data-dir=${path.join(this.dir, 'etcd')}`,
+      `--listen-client-url=http://127.0.0.1:${this.etcdPort}`,
+      `--listen-peer-url=http://127.0.0.1:${this.etcdPeerPort}`,
+    ], path.join(this.dir, 'etcd.log'));
+  }
+
+  private async startApiServer(): Promise<void> {
+    const file = (name: string) => path.join(this.dir, name);
+    this.apiserver = new Component('kube-apiserver', path.join(this.bin, 'kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${this.etcdPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      // The kubernetes Service's endpoints would name a loopback address, which 1.37 refuses; no pod needs it here.
+      '--endpoint-reconciler-type=none',
+      `--secure-port=${this.port}`,
+      `--tls-cert-file=${file('serving.crt')}`,
+      `--tls-private-key-file=${file('serving.key')}`,
+      `--client-ca-file=${file('ca.crt')}`,
+      `--service-account-key-file=${file('sa.pub')}`,
+      `--service-account-signing-key-file=${file('sa.key')}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      '--api-audiences=https://kubernetes.default.svc',
+      '--authorization-mode=Node,RBAC',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--allow-privileged=true',
+      '--profiling=false',
+    ], file('kube-apiserver.log'));
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    while ((await this.get('/readyz').catch(() => ({ status: 0, body: '' }))).status !== 200) {
+      if (!this.apiserver.running) throw new Error(`kube-apiserver exited at start:\n${this.log().slice(-4000)}`);
+      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${STARTUP_TIMEOUT_MS} ms:\n${this.log().slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private startControllers(): void {
+    const kubeconfig = path.join(this.dir, 'admin.kubeconfig');
+    this.writeKubeconfig(kubeconfig);
+    const auth = [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`];
+    this.controllers.push(new Component('kube-controller-manager', path.join(this.bin, 'kube-controller-manager'), [
+      ...auth,
+      '--use-service-account-credentials=true',
+      `--service-account-private-key-file=${path.join(this.dir, 'sa.key')}`,
+      `--root-ca-file=${path.join(this.dir, 'ca.crt')}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--controllers=*,-nodeipam,-nodelifecycle',
+    ], path.join(this.dir, 'kube-controller-manager.log'), true));
+    this.controllers.push(new Component('kube-scheduler', path.join(this.bin, 'kube-scheduler'), [
+      ...auth, '--leader-elect=false', '--secure-port=0',
+    ], path.join(this.dir, 'kube-scheduler.log'), true));
+  }
+
+  /** One GET as the administrator. */
+  private get(urlPath: string): Promise<{ status: number; body: string }> {
+    const read = (name: string) => fs.readFileSync(path.join(this.dir, name));
+    return new Promise((resolve, reject) => {
+      const req = https.get(`${this.url}${urlPath}`, { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key'), timeout: 5000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+    });
+  }
+}
