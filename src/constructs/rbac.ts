@@ -61,8 +61,9 @@ export function nodeCleanupRules(): RoleRules {
     cluster: [
       // Which nodes are gone: every pass lists them (by name and hostname label).
       { apiGroups: [''], resources: ['nodes'], verbs: ['list'] },
-      // Every pass lists the PVs; a PV is re-read before its claim is deleted; PVs of gone nodes are deleted.
-      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'delete'] },
+      // Every pass lists the PVs; a PV is re-read before its claim is deleted; PVs of gone nodes are deleted,
+      // and the agent's cleanup finalizer removed from them (patch): the node's volume record guards the volume.
+      { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'delete', 'patch'] },
       // The claim a PV of a gone node names is read, then deleted with a UID precondition.
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'delete'] },
     ],

@@ -211,6 +211,15 @@ const CASES: Case[] = [
     given: [PV],
     call: async (api) => api.deletePersistentVolume('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.uid!),
   },
+  {
+    role: LEASE,
+    verb: 'patch',
+    resource: 'persistentvolumes',
+    user: NODE_CLEANUP,
+    given: [PV],
+    // The agent's cleanup finalizer removed from a deleted PV of a gone node (removeCleanupFinalizer's request).
+    call: async (api) => api.patchPersistentVolumeMetadata('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.resourceVersion!, { finalizers: [] }),
+  },
   { role: LEASE, verb: 'get', resource: 'persistentvolumeclaims', user: NODE_CLEANUP, given: [CLAIM], call: (api) => api.getPersistentVolumeClaim('default', 'data-db-0') },
   {
     role: LEASE,

@@ -8,8 +8,9 @@
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from '../kube/api-client';
 import { KubeApiError } from '../kube/errors';
-import { deletePersistentVolumeIfUnchanged } from '../kube/pv-writes';
+import { deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
 import { Logger, ProvisionerMetrics } from '../observability';
+import { CLEANUP_FINALIZER } from '../well-known';
 import { decideClaimOfGoneNode, decidePVOfGoneNode, isPVOfGoneNode, nodeNamesOfPV } from './decisions';
 
 export interface NodeCleanupSettings {
@@ -69,14 +70,13 @@ export class NodeCleanupController {
       if (!decidePVOfGoneNode(pv, nodes, this.settings.storageClassNames).delete) continue;
       const name = pv.metadata!.name!;
       try {
-        // Only a DELETE, never a finalizer removed: a Released PV carrying the agent's
-        // `local.storage.k8s.io/cleanup` finalizer (its volume is dirty) stays Terminating
-        // until its node's agent has cleaned the volume and removed the finalizer, which
-        // is never if the node does not come back. That PV is then for a person to judge.
         const outcome = await deletePersistentVolumeIfUnchanged(this.api, name, pv.metadata!.uid!, pv.metadata!.resourceVersion);
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', true);
-        if (outcome === 'deleted') deletedPVs.push(name);
-        this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'deleted PV of a gone node');
+        if (outcome !== 'deleted') {
+          this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'PV of a gone node changed or went before its delete; decided again next pass');
+          continue;
+        }
+        if (await this.letGo(pv, denied)) deletedPVs.push(name);
       } catch (e) {
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', false);
         this.logger.error({ pv: name, err: (e as Error).message }, 'cannot delete PV of a gone node');
@@ -86,6 +86,38 @@ export class NodeCleanupController {
 
     const deletedClaims = await this.cleanClaims(optedIn, nodes, denied);
     return { deletedPVs, deletedClaims, denied };
+  }
+
+  /**
+   * A deleted PV goes unless it carries the agent's cleanup finalizer (a Released PV whose
+   * volume is not clean yet), which its node's agent removes once it has cleaned the volume:
+   * never, for a node that does not come back. Node cleanup removes it (uid precondition):
+   * the node's volume record, not the PV, keeps the volume from being offered dirty should
+   * the node come back (it is cleaned first, or, unknown to the record, offered only if it
+   * holds nothing). True when the PV goes; without `patch` on PVs it stays Terminating, and
+   * the log and metric say so.
+   */
+  private async letGo(pv: V1PersistentVolume, denied: string[]): Promise<boolean> {
+    const name = pv.metadata!.name!;
+    const nodes = nodeNamesOfPV(pv);
+    if (!pv.metadata?.finalizers?.includes(CLEANUP_FINALIZER)) {
+      this.logger.info({ pv: name, nodes }, 'deleted PV of a gone node');
+      return true;
+    }
+    try {
+      const outcome = await removeCleanupFinalizer(this.api, name, pv.metadata.uid!);
+      this.metrics.recordNodeCleanupFinalizerRemoval(outcome !== 'changed');
+      this.logger.info({ pv: name, nodes, outcome }, `deleted PV of a gone node and removed its finalizer ${CLEANUP_FINALIZER}: `
+        + 'the volume is not clean, and its node\'s volume record has it cleaned before it is offered again, should the node come back');
+      return outcome !== 'changed';
+    } catch (e) {
+      this.metrics.recordNodeCleanupFinalizerRemoval(false);
+      this.logger.warn({ pv: name, nodes, err: (e as Error).message }, `deleted PV of a gone node stays Terminating: it carries ${CLEANUP_FINALIZER}, `
+        + 'which its node\'s agent removes once it has cleaned the volume (never, if the node does not come back), and node cleanup may not remove it; '
+        + 'grant it patch on persistentvolumes (the construct does), or remove the finalizer by hand');
+      if (isForbidden(e)) denied.push((e as Error).message);
+      return false;
+    }
   }
 
   private trackGoneNodes(pvs: readonly V1PersistentVolume[], nodes: readonly V1Node[]): void {

@@ -177,6 +177,9 @@ export class ProvisionerMetrics {
     'Total number of PersistentVolumes of deleted Nodes deleted by node cleanup, by PersistentVolume phase.', ['phase']);
   private readonly nodeCleanupPVDeletesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_delete_failed_total`,
     'Total number of failed PersistentVolume deletions by node cleanup, by PersistentVolume phase.', ['phase']);
+  private readonly nodeCleanupPVsLetGo = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolume_finalizer_removed_total`,
+    'Total number of deleted PersistentVolumes of deleted Nodes whose agent cleanup finalizer node cleanup removed (succeeded: false, they stay Terminating).',
+    ['succeeded']);
   private readonly nodeCleanupPVCDeletes = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_delete_total`,
     'Total number of PersistentVolumeClaims bound to volumes of deleted Nodes deleted by node cleanup.', []);
   private readonly nodeCleanupPVCDeletesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_delete_failed_total`,
@@ -346,6 +349,11 @@ export class ProvisionerMetrics {
   /** Node cleanup deleted (or failed to delete) a PV of a gone Node that was in `phase`. */
   recordNodeCleanupPVDelete(phase: string, succeeded: boolean): void {
     (succeeded ? this.nodeCleanupPVDeletes : this.nodeCleanupPVDeletesFailed).inc({ phase });
+  }
+
+  /** Node cleanup removed (or could not remove) the agent's cleanup finalizer from a deleted PV of a gone Node. */
+  recordNodeCleanupFinalizerRemoval(succeeded: boolean): void {
+    this.nodeCleanupPVsLetGo.inc({ succeeded: String(succeeded) });
   }
 
   /** Node cleanup deleted (or failed to delete) a claim bound to a PV of a gone Node. */

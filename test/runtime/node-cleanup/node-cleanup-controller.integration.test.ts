@@ -50,6 +50,12 @@ function controller(settings: Partial<NodeCleanupSettings> = {}): NodeCleanupCon
   }, () => clock);
 }
 
+/** The value of one series, written as the exposition writes it (name{labels}), or undefined. */
+async function metricValue(series: string): Promise<number | undefined> {
+  const line = (await metrics.exposition()).split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
 function createNode(name: string, hostname = name): V1Node {
   return server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': hostname } } });
 }
@@ -202,16 +208,27 @@ describe('PVs of a deleted node', () => {
     expect(pvExists('pv-gone')).toBe(true);
   });
 
-  test('a Released PV carrying the agent\'s cleanup finalizer is deleted but keeps the finalizer: it stays Terminating for its node\'s agent', async () => {
+  test('a Released PV carrying the agent\'s cleanup finalizer is deleted and the finalizer removed: it goes, its volume left to its node\'s record', async () => {
     createPV('pv-dirty', { finalizers: [CLEANUP_FINALIZER] });
     await releasePV('pv-dirty');
-    const nodeCleanup = controller();
 
-    expect((await nodeCleanup.pass()).deletedPVs).toEqual(['pv-dirty']);
-    await nodeCleanup.pass();
+    expect((await controller().pass()).deletedPVs).toEqual(['pv-dirty']);
+    await eventually(() => !pvExists('pv-dirty'), 'the PV is gone');
+    expect(await metricValue('local_volume_node_cleanup_persistentvolume_finalizer_removed_total{succeeded="true"}')).toBe(1);
+  });
+
+  test('where node cleanup may not patch PVs (upstream\'s RBAC), such a PV is said to stay Terminating, not counted deleted', async () => {
+    createPV('pv-dirty', { finalizers: [CLEANUP_FINALIZER] });
+    await releasePV('pv-dirty');
+    server.faults.failNext({ verb: 'patch', resource: 'persistentvolumes', code: 403 });
+
+    const result = await controller().pass();
+    expect(result.deletedPVs).toEqual([]);
+    expect(result.denied).toEqual([expect.stringContaining('403')]);
     const pv = server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'pv-dirty');
     expect(pv?.metadata?.deletionTimestamp).toBeDefined();
     expect(pv?.metadata?.finalizers).toContain(CLEANUP_FINALIZER);
+    expect(await metricValue('local_volume_node_cleanup_persistentvolume_finalizer_removed_total{succeeded="false"}')).toBe(1);
   });
 
   test('a PV that is not local is never deleted', async () => {
