@@ -301,8 +301,12 @@ project.postCompileTask.spawn(library);
 // The Python and Java packages' sources (construct-library/dist/{python,java}); building
 // them needs PyPI and Maven Central, which these machines cannot reach.
 project.addTask('library:pacmak', {
-  description: 'Generate the Python and Java packages of the construct library (sources only)',
-  exec: 'jsii-pacmak --code-only --targets python java',
+  description: 'Build the Python wheel of the construct library, and its Java package\'s sources, into construct-library/dist/',
+  // Java stays sources only: Maven Central serves org.cdk8s:cdk8s but not org.cdk8s:cdk8s-plus-28, which the jar needs.
+  steps: [
+    { exec: 'jsii-pacmak --targets python' },
+    { exec: 'jsii-pacmak --code-only --targets java' },
+  ],
   cwd: LIBRARY_DIR,
 });
 

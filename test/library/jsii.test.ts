@@ -6,8 +6,9 @@ import { assertLibraryCompiled, LIBRARY, LIBRARY_DIR, run } from './library';
 
 /**
  * The library in other languages: jsii-pacmak generates the Python and Java packages
- * from the jsii assembly. Sources only (--code-only): building them needs PyPI and Maven
- * Central, which these machines cannot reach.
+ * from the jsii assembly, here as sources (python-app.test.ts builds the wheel and runs an
+ * app on it; the jar cannot be built: Maven Central, as reached here, has no
+ * org.cdk8s:cdk8s-plus-28).
  */
 let out: string;
 beforeAll(() => {
