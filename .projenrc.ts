@@ -143,6 +143,7 @@ project.gitignore.exclude('/node_modules');
 
 // dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
 project.gitignore.include('/dist/');
+project.gitignore.exclude('/examples/java/target/');
 
 // Node 24 with vm modules lets Jest 30 require() ES modules (client-node).
 // ts-jest only transpiles (isolatedModules), so the tests are type-checked here once;
@@ -302,7 +303,8 @@ project.postCompileTask.spawn(library);
 // them needs PyPI and Maven Central, which these machines cannot reach.
 project.addTask('library:pacmak', {
   description: 'Build the Python wheel of the construct library, and its Java package\'s sources, into construct-library/dist/',
-  // Java stays sources only: Maven Central serves org.cdk8s:cdk8s but not org.cdk8s:cdk8s-plus-28, which the jar needs.
+  // Java as sources: its jar needs org.cdk8s:cdk8s-plus-28 in the Maven repository, which Maven Central lacks here
+  // (test/library/java-app.test.ts builds it from the npm package first).
   steps: [
     { exec: 'jsii-pacmak --targets python' },
     { exec: 'jsii-pacmak --code-only --targets java' },

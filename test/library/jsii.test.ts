@@ -6,9 +6,8 @@ import { assertLibraryCompiled, LIBRARY, LIBRARY_DIR, run } from './library';
 
 /**
  * The library in other languages: jsii-pacmak generates the Python and Java packages
- * from the jsii assembly, here as sources (python-app.test.ts builds the wheel and runs an
- * app on it; the jar cannot be built: Maven Central, as reached here, has no
- * org.cdk8s:cdk8s-plus-28).
+ * from the jsii assembly, here as sources (python-app.test.ts and java-app.test.ts build
+ * the wheel and the jar and run an app on each).
  */
 let out: string;
 beforeAll(() => {
