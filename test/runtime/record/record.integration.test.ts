@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
-import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 import { ControllerFixture, eventually, FixtureOptions } from '../controller/fixture';
 
 describePrivileged('the volume record, whatever becomes of a used volume\'s PV', () => {
@@ -33,7 +33,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     if (first) stateDir = makeTempDir('lvp-state-');
     server ??= await startTestApiServer();
     fx = await ControllerFixture.start({ ...options, server, seed: first, mountDirs: dirs, stateDir });
-    dirs = fx.dirs;
+    dirs = { ...dirs, ...fx.dirs };
     return fx;
   }
 
@@ -128,6 +128,95 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     await fx!.waitForPvGone(name, uid);
     expect((await fx!.recordedEvents('VolumeWithdrawn')).map((e) => e.involvedObject.uid)).toEqual([uid]);
     await fx!.passUntilCreated(name);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  test('a Released PV of a class removed while the agent was down, deleted by hand without any finalizer: held, then cleaned once the class is back', async () => {
+    // Legacy mode (the chart's RBAC): no finalizer ever holds the PV.
+    await agent({ mode: 'legacy' });
+    const { name, dir } = await usedVolume('vol1');
+    await fx!.stop();
+    await agent({ mode: 'legacy', classes: { other: {} } });
+    await fx!.core.deleteNamespacedPersistentVolumeClaim({ name: `claim-${name}`, namespace: 'default' });
+    await eventually(() => fx!.serverPv(name)?.status?.phase === 'Released', 'the PV is Released');
+    await fx!.core.deletePersistentVolume({ name });
+    await eventually(() => fx!.serverPv(name) === undefined, 'the PV is gone at once: nothing holds it');
+    await fx!.pass();
+    await fx!.settle();
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('the tenant\'s data on vol1');
+    expect((await fx!.recordedEvents('VolumeHeldDirty')).map((e) => e.message)).toEqual([expect.stringContaining('StorageClass "local-fs" is not configured')]);
+
+    await fx!.stop();
+    await agent({ mode: 'legacy' });
+    await fx!.passUntilCreated(name);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  test('a PV an administrator reserved (claimRef by hand, no binder annotation) whose claim uid is removed while the agent is down is cleaned, not let go', async () => {
+    await agent();
+    const dir = path.join(fx!.dirs['local-fs'], 'vol1');
+    makeMountPoint(dir);
+    await fx!.pass();
+    const name = fx!.pvName('local-fs', 'vol1');
+    const pv = await fx!.waitForPv(name, { phase: 'Available' });
+    const claim = await fx!.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
+      metadata: { name: 'reserved' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-fs', volumeName: name, resources: { requests: { storage: '1Mi' } } },
+    } });
+    await fx!.core.patchPersistentVolume({ name, body: { spec: { claimRef: { namespace: 'default', name: 'reserved', uid: claim.metadata!.uid } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await fx!.waitForPv(name, { phase: 'Bound' });
+    fs.writeFileSync(path.join(dir, 'secret'), 'the reserved tenant\'s data');
+    await fx!.pass();
+    await fx!.stop();
+    // While the agent is down: the claimRef's uid goes, then the PV is deleted (our finalizer holds it).
+    await fx!.core.patchPersistentVolume({ name, body: { spec: { claimRef: { uid: null } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await fx!.core.deletePersistentVolume({ name });
+
+    await agent();
+    await fx!.pass();
+    await fx!.settle();
+    await fx!.waitForPvGone(name, pv.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect((await fx!.recordedEvents('CleanupStarted')).map((e) => e.involvedObject.name)).toEqual([name]);
+  });
+
+  test('a bind mount of a subdirectory of an offered filesystem is refused, naming both paths: one piece of storage, one PV', async () => {
+    await agent();
+    const loop = createLoopDevice(32 * 1024 * 1024);
+    mkfsExt4(loop.device);
+    const disk = path.join(fx!.dirs['local-fs'], 'vol1');
+    mount(loop.device, disk);
+    fs.rmdirSync(path.join(disk, 'lost+found'));
+    expect((await fx!.pass()).created).toEqual([fx!.pvName('local-fs', 'vol1')]);
+    fs.mkdirSync(path.join(disk, 'sub'));
+    mount(path.join(disk, 'sub'), path.join(fx!.dirs['local-fs'], 'vol2'), { bind: true });
+
+    expect((await fx!.pass()).created).toEqual([]);
+    expect((await fx!.recordedEvents('VolumeOverlaps')).map((e) => e.message)).toEqual([
+      expect.stringMatching(new RegExp(`^${fx!.config.storageClassMap['local-fs'].hostDir}/vol2 .* shares storage with ${fx!.config.storageClassMap['local-fs'].hostDir}/vol1 `)),
+    ]);
+  });
+
+  test('a record file corrupted by hand: nothing is offered or cleaned, the Event names the file; repaired, the agent goes on', async () => {
+    await agent();
+    const { name, dir } = await usedVolume('vol1');
+    const [file] = fs.readdirSync(path.join(stateDir, 'volumes'));
+    const good = fs.readFileSync(path.join(stateDir, 'volumes', file));
+    fs.writeFileSync(path.join(stateDir, 'volumes', file), '{"identity": "half a li');
+    makeMountPoint(path.join(fx!.dirs['local-fs'], 'vol2'));
+    await fx!.core.deleteNamespacedPersistentVolumeClaim({ name: `claim-${name}`, namespace: 'default' });
+    await fx!.waitForPv(name, { phase: 'Released' });
+
+    expect((await fx!.pass()).created).toEqual([]);
+    await fx!.settle();
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('the tenant\'s data on vol1');
+    expect((await fx!.recordedEvents('VolumeRecordUnusable')).map((e) => e.message)).toEqual([expect.stringContaining(file)]);
+    expect(await fx!.metric('local_volume_provisioner_volume_record_usable')).toBe(0);
+
+    fs.writeFileSync(path.join(stateDir, 'volumes', file), good);
+    await fx!.passUntilCreated(fx!.pvName('local-fs', 'vol2'));
+    await fx!.waitForPvGone(name);
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
