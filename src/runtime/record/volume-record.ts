@@ -165,7 +165,8 @@ export class VolumeRecord {
       this.problem = `the volume record's directory ${this.volumesDir} is gone`;
       return this.health();
     }
-    if (this.problem === undefined && sameStamp(stamp, this.stamp) && sameStamp(marker, this.markerStamp) && this.filesUnchanged()) return this.health();
+    const unchanged = this.problem === undefined && sameStamp(stamp, this.stamp) && sameStamp(marker, this.markerStamp) && this.filesUnchanged();
+    if (unchanged) return this.health();
     const read = new Map<string, VolumeRecordEntry>();
     const fileStamps = new Map<string, DirStamp | undefined>();
     for (const name of fs.readdirSync(this.volumesDir)) {

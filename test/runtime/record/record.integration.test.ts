@@ -159,10 +159,13 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     await fx!.pass();
     const name = fx!.pvName('local-fs', 'vol1');
     const pv = await fx!.waitForPv(name, { phase: 'Available' });
-    const claim = await fx!.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
-      metadata: { name: 'reserved' },
-      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-fs', volumeName: name, resources: { requests: { storage: '1Mi' } } },
-    } });
+    const claim = await fx!.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'reserved' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-fs', volumeName: name, resources: { requests: { storage: '1Mi' } } },
+      },
+    });
     await fx!.core.patchPersistentVolume({ name, body: { spec: { claimRef: { namespace: 'default', name: 'reserved', uid: claim.metadata!.uid } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     await fx!.waitForPv(name, { phase: 'Bound' });
