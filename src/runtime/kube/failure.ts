@@ -1,5 +1,6 @@
 import { FailureKind } from './errors';
 import { HttpStatusError } from './http-transport';
+import type { ApiVerb } from './request-target';
 
 /** One failed attempt, sorted into what the retry loop and the error message need. */
 export interface Failure {
@@ -7,8 +8,10 @@ export interface Failure {
   readonly code?: number;
   readonly reason?: string;
   readonly serverMessage?: string;
-  /** Worth sending again: 429, 5xx that mean "try later", network errors, timeouts. */
+  /** Worth sending again, for a read: 429, 5xx that mean "try later", network errors, timeouts (see mayRetry for writes). */
   readonly retryable: boolean;
+  /** The request provably never reached the server (no connection was made): safe to send again whatever it does. */
+  readonly notSent?: boolean;
   /** The server's Retry-After, in milliseconds. */
   readonly retryAfterMs?: number;
   readonly cause: unknown;
@@ -29,6 +32,22 @@ const NETWORK_CODES = new Set([
   'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 
+/** Failures to connect at all: nothing of the request reached the server. */
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a failed request may be sent again, as client-go's rest client decides: a read
+ * (get, list) on any retryable failure; a write only when the server said when (429 or 5xx
+ * with Retry-After), since a write that timed out, was cut off or got a 500 may have been
+ * applied. Where client-go differs: a write is also sent again when no connection was made
+ * (refused, unreachable, no DNS answer), which client-go leaves to its caller; nothing was sent.
+ */
+export function mayRetry(failure: Failure, verb: ApiVerb): boolean {
+  if (!failure.retryable) return false;
+  if (verb === 'get' || verb === 'list') return true;
+  return failure.notSent === true || (failure.kind === 'status' && failure.retryAfterMs !== undefined);
+}
+
 export function classifyFailure(err: unknown, attempt: AttemptContext): Failure {
   if (err instanceof HttpStatusError) {
     const code = err.code;
@@ -48,7 +67,7 @@ export function classifyFailure(err: unknown, attempt: AttemptContext): Failure 
   if (attempt.cancelled) return { kind: 'cancelled', retryable: false, cause: err };
   if (attempt.timedOut) return { kind: 'timeout', serverMessage: message, retryable: true, cause: err };
   if (e?.code !== undefined && NETWORK_CODES.has(e.code)) {
-    return { kind: 'network', serverMessage: message, retryable: true, cause: err };
+    return { kind: 'network', serverMessage: message, retryable: true, notSent: NOT_CONNECTED_CODES.has(e.code), cause: err };
   }
   return { kind: 'other', serverMessage: message, retryable: false, cause: err };
 }

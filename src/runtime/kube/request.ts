@@ -1,7 +1,7 @@
 import { backoffDelay, BackoffOptions, ResolvedBackoff, resolveBackoff } from './backoff';
 import { Clock, systemClock } from './clock';
 import { KubeApiError } from './errors';
-import { classifyFailure } from './failure';
+import { classifyFailure, mayRetry } from './failure';
 import { KubeLogger, silentLogger } from './logger';
 import { TokenBucket } from './rate-limiter';
 import { ApiVerb, describeTarget, HTTP_METHOD, HttpMethod, RequestTarget } from './request-target';
@@ -85,7 +85,7 @@ export class KubeRequester {
       const outcome = await this.attempt(target, send, options);
       if (outcome.ok) return outcome.value;
       const failure = outcome.failure;
-      if (!failure.retryable || attempt >= maxAttempts) {
+      if (!mayRetry(failure, target.verb) || attempt >= maxAttempts) {
         throw new KubeApiError(target, { ...failure, attempts: attempt });
       }
       const delay = failure.retryAfterMs !== undefined

@@ -104,10 +104,10 @@ describePrivileged('directory discovery through the controller', () => {
     expect(fx.serverPvNames()).toHaveLength(3);
   });
 
-  test('a PV create answered with 500 is retried and the PV is created once', async () => {
+  test('a PV create answered 503 with Retry-After is sent again and the PV is created once', async () => {
     fx = await ControllerFixture.start();
     makeMountPoint(path.join(dir(), 'vol1'));
-    fx.server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500, count: 2 });
+    fx.server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 503, count: 2, retryAfterSeconds: 1 });
 
     const result = await fx.pass();
 
@@ -115,6 +115,18 @@ describePrivileged('directory discovery through the controller', () => {
     expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(3);
     expect(fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
     expect(await fx.recordedEvents('ProvisioningFailed')).toEqual([]);
+  });
+
+  test('a PV create answered 500 is not sent again in the pass (it may have been applied); the next pass makes the PV once', async () => {
+    fx = await ControllerFixture.start();
+    makeMountPoint(path.join(dir(), 'vol1'));
+    fx.server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500 });
+
+    expect((await fx.pass()).created).toEqual([]);
+    expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(1);
+    expect(await fx.recordedEvents('ProvisioningFailed')).toHaveLength(1);
+    expect((await fx.pass()).created).toEqual([fx.pvName('local-fs', 'vol1')]);
+    expect(fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
   });
 
   test('a PV create that keeps failing caches nothing, records ProvisioningFailed, and succeeds on a later pass', async () => {

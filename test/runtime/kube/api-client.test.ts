@@ -23,12 +23,19 @@ beforeEach(() => {
 });
 
 describe('KubeApi against the test API server', () => {
-  test('a create answered 500 then 503 is retried and succeeds', async () => {
-    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500 });
-    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 503 });
+  test('a create answered 503 with Retry-After is sent again and succeeds', async () => {
+    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 503, retryAfterSeconds: 1 });
     const pv = await api.createPersistentVolume(localPv('retry-5xx', { node: 'n1' }));
     expect(pv.metadata?.uid).toBeTruthy();
-    expect(records.map((r) => [r.method, r.failed, r.code])).toEqual([['POST', true, 500], ['POST', true, 503], ['POST', false, undefined]]);
+    expect(records.map((r) => [r.method, r.failed, r.code])).toEqual([['POST', true, 503], ['POST', false, undefined]]);
+  });
+
+  test('a create answered 500 is not sent again (it may have been applied), a list answered 500 is', async () => {
+    server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500 });
+    await expect(api.createPersistentVolume(localPv('no-retry', { node: 'n1' }))).rejects.toMatchObject({ code: 500 });
+    server.faults.failNext({ verb: 'list', resource: 'persistentvolumes', code: 500 });
+    await expect(api.listPersistentVolumes({})).resolves.toMatchObject({ items: expect.any(Array) });
+    expect(records.map((r) => [r.method, r.failed, r.code])).toEqual([['POST', true, 500], ['GET', true, 500], ['GET', false, undefined]]);
   });
 
   test('a 429 is retried after the Retry-After the server sent', async () => {

@@ -3,7 +3,10 @@ import { KubeApiError } from '../../../src/runtime/kube/errors';
 import { HttpStatusError } from '../../../src/runtime/kube/http-transport';
 import { ApiRequestRecord, KubeRequester } from '../../../src/runtime/kube/request';
 
-const target = { verb: 'create', resource: 'persistentvolumes', name: 'local-pv-1' } as const;
+/** A read: sent again on any failure that may pass. */
+const target = { verb: 'get', resource: 'persistentvolumes', name: 'local-pv-1' } as const;
+/** A write: sent again only where it cannot have been applied twice. */
+const write = { verb: 'create', resource: 'persistentvolumes', name: 'local-pv-1' } as const;
 
 function statusError(code: number, reason = 'X', message = 'x', headers: Record<string, string> = {}) {
   return new HttpStatusError(code, JSON.stringify({ kind: 'Status', code, reason, message }), headers);
@@ -62,14 +65,14 @@ describe('KubeRequester', () => {
   test('the error names the verb, resource, object and server message', async () => {
     const { r } = requester();
     const err = statusError(422, 'Invalid', 'PersistentVolume "local-pv-1" is invalid: spec.capacity: Required value');
-    await expect(r.call(target, failingThen(err).send)).rejects.toThrow(
+    await expect(r.call(write, failingThen(err).send)).rejects.toThrow(
       'create persistentvolumes "local-pv-1": 422 Invalid: PersistentVolume "local-pv-1" is invalid: spec.capacity: Required value');
   });
 
   test('an answer without a Status body is named by its HTTP status', async () => {
     const { r } = requester();
     const unauthorized = new HttpStatusError(401, '', {});
-    await expect(r.call(target, failingThen(unauthorized).send)).rejects.toThrow('create persistentvolumes "local-pv-1": 401 Unauthorized');
+    await expect(r.call(write, failingThen(unauthorized).send)).rejects.toThrow('create persistentvolumes "local-pv-1": 401 Unauthorized');
   });
 
   test('gives up after maxAttempts and says how many were made', async () => {
@@ -83,9 +86,42 @@ describe('KubeRequester', () => {
     const { r, records } = requester();
     await r.call(target, failingThen(statusError(503)).send);
     expect(records.map(({ method, verb, failed, code }) => ({ method, verb, failed, code }))).toEqual([
-      { method: 'POST', verb: 'create', failed: true, code: 503 },
-      { method: 'POST', verb: 'create', failed: false, code: undefined },
+      { method: 'GET', verb: 'get', failed: true, code: 503 },
+      { method: 'GET', verb: 'get', failed: false, code: undefined },
     ]);
+  });
+
+  describe('a write (create, update, patch, delete), as client-go\'s rest client decides', () => {
+    test('is not sent again after a 500 or 503 without Retry-After: it may have been applied', async () => {
+      for (const code of [500, 503]) {
+        const { r } = requester();
+        const { send, calls } = failingThen(statusError(code));
+        await expect(r.call(write, send)).rejects.toMatchObject({ code });
+        expect(calls).toHaveLength(1);
+      }
+    });
+
+    test('is sent again when the server says when (429 or 503 with Retry-After)', async () => {
+      const { r, clock } = requester();
+      const { send, calls } = failingThen(statusError(429, 'TooManyRequests', 'slow down', { 'retry-after': '1' }),
+        statusError(503, 'ServiceUnavailable', 'busy', { 'retry-after': '2' }));
+      await expect(r.call(write, send)).resolves.toBe('ok');
+      expect([calls.length, clock.sleeps]).toEqual([3, [1000, 2000]]);
+    });
+
+    test('is sent again when no connection was made (refused: nothing reached the server)', async () => {
+      const { r } = requester();
+      const refused = Object.assign(new Error('connect ECONNREFUSED'), { type: 'system', code: 'ECONNREFUSED' });
+      await expect(r.call(write, failingThen(refused).send)).resolves.toBe('ok');
+    });
+
+    test('is not sent again after a connection reset or a timeout: it may have reached the server', async () => {
+      const { r } = requester();
+      const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      const { send, calls } = failingThen(reset);
+      await expect(r.call(write, send)).rejects.toMatchObject({ kind: 'network' });
+      expect(calls).toHaveLength(1);
+    });
   });
 
   test('a cancelled call stops retrying', async () => {
