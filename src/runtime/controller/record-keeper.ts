@@ -83,13 +83,13 @@ export class RecordKeeper {
 
   /** Records what this node's PVs of the dialect show; durable before the pass acts on any of them. */
   async observe(pvs: readonly PvWithIdentity[], allPvs: readonly V1PersistentVolume[], context: Omit<RecordContext, 'now'>): Promise<void> {
-    const allUids = new Set(allPvs.map((pv) => pv.metadata?.uid ?? ''));
+    const known = { uids: new Set(allPvs.map((pv) => pv.metadata?.uid ?? '')), names: new Set(allPvs.map((pv) => pv.metadata?.name ?? '')) };
     const now = (this.deps.now ?? (() => new Date()))();
     const record = this.deps.record;
     // Decided once outside the lock (a pass with nothing new takes no lock), again under it.
-    if (changesFromPvs(record.entries(), (i) => record.get(i), pvs, allUids, { ...context, now }).length === 0) return;
+    if (changesFromPvs(record.entries(), (i) => record.get(i), pvs, known, { ...context, now }).length === 0) return;
     await record.update((r) => {
-      const writes = changesFromPvs(r.entries(), (i) => r.get(i), pvs, allUids, { ...context, now });
+      const writes = changesFromPvs(r.entries(), (i) => r.get(i), pvs, known, { ...context, now });
       for (const w of writes) this.deps.logger.info({ path: w.hostPath, identity: w.identity, state: w.state }, `volume record: ${w.reason}`);
       return { writes, result: undefined };
     });

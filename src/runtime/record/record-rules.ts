@@ -63,14 +63,14 @@ export interface RecordContext {
  * a PV seen used makes its volume dirty; a PV seen unused records its volume as
  * offered (first sight: the PVs of a provisioner we replace, or a record made anew);
  * a volume recorded as offered whose PV is gone is dirty, since nothing proves that
- * no tenant wrote to it meanwhile. `allPvUids` are the UIDs of every PV the agent
- * knows of (its cache is synced).
+ * no tenant wrote to it meanwhile. `allPvs` are the UIDs and names of every PV the
+ * agent knows of (its cache is synced).
  */
 export function changesFromPvs(
   entries: readonly VolumeRecordEntry[],
   get: (identity: string) => VolumeRecordEntry | undefined,
   pvs: readonly PvWithIdentity[],
-  allPvUids: ReadonlySet<string>,
+  allPvs: { readonly uids: ReadonlySet<string>; readonly names: ReadonlySet<string> },
   context: RecordContext,
 ): VolumeRecordEntry[] {
   const since = context.now.toISOString();
@@ -102,14 +102,16 @@ export function changesFromPvs(
       changes.set(identity, { ...base, state: 'dirty', reason: `PV ${name} was seen ${pv.status?.phase ?? 'bound'} (${claim}): a tenant may have written to it`, since });
       continue;
     }
-    if (entry?.state !== 'offered' || entry.pvName !== name) {
+    // The PV's UID is recorded once seen: whether it went is then told by UID, not by name.
+    if (entry?.state !== 'offered' || entry.pvName !== name || (uid !== '' && entry.pvUid !== uid)) {
       changes.set(identity, { ...base, state: 'offered', reason: entry ? `offered as PV ${name}` : `PV ${name} was found Available and never bound (first sight)`, since });
     }
   }
   const withPv = new Set(pvs.map((p) => p.identity));
   for (const entry of entries) {
     if (entry.dialect !== context.dialect || entry.state !== 'offered' || changes.has(entry.identity) || withPv.has(entry.identity)) continue;
-    if (entry.pvUid !== undefined && allPvUids.has(entry.pvUid)) continue;
+    // Claimed and its PV made, but not yet seen with its UID: gone only when no PV has its name.
+    if (entry.pvUid !== undefined ? allPvs.uids.has(entry.pvUid) : allPvs.names.has(entry.pvName ?? '')) continue;
     changes.set(entry.identity, {
       ...entry,
       state: 'dirty',

@@ -42,9 +42,12 @@ function entry(over: Partial<VolumeRecordEntry> = {}): VolumeRecordEntry {
   };
 }
 
-function changes(entries: VolumeRecordEntry[], pvs: V1PersistentVolume[], identity = 'fs:/@wwid:a') {
+/** What the record changes, when `pvs` are this dialect's PVs with known identities and `others` further PVs the agent knows. */
+function changes(entries: VolumeRecordEntry[], pvs: V1PersistentVolume[], identity = 'fs:/@wwid:a', others: V1PersistentVolume[] = []) {
   const map = new Map(entries.map((e) => [e.identity, e]));
-  return changesFromPvs(entries, (i) => map.get(i), pvs.map((p) => ({ pv: p, identity })), new Set(pvs.map((p) => p.metadata!.uid!)), context);
+  const all = [...pvs, ...others];
+  const known = { uids: new Set(all.map((p) => p.metadata!.uid!)), names: new Set(all.map((p) => p.metadata!.name!)) };
+  return changesFromPvs(entries, (i) => map.get(i), pvs.map((p) => ({ pv: p, identity })), known, context);
 }
 
 describe('what a PV shows of its volume', () => {
@@ -95,6 +98,15 @@ describe('recording what PVs show', () => {
     const [c] = changes([entry()], []);
     expect(c).toMatchObject({ state: 'dirty', identity: 'fs:/@wwid:a' });
     expect(c.reason).toMatch(/went while the agent could not see/);
+  });
+
+  test('an offered volume\'s PV seen for the first time has its UID recorded, so that whether it went is told by UID', () => {
+    expect(changes([entry({ pvUid: undefined })], [pv()])).toEqual([expect.objectContaining({ state: 'offered', pvUid: 'uid-1' })]);
+  });
+
+  test('a volume just claimed (its PV made, its UID not yet seen) is not taken for gone while a PV has its name', () => {
+    expect(changes([entry({ pvUid: undefined })], [], 'fs:/@wwid:b', [pv()])).toEqual([]);
+    expect(changes([entry({ pvUid: undefined })], [], 'fs:/@wwid:b')).toEqual([expect.objectContaining({ state: 'dirty' })]);
   });
 
   test('a clean volume without a PV stays clean', () => {
