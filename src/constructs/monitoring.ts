@@ -198,6 +198,20 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       'A device holds data and is not offered.',
       'Device {{ $labels.path }} (StorageClass {{ $labels.storageclass }}) on ' + pod
       + ' carries a partition table or filesystem, so it is neither wiped nor offered; clear or retire it, or opt the spec in to wiping.'),
+    alert('LocalVolumeProvisionerVolumeHeldDirty', 'warning',
+      `local_volume_provisioner_volume_state{${sel}, state="held-dirty"} == 1`, undefined,
+      'A used local volume is held with its data.',
+      'Volume {{ $labels.path }} (StorageClass {{ $labels.storageclass }}) on ' + pod
+      + ' was used by a tenant and has no PV any more; its reclaim policy (Retain) or a class no longer configured keeps its data, so it is never offered until'
+      + ' an administrator runs "local-volume-provisioner volumes reclaim {{ $labels.path }}" (clean, then offer) or "volumes accept {{ $labels.path }}" in the agent\'s pod.'),
+    alert('LocalVolumeProvisionerRecordUnusable', 'critical',
+      `local_volume_provisioner_volume_record_usable{${sel}} == 0`, '5m',
+      'A node\'s volume record cannot be used.',
+      `${pod} cannot read its volume record (a file damaged, its directory gone): nothing is offered or cleaned on its node until it is repaired. The VolumeRecordUnusable Event on the Node names the file.`),
+    alert('LocalVolumeProvisionerRecordNotDurable', 'warning',
+      `local_volume_provisioner_volume_record_durable{${sel}} == 0`, '15m',
+      'A node\'s volume record is lost with its pod.',
+      `${pod} keeps its volume record in the container, not in a host directory: it is lost when the pod is replaced. Mount a hostPath at --state-dir (the construct does).`),
     alert('LocalVolumeProvisionerConfigRejected', 'warning',
       `local_volume_provisioner_config_last_reload_successful{${sel}} == 0`, '5m',
       'The provisioner configuration was rejected.',

@@ -90,6 +90,9 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerVolumeMissing',
     'LocalVolumeProvisionerDeviceErrors',
     'LocalVolumeProvisionerDeviceHoldsData',
+    'LocalVolumeProvisionerVolumeHeldDirty',
+    'LocalVolumeProvisionerRecordUnusable',
+    'LocalVolumeProvisionerRecordNotDurable',
     'LocalVolumeProvisionerConfigRejected',
     'LocalVolumeProvisionerClassSkipped',
     'LocalVolumeProvisionerNodeWithoutVolumes',
@@ -144,6 +147,11 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="missing", persistentvolume="local-pv-2", path="/mnt/fast-disks/b", storageclass="fast-disks"}`, values: '1x50' },
           { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="available", persistentvolume="local-pv-3", path="/mnt/fast-disks/c", storageclass="fast-disks"}`, values: '1x50' },
           { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-c", state="held-data", persistentvolume="", path="/dev/disk/by-id/wwn-1", storageclass="local-hdd"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_state{${sel}, pod="agent-b", state="held-dirty", persistentvolume="", path="/mnt/fast-disks/d", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_record_usable{${sel}, pod="agent-c"}`, values: '0x50' },
+          { series: `local_volume_provisioner_volume_record_usable{${sel}, pod="agent-a"}`, values: '1x50' },
+          { series: `local_volume_provisioner_volume_record_durable{${sel}, pod="agent-d"}`, values: '0x50' },
+          { series: `local_volume_provisioner_volume_record_durable{${sel}, pod="agent-a"}`, values: '1x50' },
           { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-c", node="node-c"}`, values: '2x50' },
           { series: `local_pv_provisioner_error_devices{${sel}, pod="agent-d", node="node-d"}`, values: '0x50' },
           { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-a"}`, values: '0x50' },
@@ -214,6 +222,37 @@ describe('the PrometheusRule', () => {
               exp_labels: { ...target, pod: 'agent-c', state: 'held-data', path: '/dev/disk/by-id/wwn-1', storageclass: 'local-hdd' },
               exp_annotations: annotations('LocalVolumeProvisionerDeviceHoldsData', 'A device holds data and is not offered.',
                 'Device /dev/disk/by-id/wwn-1 (StorageClass local-hdd) on Pod storage/agent-c carries a partition table or filesystem, so it is neither wiped nor offered; clear or retire it, or opt the spec in to wiping.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerVolumeHeldDirty',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', state: 'held-dirty', path: '/mnt/fast-disks/d', storageclass: 'fast-disks' },
+              exp_annotations: annotations('LocalVolumeProvisionerVolumeHeldDirty', 'A used local volume is held with its data.',
+                'Volume /mnt/fast-disks/d (StorageClass fast-disks) on Pod storage/agent-b was used by a tenant and has no PV any more; its reclaim policy (Retain) or a class '
+                + 'no longer configured keeps its data, so it is never offered until an administrator runs "local-volume-provisioner volumes reclaim /mnt/fast-disks/d" '
+                + '(clean, then offer) or "volumes accept /mnt/fast-disks/d" in the agent\'s pod.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerRecordUnusable',
+            exp_alerts: [{
+              exp_labels: { ...target, severity: 'critical', pod: 'agent-c' },
+              exp_annotations: annotations('LocalVolumeProvisionerRecordUnusable', 'A node\'s volume record cannot be used.',
+                'Pod storage/agent-c cannot read its volume record (a file damaged, its directory gone): nothing is offered or cleaned on its node until it is repaired. '
+                + 'The VolumeRecordUnusable Event on the Node names the file.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerRecordNotDurable',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-d' },
+              exp_annotations: annotations('LocalVolumeProvisionerRecordNotDurable', 'A node\'s volume record is lost with its pod.',
+                'Pod storage/agent-d keeps its volume record in the container, not in a host directory: it is lost when the pod is replaced. '
+                + 'Mount a hostPath at --state-dir (the construct does).'),
             }],
           },
           {
