@@ -2,9 +2,10 @@
  * A one-node cluster for the end-to-end suite, built the way a user deploys the
  * product: a chart with the LocalVolumeProvisioner construct is synthesized in
  * process; its Namespace, ServiceAccounts, RBAC, ConfigMaps and StorageClasses go
- * to the test API server (RBAC enforced) through the real `kubectl apply`; the
- * node agent is the real bin, started with the synthesized DaemonSet's container
- * args and env, as the synthesized ServiceAccount, reading the synthesized
+ * to a real Kubernetes control plane (test/support/control-plane.ts: RBAC, the PV
+ * controller, the garbage collector) through the real `kubectl apply`; the node agent
+ * is the real bin, started with the synthesized DaemonSet's container args and env,
+ * with a real token of the synthesized ServiceAccount, reading the synthesized
  * ConfigMap from a directory laid out as kubelet mounts it.
  *
  * What kubelet and the container image would provide is provided here, and only
@@ -17,13 +18,16 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Event, V1Job, V1PersistentVolume } from '@kubernetes/client-node';
+import {
+  BatchV1Api, CoreV1Api, CoreV1Event, Informer, KubernetesListObject, KubernetesObject, KubernetesObjectApi, makeInformer, ObjectCache,
+  V1ConfigMap, V1Job, V1PersistentVolume, V1Pod,
+} from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
-import { startTestApiServer, TestApiServer } from '../apiserver';
 import { AgentProcess, REPO } from '../support/agent-process';
-import { bindNewClaim, pvIs } from '../support/persistent-volumes';
+import { ControlPlane, Denial } from '../support/control-plane';
+import { pvIs } from '../support/persistent-volumes';
 import { makeTempDir, mount, unmount } from '../support/privileged';
 
 /** Where the image keeps the cleaner scripts (image/Dockerfile). */
@@ -80,41 +84,56 @@ export interface PodOnNode {
   readonly kubeconfig: string;
 }
 
+/** The kinds the cluster keeps a watched copy of, for the tests' synchronous reads. */
+type WatchedKind = 'PersistentVolume' | 'PersistentVolumeClaim' | 'Event' | 'Job' | 'ConfigMap' | 'Node' | 'Pod';
+
 export class Cluster {
   /**
-   * A server with RBAC on, this node, and the stack's objects applied with kubectl.
-   * Over TLS, as kubectl sends no bearer token over plain HTTP.
+   * A real control plane (etcd, kube-apiserver with RBAC, controller manager and
+   * scheduler: test/support/control-plane.ts), this node, and the stack's objects applied
+   * with kubectl as the administrator.
    */
   static async start(manifests: Manifest[], nodeAnnotations: Record<string, string> = {}): Promise<Cluster> {
-    const server = await startTestApiServer({ rbac: true, tls: true });
-    const cluster = new Cluster(server, manifests, makeTempDir('lvp-e2e-'));
+    const plane = await ControlPlane.start({ controllers: true });
+    const cluster = new Cluster(plane, manifests, makeTempDir('lvp-e2e-'));
     try {
-      server.writeKubeconfig(cluster.adminKubeconfig);
+      plane.writeKubeconfig(cluster.adminKubeconfig);
       const file = path.join(cluster.work, 'stack.k8s.yaml');
       fs.writeFileSync(file, manifests.filter((m) => APPLIED_KINDS.has(m.kind)).map((m) => stringify(m)).join('---\n'));
       await cluster.kubectl('apply', '-f', file);
-      server.create({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations },
+      await cluster.core.createNode({
+        body: { metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations } },
       });
+      await cluster.watch();
+      await cluster.issueTokens();
     } catch (e) {
-      await server.stop();
+      await cluster.stop();
       throw e;
     }
     return cluster;
   }
 
   readonly adminKubeconfig: string;
+  readonly core: CoreV1Api;
   private readonly agents: AgentProcess[] = [];
   private readonly volumes = new Map<string, ConfigMapVolume>();
   private readonly mounts: Array<{ target: string; created: string[] }> = [];
+  private readonly informers = new Map<WatchedKind, Informer<KubernetesObject> & ObjectCache<KubernetesObject>>();
+  private stopped = false;
+  /** Workload name to the kubeconfig of its pod's ServiceAccount. */
+  private readonly kubeconfigs = new Map<string, string>();
 
-  private constructor(readonly server: TestApiServer, readonly manifests: Manifest[], readonly work: string) {
+  private constructor(readonly plane: ControlPlane, readonly manifests: Manifest[], readonly work: string) {
     this.adminKubeconfig = path.join(work, 'admin.kubeconfig');
+    this.core = plane.kubeConfig().makeApiClient(CoreV1Api);
   }
 
-  /** Runs kubectl as the administrator, without blocking the event loop that serves the API. */
+  /** The apiserver's URL. */
+  get url(): string {
+    return this.plane.url;
+  }
+
+  /** Runs kubectl as the administrator, without blocking the event loop. */
   async kubectl(...args: string[]): Promise<string> {
     try {
       return (await promisify(execFile)('kubectl', ['--kubeconfig', this.adminKubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
@@ -124,10 +143,25 @@ export class Cluster {
     }
   }
 
+  /** Creates an object as the administrator; returns it as the server stored it. */
+  async create<T extends KubernetesObject>(object: T): Promise<T> {
+    return KubernetesObjectApi.makeApiClient(this.plane.kubeConfig()).create(object) as Promise<T>;
+  }
+
+  /** An object of a watched kind as the cluster's watch has it now. */
+  get<T extends KubernetesObject>(kind: WatchedKind, name: string, namespace?: string): T | undefined {
+    return this.informers.get(kind)!.get(name, namespace) as T | undefined;
+  }
+
+  /** The objects of a watched kind (in one namespace, or all). */
+  list<T extends KubernetesObject>(kind: WatchedKind, namespace?: string): T[] {
+    return [...this.informers.get(kind)!.list(namespace)] as T[];
+  }
+
   /**
    * The pod of this DaemonSet (or Deployment) on this node, as kubelet sees it: its
-   * spec and container, its env with field references resolved, and (for the
-   * ServiceAccount's token) a kubeconfig for its ServiceAccount's user.
+   * spec and container, its env with field references resolved, and a kubeconfig with
+   * a real token of its ServiceAccount.
    */
   podOnNode(workloadName: string, kind: 'DaemonSet' | 'Deployment' = 'DaemonSet'): PodOnNode {
     const workload = find(this.manifests, kind, workloadName);
@@ -135,10 +169,7 @@ export class Cluster {
     const [container] = pod.containers;
     // A workload without a namespace (upstream's node-cleanup example) is applied to `default`.
     const namespace: string = workload.metadata.namespace ?? 'default';
-    const account: string = pod.serviceAccountName ?? pod.serviceAccount ?? 'default';
-    const user = `system:serviceaccount:${namespace}:${account}`;
-    const kubeconfig = path.join(this.work, `${workloadName}.kubeconfig`);
-    this.server.writeKubeconfig(kubeconfig, user);
+    const kubeconfig = this.kubeconfigs.get(`${kind}/${workloadName}`)!;
     const env: Record<string, string> = {};
     for (const e of container.env ?? []) env[e.name] = e.value ?? fieldRef(e.valueFrom?.fieldRef?.fieldPath, namespace);
     return { pod, container, namespace, env, kubeconfig };
@@ -188,7 +219,7 @@ export class Cluster {
     let v = this.volumes.get(`${namespace}/${name}`);
     if (!v) {
       v = new ConfigMapVolume(path.join(this.work, `configmap-${name}`));
-      v.write(this.server.get('v1', 'ConfigMap', name, namespace).data ?? {});
+      v.write(this.get<V1ConfigMap>('ConfigMap', name, namespace)?.data ?? {});
       this.volumes.set(`${namespace}/${name}`, v);
     }
     return v;
@@ -197,32 +228,81 @@ export class Cluster {
   /** Edits a ConfigMap with kubectl, then updates its volume as kubelet would on its next sync. */
   async editConfigMap(name: string, namespace: string, data: Record<string, string>): Promise<void> {
     await this.kubectl('patch', 'configmap', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ data }));
-    this.configMapVolume(name, namespace).write(this.server.get('v1', 'ConfigMap', name, namespace).data ?? {});
+    const edited = await this.core.readNamespacedConfigMap({ name, namespace });
+    this.configMapVolume(name, namespace).write(edited.data ?? {});
   }
 
   pv(name: string): V1PersistentVolume | undefined {
-    return this.server.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+    return this.get<V1PersistentVolume>('PersistentVolume', name);
   }
 
   pvs(): V1PersistentVolume[] {
-    return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
+    return this.list<V1PersistentVolume>('PersistentVolume');
   }
 
   events(reason?: string): CoreV1Event[] {
-    return this.server.list<CoreV1Event>('v1', 'Event').filter((e) => reason === undefined || e.reason === reason);
+    return this.list<CoreV1Event>('Event').filter((e) => reason === undefined || e.reason === reason);
   }
 
   jobs(namespace: string): V1Job[] {
-    return this.server.list<V1Job>('batch/v1', 'Job', namespace);
+    return this.list<V1Job>('Job', namespace);
   }
 
-  /** A claim bound to the PV, as a user's PVC and the PV binder make it. */
-  bindClaim(pvName: string, claimName = `claim-${pvName}`): string {
-    return bindNewClaim(this.server, pvName, claimName);
+  /**
+   * A user's claim for this very PV (`volumeName`): the PV controller binds the two, as it
+   * binds any claim that names its volume. Returns the claim's name.
+   */
+  async bindClaim(pvName: string, claimName = `claim-${pvName}`): Promise<string> {
+    const pv = this.pv(pvName) ?? await this.core.readPersistentVolume({ name: pvName });
+    await this.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'default',
+      body: {
+        metadata: { name: claimName },
+        spec: {
+          accessModes: pv.spec!.accessModes,
+          resources: { requests: { storage: pv.spec!.capacity!.storage } },
+          storageClassName: pv.spec!.storageClassName,
+          volumeMode: pv.spec!.volumeMode,
+          volumeName: pvName,
+        },
+      },
+    });
+    return claimName;
   }
 
-  deleteClaim(claimName: string): void {
-    this.server.delete('v1', 'PersistentVolumeClaim', claimName, 'default');
+  async deleteClaim(claimName: string): Promise<void> {
+    await this.core.deleteNamespacedPersistentVolumeClaim({ name: claimName, namespace: 'default' });
+  }
+
+  /**
+   * Ends a Job as kubelet would end its pod: the pod the Job controller made is marked
+   * Succeeded (or Failed, with `message`), and the Job controller completes the Job.
+   */
+  async finishJob(namespace: string, jobName: string, outcome: 'Complete' | 'Failed', message = ''): Promise<void> {
+    await this.until(() => this.list<V1Pod>('Pod', namespace).some((p) => p.metadata?.labels?.['job-name'] === jobName), `Job ${jobName} has its pod`);
+    const pod = this.list<V1Pod>('Pod', namespace).find((p) => p.metadata?.labels?.['job-name'] === jobName)!;
+    const succeeded = outcome === 'Complete';
+    const now = new Date();
+    const containerName = pod.spec!.containers[0].name;
+    await this.core.replaceNamespacedPodStatus({
+      name: pod.metadata!.name!,
+      namespace,
+      body: {
+        ...pod,
+        status: {
+          ...pod.status,
+          phase: succeeded ? 'Succeeded' : 'Failed',
+          containerStatuses: [{
+            name: containerName,
+            image: pod.spec!.containers[0].image!,
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: succeeded ? 0 : 1, reason: succeeded ? 'Completed' : 'Error', message, startedAt: now, finishedAt: now } },
+          }],
+        },
+      },
+    });
   }
 
   /** Waits until the PV exists (with a UID other than `notUid`) in `phase`. */
@@ -232,7 +312,7 @@ export class Cluster {
   }
 
   /** Polls `condition`; on timeout fails with what was awaited and the agents' recent log. */
-  async until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  async until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
       if (Date.now() > deadline) {
@@ -243,18 +323,57 @@ export class Cluster {
     }
   }
 
-  /** Requests the RBAC of the stack refused. */
-  get denials(): readonly unknown[] {
-    return this.server.rbacDenials;
+  /** Requests the apiserver refused with 403 (its audit log), each kind once. */
+  get denials(): readonly Denial[] {
+    return this.plane.denials();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const agent of this.agents.splice(0)) await agent.stop();
     for (const { target, created } of this.mounts.splice(0).reverse()) {
       unmount(target);
       for (const d of created) fs.rmdirSync(d);
     }
-    await this.server.stop();
+    for (const informer of this.informers.values()) await informer.stop();
+    await this.plane.stop();
+  }
+
+  /** Starts a watched copy of each kind the tests read, and waits until each has listed. */
+  private async watch(): Promise<void> {
+    const kc = this.plane.kubeConfig();
+    const batch = kc.makeApiClient(BatchV1Api);
+    const sources: Array<[WatchedKind, string, () => Promise<KubernetesListObject<KubernetesObject>>]> = [
+      ['PersistentVolume', '/api/v1/persistentvolumes', () => this.core.listPersistentVolume()],
+      ['PersistentVolumeClaim', '/api/v1/persistentvolumeclaims', () => this.core.listPersistentVolumeClaimForAllNamespaces()],
+      ['Event', '/api/v1/events', () => this.core.listEventForAllNamespaces()],
+      ['ConfigMap', '/api/v1/configmaps', () => this.core.listConfigMapForAllNamespaces()],
+      ['Node', '/api/v1/nodes', () => this.core.listNode()],
+      ['Pod', '/api/v1/pods', () => this.core.listPodForAllNamespaces()],
+      ['Job', '/apis/batch/v1/jobs', () => batch.listJobForAllNamespaces()],
+    ];
+    for (const [kind, watchPath, list] of sources) {
+      const informer = makeInformer(kc, watchPath, list);
+      // A watch the server ends (its timeout, a restart) is started again, until the cluster stops.
+      informer.on('error', () => setTimeout(() => this.stopped || informer.start().catch(() => {}), 500));
+      await informer.start();
+      this.informers.set(kind, informer);
+    }
+  }
+
+  /** A real token of each workload's ServiceAccount, once it exists, in a kubeconfig of its own. */
+  private async issueTokens(): Promise<void> {
+    for (const workload of this.manifests.filter((m) => m.kind === 'DaemonSet' || m.kind === 'Deployment')) {
+      const pod = workload.spec.template.spec;
+      const namespace: string = workload.metadata.namespace ?? 'default';
+      const account: string = pod.serviceAccountName ?? pod.serviceAccount ?? 'default';
+      // `default` ServiceAccounts are made by the controller manager, shortly after their namespace.
+      await this.until(async () => (await this.core.readNamespacedServiceAccount({ name: account, namespace }).catch(() => undefined)) !== undefined,
+        `ServiceAccount ${namespace}/${account} exists`);
+      const file = path.join(this.work, `${workload.metadata.name}.kubeconfig`);
+      this.plane.writeKubeconfig(file, await this.plane.serviceAccountToken(namespace, account));
+      this.kubeconfigs.set(`${workload.kind}/${workload.metadata.name}`, file);
+    }
   }
 }
 

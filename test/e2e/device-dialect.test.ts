@@ -56,10 +56,10 @@ describePrivileged('end to end: device dialect', () => {
     expect(first.spec).toMatchObject({ storageClassName: 'e2e-nvme', volumeMode: 'Block', local: { path: path.join(deviceDir, baseName) } });
     expect(first.spec!.capacity!.storage).toBe('16Mi');
 
-    const claim = cluster.bindClaim(name);
+    const claim = await cluster.bindClaim(name);
     await cluster.waitForPv(name, { phase: 'Bound' });
     mkfsExt4(loop.device);
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
     const second = await cluster.waitForPv(name, { phase: 'Available', notUid: first.metadata!.uid });
 
     expect(second.metadata!.uid).not.toBe(first.metadata!.uid);

@@ -57,10 +57,10 @@ describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
     const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
     try {
       const { stdout } = await promisify(execFile)(command, args, { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
-      cluster.server.finishJob(NAMESPACE, job.metadata!.name!, 'Complete');
+      await cluster.finishJob(NAMESPACE, job.metadata!.name!, 'Complete');
       return stdout;
     } catch (e) {
-      cluster.server.finishJob(NAMESPACE, job.metadata!.name!, 'Failed', String(e));
+      await cluster.finishJob(NAMESPACE, job.metadata!.name!, 'Failed', String(e));
       throw e;
     }
   }
@@ -68,13 +68,13 @@ describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
   /** Binds, uses, releases; plays the cleanup Job the agent creates; returns both PVs and the Job. */
   async function recycleThroughJob(name: string, use: () => void) {
     const first = await cluster.waitForPv(name, { phase: 'Available' });
-    const claim = cluster.bindClaim(name);
+    const claim = await cluster.bindClaim(name);
     await cluster.waitForPv(name, { phase: 'Bound' });
     use();
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
     const jobName = `cleanup-${name}`;
-    await cluster.until(() => cluster.server.get('batch/v1', 'Job', jobName, NAMESPACE) !== undefined, `the agent creates Job ${jobName}`);
-    const job = cluster.server.get<V1Job>('batch/v1', 'Job', jobName, NAMESPACE)!;
+    await cluster.until(() => cluster.get('Job', jobName, NAMESPACE) !== undefined, `the agent creates Job ${jobName}`);
+    const job = cluster.get<V1Job>('Job', jobName, NAMESPACE)!;
     // Until the Job is done, the volume is not offered again.
     expect(cluster.pv(name)?.metadata!.uid).toBe(first.metadata!.uid);
     await playJob(job);
@@ -89,16 +89,16 @@ describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
     mount(loop.device, volume);
     const name = directoryPVName('vol1', NODE_NAME, 'e2e-fs');
     const first = await cluster.waitForPv(name, { phase: 'Available' });
-    const claim = cluster.bindClaim(name);
+    const claim = await cluster.bindClaim(name);
     await cluster.waitForPv(name, { phase: 'Bound' });
     fs.mkdirSync(path.join(volume, 'app'));
     fs.writeFileSync(path.join(volume, 'app', 'data.txt'), 'user data');
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
 
     const second = await cluster.waitForPv(name, { phase: 'Available', notUid: first.metadata!.uid });
     expect(second.spec!.local!.path).toBe(volume);
     expect(fs.readdirSync(volume)).toEqual([]);
-    expect(cluster.server.list('batch/v1', 'Job', NAMESPACE)).toEqual([]);
+    expect(cluster.jobs(NAMESPACE)).toEqual([]);
   });
 
   test('Block: the Job runs the class\'s quick_reset.sh on the device; the PV comes back under a new UID with no filesystem left', async () => {

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { V1PersistentVolume } from '@kubernetes/client-node';
+import { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
 import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposition';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
@@ -109,7 +109,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
   const pvs = () => cluster!.pvs();
 
   /** A claim bound to an existing PV, as it was under the old provisioner. */
-  function inUse(pvName: string): string {
+  function inUse(pvName: string): Promise<string> {
     return cluster!.bindClaim(pvName, `data-${pvName}`);
   }
 
@@ -117,8 +117,8 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     const dir = makeTempDir('lvp-e2e-helm-');
     for (const v of ['vol1', 'vol2']) makeMountPoint(path.join(dir, v));
     cluster = await Cluster.start(synthesize({ storageClasses: [{ name: 'fast-disks', hostDir: dir }] }));
-    const nodeUid = cluster.server.get('v1', 'Node', NODE_NAME).metadata.uid;
-    const old = ['vol1', 'vol2'].map((v) => cluster!.server.create<V1PersistentVolume>({
+    const nodeUid = cluster.get<V1Node>('Node', NODE_NAME)!.metadata!.uid;
+    const old = await Promise.all(['vol1', 'vol2'].map((v) => cluster!.create<V1PersistentVolume>({
       apiVersion: 'v1',
       kind: 'PersistentVolume',
       metadata: { name: goPvName(v, 'fast-disks'), annotations: { 'pv.kubernetes.io/provisioned-by': `local-volume-provisioner-${NODE_NAME}-${nodeUid}` } },
@@ -131,8 +131,8 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
         local: { path: path.join(dir, v) },
         nodeAffinity: hostnameAffinity(),
       },
-    }));
-    const claim = inUse(old[0].metadata!.name!);
+    })));
+    const claim = await inUse(old[0].metadata!.name!);
     fs.writeFileSync(path.join(dir, 'vol1', 'data.txt'), 'written under the Go provisioner');
 
     agent = cluster.startAgent('local-volume-provisioner');
@@ -142,7 +142,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     expect(pvs().map((p) => [p.metadata!.name, p.metadata!.uid]).sort()).toEqual(old.map((p) => [p.metadata!.name, p.metadata!.uid]).sort());
     expect(fs.readFileSync(path.join(dir, 'vol1', 'data.txt'), 'utf8')).toBe('written under the Go provisioner');
 
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
     const recycled = await cluster.waitForPv(old[0].metadata!.name!, { phase: 'Available', notUid: old[0].metadata!.uid });
     expect(recycled.metadata!.labels?.[NODE_LABEL]).toBe(NODE_NAME);
     expect(fs.readdirSync(path.join(dir, 'vol1'))).toEqual([]);
@@ -161,12 +161,12 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     fs.symlinkSync(loop.device, path.join(deviceDir, baseName));
     const spec = { name: 'nvme-block', storageClassName: 'local-storage', volumeMode: 'Block' as const, deviceDir, deviceNameFilter: '^pci-.*-nvme-' };
     cluster = await Cluster.start(synthesize({ devices: { specs: [spec] } }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': 'nvme-block' });
-    const node = cluster.server.get('v1', 'Node', NODE_NAME);
-    const old = cluster.server.create<V1PersistentVolume>(devicePv({
-      nodeUid: node.metadata.uid, deviceDir, baseName, storageClassName: spec.storageClassName, deviceNameFilter: spec.deviceNameFilter,
+    const node = cluster.get<V1Node>('Node', NODE_NAME)!;
+    const old = await cluster.create<V1PersistentVolume>(devicePv({
+      nodeUid: node.metadata!.uid!, deviceDir, baseName, storageClassName: spec.storageClassName, deviceNameFilter: spec.deviceNameFilter,
     }));
     const name = old.metadata!.name!;
-    const claim = inUse(name);
+    const claim = await inUse(name);
     mkfsExt4(loop.device);
 
     agent = cluster.startAgent('local-volume-provisioner-devices');
@@ -176,7 +176,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     // In use: not wiped.
     expect(() => execFileSync('blkid', ['-p', loop.device], { stdio: 'pipe' })).not.toThrow();
 
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
     const recycled = await cluster.waitForPv(name, { phase: 'Available', notUid: old.metadata!.uid });
     expect(recycled.spec!.persistentVolumeReclaimPolicy).toBe('Delete');
     expect(() => execFileSync('blkid', ['-p', loop.device], { stdio: 'pipe' })).toThrow();
@@ -196,22 +196,22 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
         ...renderNodeCleanupExample(),
       ]);
       const c = cluster;
-      const ourName = `local-volume-provisioner-${NODE_NAME}-${c.server.get('v1', 'Node', NODE_NAME).metadata.uid}`;
-      const mine = (entry: string) => c.server.create<V1PersistentVolume>(goPv({ entry, dir, className: CLASS, provisionedBy: ourName }));
-      const bound = mine('bound');
-      const available = mine('available');
-      const released = mine('released');
+      const ourName = `local-volume-provisioner-${NODE_NAME}-${c.get<V1Node>('Node', NODE_NAME)!.metadata!.uid}`;
+      const mine = (entry: string) => c.create<V1PersistentVolume>(goPv({ entry, dir, className: CLASS, provisionedBy: ourName }));
+      const bound = await mine('bound');
+      const available = await mine('available');
+      const released = await mine('released');
       // Made for an earlier Node of this name (another UID): the Go provisioner no longer recognises it.
-      const earlier = c.server.create<V1PersistentVolume>(goPv({
+      const earlier = await c.create<V1PersistentVolume>(goPv({
         entry: 'earlier', dir, className: CLASS, provisionedBy: `local-volume-provisioner-${NODE_NAME}-0b7c2f6e-8d1a-4c3b-9e5f-a1b2c3d4e5f6`,
       }));
       const goneName = 'local-volume-provisioner-worker-gone-5f0e1d2c-3b4a-4968-8776-655443322110';
-      const goneAvailable = c.server.create<V1PersistentVolume>(goPv({ entry: 'a', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
-      const goneReleased = c.server.create<V1PersistentVolume>(goPv({ entry: 'b', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
-      const claim = inUse(bound.metadata!.name!);
+      const goneAvailable = await c.create<V1PersistentVolume>(goPv({ entry: 'a', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
+      const goneReleased = await c.create<V1PersistentVolume>(goPv({ entry: 'b', dir: '/mnt/disks', className: CLASS, provisionedBy: goneName, node: 'worker-gone' }));
+      const claim = await inUse(bound.metadata!.name!);
       fs.writeFileSync(path.join(dir, 'bound', 'data.txt'), 'a tenant\'s data');
       fs.writeFileSync(path.join(dir, 'released', 'data.txt'), 'a former tenant\'s data');
-      for (const pv of [released, goneReleased]) c.deleteClaim(inUse(pv.metadata!.name!));
+      for (const pv of [released, goneReleased]) await c.deleteClaim(await inUse(pv.metadata!.name!));
       await c.until(() => [released, goneReleased].every((pv) => c.pv(pv.metadata!.name!)?.status?.phase === 'Released'), 'the released PVs are Released');
 
       agent = c.startAgent(RELEASE);
@@ -231,7 +231,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       expect(pvs()).toHaveLength(4);
 
       // The tenant leaves: cleaned and offered again, as the Go provisioner does.
-      c.deleteClaim(claim);
+      await c.deleteClaim(claim);
       await c.waitForPv(bound.metadata!.name!, { phase: 'Available', notUid: bound.metadata!.uid });
       expect(fs.readdirSync(path.join(dir, 'bound'))).toEqual([]);
       expect(pvs()).toHaveLength(4);
@@ -278,13 +278,13 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
         specs: { [SPEC]: { storageClassName: 'local-storage-block', volumeMode: 'Block', deviceDir, deviceNameFilter: 'loop[01]' } },
       }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': SPEC });
       const c = cluster;
-      const node = c.server.get('v1', 'Node', NODE_NAME);
+      const node = c.get<V1Node>('Node', NODE_NAME)!;
       // loop0's PV as the device provisioner wrote it, bound and then released by its claim.
-      const old = c.server.create<V1PersistentVolume>(devicePv({
-        nodeUid: node.metadata.uid, deviceDir, baseName: 'loop0', storageClassName: 'local-storage-block', deviceNameFilter: 'loop[01]',
+      const old = await c.create<V1PersistentVolume>(devicePv({
+        nodeUid: node.metadata!.uid!, deviceDir, baseName: 'loop0', storageClassName: 'local-storage-block', deviceNameFilter: 'loop[01]',
       }));
       const name = old.metadata!.name!;
-      const claim = inUse(name);
+      const claim = await inUse(name);
       mkfsExt4(used.device);
 
       agent = c.startAgent(DEVICE_PROVISIONER);
@@ -296,14 +296,14 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       expect(() => execFileSync('blkid', ['-p', used.device], { stdio: 'pipe' })).not.toThrow();
 
       // Released: wiped and offered again, as its spec says.
-      c.deleteClaim(claim);
+      await c.deleteClaim(claim);
       await c.waitForPv(name, { phase: 'Available', notUid: old.metadata!.uid });
       expect(() => execFileSync('blkid', ['-p', used.device], { stdio: 'pipe' })).toThrow();
       expect(pvs().map((pv) => pv.metadata!.name).sort()).toEqual([name, `local-${NODE_NAME}-loop1`]);
 
       // Its RBAC grants no events: the first refusal is said once, and no more are sent.
       const user = `system:serviceaccount:${DEVICE_PROVISIONER_NAMESPACE}:${DEVICE_PROVISIONER}`;
-      const refused = () => (c.denials as Array<{ user: string; verb: string; resource: string }>).filter((d) => d.user === user);
+      const refused = () => c.denials.filter((d) => d.user === user);
       const said = () => agent!.lines.map(parseJson).filter((r) => r?.level === 'warn' && String(r.msg).includes('may not write Events'));
       await c.until(() => said().length > 0, 'the agent says it may not write Events');
       expect(refused()).toEqual([expect.objectContaining({ verb: 'create', resource: 'events' })]);

@@ -36,7 +36,7 @@ describePrivileged('end to end: node cleanup', () => {
     const [free, used] = ['vol1', 'vol2'].map((v) => directoryPVName(v, NODE_NAME, 'e2e-fs'));
     await cluster.waitForPv(free, { phase: 'Available' });
     await cluster.waitForPv(used, { phase: 'Available' });
-    const claim = cluster.bindClaim(used);
+    const claim = await cluster.bindClaim(used);
     await cluster.waitForPv(used, { phase: 'Bound' });
 
     const cleaner = cluster.startAgent('local-volume-provisioner-node-cleanup', 'Deployment');
@@ -47,7 +47,7 @@ describePrivileged('end to end: node cleanup', () => {
     await cluster.kubectl('delete', 'node', NODE_NAME);
 
     await cluster.until(() => cluster.pv(free) === undefined, 'the Available PV of the deleted node is deleted', 20_000);
-    await cluster.until(() => cluster.server.get('v1', 'PersistentVolumeClaim', claim, 'default') === undefined,
+    await cluster.until(() => cluster.get('PersistentVolumeClaim', claim, 'default') === undefined,
       'the claim bound to a PV of the deleted node is deleted', 20_000);
     expect(cleaner.child.exitCode).toBeNull();
   });

@@ -1,8 +1,9 @@
 /**
  * The container image, built from image/Dockerfile by scripts/image.sh and run as
- * the synthesized DaemonSet runs it on a node (pod-container.ts), against the test
- * API server. Everything the agent does here it does with what the image holds: its
- * Node, its bundled code, its cleaner scripts and the Debian tools they call.
+ * the synthesized DaemonSet runs it on a node (pod-container.ts), against a real
+ * Kubernetes control plane (test/e2e/cluster.ts) with a real ServiceAccount token.
+ * Everything the agent does here it does with what the image holds: its Node, its
+ * bundled code, its cleaner scripts and the Debian tools they call.
  *
  * Runs last (test/support/image-suites-last.ts) while the test task builds the image
  * in the background; building it here then waits for that build.
@@ -55,7 +56,7 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
     cluster = await Cluster.start(manifests);
     network = await PrivateNetwork.start({
       work: cluster.work,
-      apiServerPort: Number(new URL(cluster.server.url).port),
+      apiServerPort: Number(new URL(cluster.url).port),
       agentPort: daemonSetContainer().ports[0].containerPort,
     });
     const name = `lvp-image-test-${process.pid}`;
@@ -96,10 +97,10 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
   /** Binds a claim, lets `use` write through it, deletes the claim; returns the PV before and after. */
   async function recycle(name: string, use: () => void) {
     const first = await pvWhen(name, 'Available');
-    const claim = cluster.bindClaim(name);
+    const claim = await cluster.bindClaim(name);
     await pvWhen(name, 'Bound');
     use();
-    cluster.deleteClaim(claim);
+    await cluster.deleteClaim(claim);
     const second = await pvWhen(name, 'Available', first.metadata!.uid);
     return { first, second };
   }
