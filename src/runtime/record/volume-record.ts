@@ -36,22 +36,23 @@ function fileOf(identity: string): string {
   return `${createHash('sha256').update(identity).digest('hex').slice(0, 40)}.json`;
 }
 
-interface DirStamp {
+/** What changes when a file or directory is replaced or written: its inode and times. */
+interface Stamp {
   readonly ino: bigint;
   readonly mtimeNs: bigint;
   readonly ctimeNs: bigint;
 }
 
-function stampOf(dir: string): DirStamp | undefined {
+function stampOf(file: string): Stamp | undefined {
   try {
-    const st = fs.statSync(dir, { bigint: true });
+    const st = fs.statSync(file, { bigint: true });
     return { ino: st.ino, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
   } catch {
     return undefined;
   }
 }
 
-function sameStamp(a: DirStamp | undefined, b: DirStamp | undefined): boolean {
+function sameStamp(a: Stamp | undefined, b: Stamp | undefined): boolean {
   return a !== undefined && b !== undefined && a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
@@ -115,10 +116,10 @@ export class VolumeRecord {
   }
 
   private entriesByIdentity = new Map<string, VolumeRecordEntry>();
-  private stamp?: DirStamp;
+  private stamp?: Stamp;
   /** Each line's file as last read or written by this process. */
-  private fileStamps = new Map<string, DirStamp | undefined>();
-  private markerStamp?: DirStamp;
+  private fileStamps = new Map<string, Stamp | undefined>();
+  private markerStamp?: Stamp;
   private problem?: string;
   private rev = 0;
   private readonly volumesDir: string;
@@ -168,7 +169,7 @@ export class VolumeRecord {
     const unchanged = this.problem === undefined && sameStamp(stamp, this.stamp) && sameStamp(marker, this.markerStamp) && this.filesUnchanged();
     if (unchanged) return this.health();
     const read = new Map<string, VolumeRecordEntry>();
-    const fileStamps = new Map<string, DirStamp | undefined>();
+    const fileStamps = new Map<string, Stamp | undefined>();
     for (const name of fs.readdirSync(this.volumesDir)) {
       if (!name.endsWith('.json')) continue;
       const file = path.join(this.volumesDir, name);
