@@ -78,6 +78,7 @@ export interface ProvisionerConfig {
   readonly useAlphaAPI: boolean;
   readonly useJobForCleaning: boolean;
   readonly jobTolerations: Toleration[];
+  /** Upstream's informer resync; here the shortest lifetime of a watch of the node's PVs (random in [min, 2×min)). */
   readonly minResyncPeriod: DurationMs;
   readonly useNodeNameOnly: boolean;
   readonly setPVOwnerRef: boolean;

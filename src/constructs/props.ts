@@ -441,7 +441,8 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly jobTolerations?: k8s.Toleration[];
   /**
-   * Informer resync period, randomised in [min, 2×min).
+   * Upstream's informer resync period; here how long each watch of the node's PVs lasts
+   * before it is renewed, randomised in [min, 2×min). Read when the agent starts.
    * @default Duration.minutes(5)
    */
   readonly minResyncPeriod?: Duration;
@@ -575,7 +576,7 @@ export interface LocalVolumeProvisionerProps {
   readonly imagePullSecrets?: string[];
   /**
    * Resources of the agent container.
-   * @default - requests 50m CPU / 192Mi memory (an idle agent's RSS is ~130 MiB), limit 512Mi memory (no CPU limit: throttling only slows cleanups)
+   * @default - requests 50m CPU / 192Mi memory (an idle agent's RSS is 60–100 MiB, docs/benchmarks.md), limit 512Mi memory (no CPU limit: throttling only slows cleanups)
    */
   readonly resources?: k8s.ResourceRequirements;
   /**

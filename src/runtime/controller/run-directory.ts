@@ -96,7 +96,10 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   }
 
   // Without patch, older PVs cannot be labelled: every PV is watched and this node's kept by annotation, as upstream.
-  const cache = new NodePvCache(api, { nodeName: node.name, logger, ...(mode === 'legacy' ? { unlabelled } : {}) });
+  // minResyncPeriod, upstream's informer resync, is here how long each watch of the PVs lasts before it is renewed
+  // (random in [min, 2×min), as client-go spreads them); read at start, as upstream reads it.
+  const minWatchSeconds = Math.max(1, Math.round(first.config.minResyncPeriod / 1000));
+  const cache = new NodePvCache(api, { nodeName: node.name, logger, minWatchSeconds, ...(mode === 'legacy' ? { unlabelled } : {}) });
   const storageClasses = new StorageClassCache(api, { logger });
   await Promise.all([cache.start(), storageClasses.start()]);
   health.whileUnready(() => cache.staleReason());

@@ -25,8 +25,10 @@ export interface NodePvCacheOptions {
   readonly unlabelled?: (pv: V1PersistentVolume) => boolean;
   /** PVs per list page. @default 500 */
   readonly pageSize?: number;
-  /** Server-side lifetime of one watch. @default random in [300, 600) s */
+  /** Server-side lifetime of one watch. @default random in [minWatchSeconds, 2 × minWatchSeconds) */
   readonly watchTimeoutSeconds?: number;
+  /** The shortest random watch lifetime (the directory dialect's `minResyncPeriod`). @default 300 */
+  readonly minWatchSeconds?: number;
   /** Between failed lists or watches. */
   readonly backoff?: BackoffOptions;
   readonly logger?: KubeLogger;
@@ -59,6 +61,7 @@ export class NodePvCache {
       list: (page, callOptions) => api.listPersistentVolumes(page, callOptions),
       pageSize: options.pageSize,
       watchTimeoutSeconds: options.watchTimeoutSeconds,
+      minWatchSeconds: options.minWatchSeconds,
       backoff: options.backoff,
       logger: options.logger,
     });

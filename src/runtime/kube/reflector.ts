@@ -40,8 +40,10 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   readonly fromWire?: (raw: unknown) => T;
   /** Objects per list page. @default 500 */
   readonly pageSize?: number;
-  /** Server-side lifetime of one watch; a new one follows. @default random in [300, 600) */
+  /** Server-side lifetime of one watch; a new one follows. @default random in [minWatchSeconds, 2 × minWatchSeconds) */
   readonly watchTimeoutSeconds?: number;
+  /** The shortest random watch lifetime, as client-go's reflector spreads renewals. @default 300 */
+  readonly minWatchSeconds?: number;
   /** Between failed lists or watches. @default 250 ms doubling to 30 s */
   readonly backoff?: BackoffOptions;
   /** @default silent */
@@ -318,7 +320,8 @@ export class Reflector<T extends KubernetesObject> {
   /** One watch connection, from the current resourceVersion until the server or we end it. */
   private async watchOnce(): Promise<void> {
     const { resource, watchPath, labelSelector } = this.options;
-    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    const min = this.options.minWatchSeconds ?? 300;
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(min + Math.random() * min);
     const connection = new AbortController();
     let failure: unknown;
     const end = (err?: unknown) => {

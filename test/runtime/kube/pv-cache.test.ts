@@ -263,3 +263,22 @@ describe('NodePvCache without node labels to select on (RBAC grants no patch on 
     expect(names(c)).toEqual([]);
   });
 });
+
+describe('how long each watch lasts (the directory dialect\'s minResyncPeriod)', () => {
+  /** The timeoutSeconds of each watch the cache opens, through the real client, against the test server. */
+  class WatchRecordingApi extends KubeApi {
+    readonly lifetimes: number[] = [];
+    override watch(...args: Parameters<KubeApi['watch']>): Promise<void> {
+      this.lifetimes.push(args[0].timeoutSeconds ?? 0);
+      return super.watch(...args);
+    }
+  }
+
+  test.each([[undefined, 300], [60, 60]])('with minWatchSeconds %s, each lasts a random time in [min, 2×min) (min %i s)', async (minWatchSeconds, min) => {
+    const recording = new WatchRecordingApi(server.kubeConfig());
+    cache = new NodePvCache(recording, { nodeName: 'n1', minWatchSeconds, backoff: { initialMs: 10, maxMs: 50 } });
+    await cache.start();
+    await eventually(() => recording.lifetimes.length > 0, 'the cache watches');
+    for (const seconds of recording.lifetimes) expect([seconds >= min, seconds < 2 * min]).toEqual([true, true]);
+  });
+});
