@@ -1,5 +1,6 @@
 export * from './model';
 export * from './defaults';
+export * from './shared-names';
 export { formatIssue } from './issues';
 export { parseGoDuration, formatGoDuration } from './duration';
 export { matchesNamePattern, matchesGlob, validateNamePattern } from './glob';

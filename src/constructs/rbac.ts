@@ -1,4 +1,5 @@
-import { NODE_CLEANUP_LEASE, RbacFeatures } from './resolve-props';
+import { RbacFeatures } from './resolve-props';
+import { NODE_CLEANUP_LEASE } from '../config';
 
 /**
  * Least-privilege RBAC rules, derived from the features that are on: exactly the

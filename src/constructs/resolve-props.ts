@@ -30,10 +30,6 @@ import { qualifiedNameProblem } from '../config/kube-names';
 export const CONFIG_MOUNT_PATH = '/etc/provisioner/config';
 /** Where the image keeps the cleaner scripts. */
 export const SCRIPTS_PATH = '/scripts';
-/** The Node annotation that selects a device-dialect PV spec ConfigMap. */
-export const DEVICE_SPEC_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
-/** The Lease that node-cleanup replicas elect their leader on (runtime contract). */
-export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
 /** The agent container (the Helm chart's name) and its one port. */
 export const AGENT_CONTAINER = 'provisioner';
 export const METRICS_PORT_NAME = 'metrics';

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1ConfigMap, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
-import { compileDeviceNameFilter, configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec } from '../../config';
+import { compileDeviceNameFilter, configMapData, DeviceSpecConfig, formatIssue, parseDeviceSpec, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../config';
 import { cleanVolume, ConcurrencyLimiter, ConfiguredVolumes, effectiveReclaimPolicy, isStrictlyInside, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
 import { deviceCandidates, discoverDevices, DiscoveredDevice, planProvisioning } from '../discovery';
 import { KubeApi } from '../kube/api-client';
@@ -27,7 +27,6 @@ import { assignDevicePVNames, buildDevicePV, DeviceNaming, deviceSpecDifferences
 import { NODE_LABEL } from '../well-known';
 
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
-export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
 
 /** Which PV spec ConfigMap applies to a node: its annotation, else the default flag, else none. */
 export function pvSpecConfigMapName(node: V1Node, defaultName: string): { name: string; source: 'annotation' | 'default' } | undefined {

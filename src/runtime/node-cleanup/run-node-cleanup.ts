@@ -12,13 +12,13 @@
  */
 import { isForbidden, NodeCleanupController } from './node-cleanup-controller';
 import type { NodeCleanupOptions } from './node-cleanup-options';
+import { NODE_CLEANUP_LEASE } from '../../config';
 import { optimizeHeapForSize, startAgent } from '../controller/agent';
 import { PassScheduler } from '../controller/pass-scheduler';
 import type { KubeApi } from '../kube/api-client';
 import { LeaderElector } from '../kube/leader-election';
 import type { Health, Logger } from '../observability';
 
-export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
 
 /** What must hold for readiness: each named condition met at least once, and none failing now. */
 class ReadinessConditions {

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
 import { blockSpec, fillPattern, isZero, NAMESPACE, NODE_NAME, SMALL } from './fixture';
-import { PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/runtime/controller/device-controller';
+import { PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/config';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess } from '../../support/agent-process';

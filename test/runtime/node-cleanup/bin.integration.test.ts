@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import type { V1Lease } from '@kubernetes/client-node';
-import { NODE_CLEANUP_LEASE } from '../../../src/runtime/node-cleanup/run-node-cleanup';
+import { NODE_CLEANUP_LEASE } from '../../../src/config';
 import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess } from '../../support/agent-process';
 import { cleanupPrivileged, makeTempDir } from '../../support/privileged';
