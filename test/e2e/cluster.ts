@@ -44,7 +44,8 @@ const APPLIED_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'Cl
 /** Synthesizes one LocalVolumeProvisioner in a chart, in process, as `cdk8s synth` does. */
 export function synthesize(props: LocalVolumeProvisionerProps): Manifest[] {
   const chart = new Chart(Testing.app(), 'e2e');
-  new LocalVolumeProvisioner(chart, 'provisioner', props);
+  // The node's volume record in a directory of the test's own: the default is the host's /var/lib/local-volume-provisioner.
+  new LocalVolumeProvisioner(chart, 'provisioner', { stateDirectory: makeTempDir('lvp-e2e-state-'), ...props });
   return Testing.synth(chart);
 }
 

@@ -10,13 +10,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
-import { PROVISIONER_DEFAULTS } from '../../config';
+import { PROVISIONER_DEFAULTS, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../config';
 import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
 import { reportAdoptedVolumes } from './adoption-events';
 import { optimizeHeapForSize, startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { Deleter } from './deleter';
-import { DeviceController, PV_SPEC_CONFIGMAP_ANNOTATION } from './device-controller';
+import { DeviceController } from './device-controller';
 import type { DeviceRunOptions } from './device-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { openRecordKeeper } from './open-record';
