@@ -84,18 +84,20 @@ export class DirectoryController {
 
   async pass(config: ProvisionerConfig, node: NodeInfo): Promise<DirectoryPassResult> {
     // Read before anything else: a change during the pass makes the next one a full pass.
+    // The record is read once, here: what changed in it (another agent's lines, an administrator's word), and its health.
+    const recordHealth = this.deps.keeper.check();
     const inputs: PassInputs = {
       config,
       node,
       pvRevision: this.deps.cache.revision,
       mountTable: await this.deps.readMountTable(),
       directoryStamps: Object.values(config.storageClassMap).map((c) => directoryStamp(c.mountDir)),
-      recordRevision: this.deps.keeper.revision(),
+      recordRevision: this.deps.keeper.record.revision,
       readAtMs: performance.now(),
     };
     if (this.quiet.canSkip(inputs)) return { created: [], classes: this.lastClasses, skipped: true };
     // Without a usable record nothing is offered or cleaned: a guess could call dirty data clean.
-    if (!this.deps.keeper.check().ok) return { created: [], classes: this.lastClasses, skipped: false };
+    if (!recordHealth.ok) return { created: [], classes: this.lastClasses, skipped: false };
     const me: NodeIdentity = { nodeName: node.name, provisionerName: provisionerName(node.name, node.uid, config.useNodeNameOnly) };
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
     const recordContext = { dialect: 'directory' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => pv.spec?.persistentVolumeReclaimPolicy };

@@ -50,12 +50,6 @@ export class RecordKeeper {
     return this.deps.record;
   }
 
-  /** The record's revision after reading what changed in it (another agent's lines, an administrator's word). */
-  revision(): number {
-    this.deps.record.refresh();
-    return this.deps.record.revision;
-  }
-
   /**
    * Each PV's volume's identity as recorded: on the PV, else the record's line of the PV's UID
    * (the PVs of the provisioners we replace carry none; adoption recorded what was at their path).
