@@ -25,7 +25,7 @@ import type { VolumesCommandOptions } from '../record/volumes-command';
 export const BIN = 'local-volume-provisioner';
 
 const COMMON: FlagSpec[] = [
-  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig; in-cluster configuration when unset.' },
+  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', help: 'Path to a kubeconfig (KUBECONFIG may list several, separated by ":", merged as kubectl merges them); in-cluster configuration when unset.' },
   { name: 'kube-api-qps', type: 'number', default: DEFAULT_KUBE_API_QPS, help: 'Steady requests per second to the API server.' },
   { name: 'kube-api-burst', type: 'number', default: DEFAULT_KUBE_API_BURST, help: 'Requests allowed in a burst above the QPS.' },
   { name: 'log-level', type: 'string', env: 'LOG_LEVEL', default: 'info', choices: LOG_LEVELS, help: 'trace, debug, info, warn, error or fatal; wins over the dialect\'s own logging flags.' },

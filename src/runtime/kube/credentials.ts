@@ -24,6 +24,12 @@ export interface RequestCredentials {
 
 /** A token file is re-read after this long, as client-go does: the kubelet rotates it well before it expires. */
 const TOKEN_FILE_MAX_AGE_MS = 60_000;
+/**
+ * CA and client certificate files are re-read after this long, as client-go's transport
+ * reloads them (cert_rotation.go and ca_rotation.go, every 5 minutes): a rotated
+ * certificate is used without a restart.
+ */
+const TLS_FILE_MAX_AGE_MS = 5 * 60_000;
 /** An exec credential is renewed this long before its expirationTimestamp. */
 const EXEC_EXPIRY_MARGIN_MS = 10_000;
 const EXEC_TIMEOUT_MS = 60_000;
@@ -37,7 +43,8 @@ interface ExecCredential {
 }
 
 export class Credentials {
-  private readonly baseTls: TlsOptions;
+  private baseTls: TlsOptions;
+  private tlsReadAt: number;
   private readonly staticHeaders: Record<string, string> = {};
   private fileToken?: { value: string; readAt: number };
   private exec?: Promise<ExecCredential>;
@@ -48,13 +55,8 @@ export class Credentials {
       throw new Error(`${where}: auth-provider "${user.authProvider.name ?? '?'}" is not supported; use a token, a client certificate or an exec plugin`);
     }
     if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
-    this.baseTls = {
-      ca: readPem(cluster.caFile, cluster.caData, `kubeconfig cluster "${cluster.name}" certificate-authority`),
-      cert: readPem(user.certFile, user.certData, `${where} client-certificate`),
-      key: readPem(user.keyFile, user.keyData, `${where} client-key`),
-      rejectUnauthorized: !cluster.skipTLSVerify,
-      servername: cluster.tlsServerName,
-    };
+    this.baseTls = this.readTls();
+    this.tlsReadAt = now();
     if (user.token) this.staticHeaders.Authorization = `Bearer ${user.token}`;
     else if (user.username !== undefined) this.staticHeaders.Authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
     if (user.impersonateUser) this.staticHeaders['Impersonate-User'] = user.impersonateUser;
@@ -66,6 +68,7 @@ export class Credentials {
   }
 
   async forRequest(): Promise<RequestCredentials> {
+    this.refreshTlsFiles();
     if (!this.user.token && this.user.tokenFile) {
       return { headers: { ...this.staticHeaders, Authorization: `Bearer ${this.readTokenFile()}` }, tls: this.baseTls };
     }
@@ -82,6 +85,42 @@ export class Credentials {
   renew(): void {
     this.fileToken = undefined;
     this.exec = undefined;
+  }
+
+  /** The connection's TLS settings, PEM read from the kubeconfig's data or files (an error names the unreadable one). */
+  private readTls(): TlsOptions {
+    const { cluster, user } = this;
+    const where = `kubeconfig user "${user.name}"`;
+    return {
+      ca: readPem(cluster.caFile, cluster.caData, `kubeconfig cluster "${cluster.name}" certificate-authority`),
+      cert: readPem(user.certFile, user.certData, `${where} client-certificate`),
+      key: readPem(user.keyFile, user.keyData, `${where} client-key`),
+      rejectUnauthorized: !cluster.skipTLSVerify,
+      servername: cluster.tlsServerName,
+    };
+  }
+
+  /**
+   * Re-reads CA and client certificate files once they are TLS_FILE_MAX_AGE_MS old. The
+   * settings change (and so the connection: see http-transport's agentFor) only when a
+   * file's content did; a file unreadable mid-rotation leaves the last settings.
+   */
+  private refreshTlsFiles(): void {
+    const { cluster, user } = this;
+    if (!cluster.caFile && !user.certFile && !user.keyFile) return;
+    if (this.now() - this.tlsReadAt < TLS_FILE_MAX_AGE_MS) return;
+    this.tlsReadAt = this.now();
+    let fresh: TlsOptions;
+    try {
+      fresh = this.readTls();
+    } catch {
+      return;
+    }
+    const same = (a: Buffer | string | undefined, b: Buffer | string | undefined) =>
+      a === b || (a !== undefined && b !== undefined && Buffer.from(a).equals(Buffer.from(b)));
+    const old = this.baseTls;
+    if (same(old.ca, fresh.ca) && same(old.cert, fresh.cert) && same(old.key, fresh.key)) return;
+    this.baseTls = fresh;
   }
 
   private readTokenFile(): string {

@@ -139,10 +139,10 @@ export class HttpTransport {
     });
   }
 
-  /** One keep-alive agent; made anew only when the client certificate changes (an exec plugin's rotation). */
+  /** One keep-alive agent; made anew only when the CA or the client certificate changes (a rotation). */
   private agentFor(tls: TlsOptions): HttpAgent {
     const current = this.agent;
-    if (current && current.tls.cert === tls.cert && current.tls.key === tls.key) return current.agent;
+    if (current && current.tls.ca === tls.ca && current.tls.cert === tls.cert && current.tls.key === tls.key) return current.agent;
     current?.agent.destroy();
     const agent = this.tlsModule ? new this.tlsModule.Agent({ ...tls, keepAlive: true }) : new http.Agent({ keepAlive: true });
     this.agent = { tls, agent };

@@ -67,13 +67,14 @@ export interface KubeContext {
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /**
- * The kubeconfig `file` names, its current cluster's server replaced by `server` when
- * given (as client-go's BuildConfigFromFlags does with a master URL); or the service
- * account when `file` is undefined.
+ * The kubeconfig `file` names (a KUBECONFIG list of several is merged: kubeConfigFromFiles),
+ * its current cluster's server replaced by `server` when given (as client-go's
+ * BuildConfigFromFlags does with a master URL); or the service account when `file` is
+ * undefined.
  */
 export function loadKubeConfig(file: string | undefined, server?: string): KubeConfigData {
   if (file === undefined) return inClusterConfig();
-  const config = kubeConfigFromFile(file);
+  const config = kubeConfigFromFiles(file);
   if (!server) return config;
   const current = config.contexts.find((c) => c.name === config.currentContext)?.cluster;
   return { ...config, clusters: config.clusters.map((c) => (c.name === current ? { ...c, server } : c)) };
@@ -96,6 +97,31 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = SERV
     contexts: [{ name: 'in-cluster', cluster: 'in-cluster', user: 'service-account' }],
     currentContext: 'in-cluster',
   };
+}
+
+/**
+ * KUBECONFIG as client-go reads it: a list of files (separated by ':'), merged so that the
+ * first file to define a cluster, user or context of a name (or a current context) wins;
+ * files of the list that do not exist are skipped. One file is read as it is.
+ */
+export function kubeConfigFromFiles(paths: string): KubeConfigData {
+  const files = paths.split(path.delimiter).filter((f) => f !== '');
+  if (files.length === 1) return kubeConfigFromFile(files[0]);
+  const existing = files.filter((f) => fs.existsSync(f));
+  if (existing.length === 0) throw new Error(`kubeconfig: none of the files of ${paths} exists`);
+  const configs = existing.map(kubeConfigFromFile);
+  return {
+    clusters: firstOfEachName(configs.map((c) => c.clusters)),
+    users: firstOfEachName(configs.map((c) => c.users)),
+    contexts: firstOfEachName(configs.map((c) => c.contexts)),
+    currentContext: configs.find((c) => c.currentContext !== '')?.currentContext ?? '',
+  };
+}
+
+function firstOfEachName<T extends { readonly name: string }>(lists: ReadonlyArray<readonly T[]>): T[] {
+  const byName = new Map<string, T>();
+  for (const item of lists.flat()) if (!byName.has(item.name)) byName.set(item.name, item);
+  return [...byName.values()];
 }
 
 /** A kubeconfig file (YAML or JSON); relative file paths in it are relative to its directory. */

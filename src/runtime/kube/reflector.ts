@@ -403,8 +403,11 @@ function trimmed<T extends KubernetesObject>(object: T): T {
 }
 
 /**
- * resourceVersions are opaque, but etcd's are increasing integers, which is what
- * every real server sends; anything else is never taken as newer.
+ * resourceVersions are opaque, and everywhere else here they are only passed back to the
+ * server. Only here, to keep our own write rather than an older copy, are two of one object
+ * compared: as integers, which etcd's are, as client-go's MutationCache compares them
+ * (tools/cache/mutation_cache.go). One that is not an integer is never taken as newer, so
+ * the watch's copy wins.
  */
 function isNewer(candidate: string | undefined, known: string): boolean {
   return candidate !== undefined && /^\d+$/.test(candidate) && /^\d+$/.test(known) && BigInt(candidate) > BigInt(known);

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { currentContext, inClusterConfig, kubeConfigFromDocument, loadKubeConfig } from '../../../src/runtime/kube/kubeconfig';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
 let dir: string;
 beforeAll(() => {
@@ -24,15 +24,15 @@ function document(cluster: Record<string, unknown>, user: Record<string, unknown
 }
 
 describe('a kubeconfig file', () => {
-  let server: TestApiServer;
+  let server: Kubernetes;
   beforeAll(async () => {
-    server = await startTestApiServer({ tls: true });
+    server = await Kubernetes.start();
   });
   afterAll(() => server.stop());
 
-  test('as the test server writes it (YAML, CA data, token) reaches the server over TLS', async () => {
+  test('as the test harness writes it (YAML, CA data, token) reaches the server over TLS', async () => {
     const file = path.join(dir, 'written');
-    server.writeKubeconfig(file);
+    await server.writeKubeconfig(file);
     const api = new KubeApi(loadKubeConfig(file), { maxAttempts: 1 });
     await expect(api.getNode('absent')).resolves.toBeUndefined();
     api.close();
@@ -43,7 +43,7 @@ describe('a kubeconfig file', () => {
     const written = currentContext(server.kubeConfig());
     fs.writeFileSync(path.join(sub, 'ca.crt'), Buffer.from(written.cluster.caData!, 'base64'));
     const file = path.join(sub, 'config.json');
-    fs.writeFileSync(file, JSON.stringify(document({ 'server': server.url, 'certificate-authority': 'ca.crt' }, { token: server.tokenFor('admin') })));
+    fs.writeFileSync(file, JSON.stringify(document({ 'server': server.url, 'certificate-authority': 'ca.crt' }, { token: await server.tokenFor('admin') })));
     const config = loadKubeConfig(file);
     expect(config.clusters[0].caFile).toBe(path.join(sub, 'ca.crt'));
     const api = new KubeApi(config, { maxAttempts: 1 });
@@ -53,7 +53,7 @@ describe('a kubeconfig file', () => {
 
   test('a server the CA does not vouch for is refused', async () => {
     const file = path.join(dir, 'no-ca.yaml');
-    fs.writeFileSync(file, stringify(document({ server: server.url }, { token: server.tokenFor('admin') })));
+    fs.writeFileSync(file, stringify(document({ server: server.url }, { token: await server.tokenFor('admin') })));
     const api = new KubeApi(loadKubeConfig(file), { maxAttempts: 1 });
     await expect(api.getNode('n')).rejects.toThrow(/^get nodes "n": .*certificate/);
     api.close();
@@ -90,6 +90,25 @@ describe('kubeconfig model', () => {
 
   test('an unreadable file is named', () => {
     expect(() => loadKubeConfig(path.join(dir, 'missing'))).toThrow(/^kubeconfig .*missing cannot be read/);
+  });
+
+  test('a KUBECONFIG list is merged as client-go merges it: the first file to name an entry wins, missing files are skipped', () => {
+    const first = path.join(dir, 'first.yaml');
+    const second = path.join(dir, 'second.yaml');
+    fs.writeFileSync(first, stringify({ clusters: [{ name: 'c', cluster: { server: 'https://first' } }], users: [{ name: 'u', user: { token: 'first' } }] }));
+    fs.writeFileSync(second, stringify({
+      ...document({ server: 'https://second' }, { token: 'second' }),
+      clusters: [{ name: 'c', cluster: { server: 'https://second' } }, { name: 'only-second', cluster: { server: 'https://only' } }],
+    }));
+    const config = loadKubeConfig([path.join(dir, 'missing.yaml'), first, second].join(path.delimiter));
+    expect(config.currentContext).toBe('ctx');
+    expect(config.clusters.map((c) => [c.name, c.server])).toEqual([['c', 'https://first'], ['only-second', 'https://only']]);
+    expect(currentContext(config)).toMatchObject({ cluster: { server: 'https://first' }, user: { token: 'first' } });
+  });
+
+  test('a KUBECONFIG list none of whose files exists is named', () => {
+    const list = [path.join(dir, 'none-1'), path.join(dir, 'none-2')].join(path.delimiter);
+    expect(() => loadKubeConfig(list)).toThrow(`kubeconfig: none of the files of ${list} exists`);
   });
 
   test('an auth-provider is refused with what to use instead', () => {
