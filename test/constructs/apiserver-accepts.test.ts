@@ -1,18 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { TestApiServer, startTestApiServer } from '../apiserver';
 import { DEFAULTS, DEVICES, FULL, JOB_CLEANING, NODE_CLEANUP } from './stacks';
 import { Manifest, synth } from './support';
+import { Kubernetes } from '../support/kubernetes';
 
 /**
- * What the construct synthesizes passes the test API server's validation, which
- * follows the real server's (pod templates included): the committed
- * dist/local-volume-provisioner.k8s.yaml and every stack the snapshots pin.
+ * What the construct synthesizes passes a real apiserver's validation (pod templates
+ * included, and the Prometheus operator's own CRD schemas for the ServiceMonitor and
+ * PrometheusRule): the committed dist/local-volume-provisioner.k8s.yaml and every stack
+ * the snapshots pin.
  */
 const DIST = join(__dirname, '..', '..', 'dist', 'local-volume-provisioner.k8s.yaml');
 
-let server: TestApiServer | undefined;
+let server: Kubernetes | undefined;
 afterEach(async () => {
   await server?.stop();
   server = undefined;
@@ -20,17 +21,17 @@ afterEach(async () => {
 
 /** Creates every object in a fresh server, its namespaces first; returns the errors, one line per refused object. */
 async function refusals(manifests: Manifest[]): Promise<string[]> {
-  server = await startTestApiServer();
+  server = await Kubernetes.start({ monitoringCrds: true });
   const namespaces = new Set(manifests.filter((m) => m.metadata?.namespace).map((m) => m.metadata.namespace as string));
   for (const m of manifests.filter((o) => o.kind === 'Namespace')) namespaces.delete(m.metadata.name);
   for (const name of namespaces) {
-    if (!server.get('v1', 'Namespace', name)) server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    if (!await server.get('v1', 'Namespace', name)) await server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
   const ordered = [...manifests.filter((m) => m.kind === 'Namespace'), ...manifests.filter((m) => m.kind !== 'Namespace')];
   const errors: string[] = [];
   for (const m of ordered) {
     try {
-      server.create(m);
+      await server.create(m);
     } catch (e) {
       errors.push(`${m.kind} ${m.metadata?.name}: ${(e as Error).message}`);
     }

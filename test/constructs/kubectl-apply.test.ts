@@ -4,30 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { startTestApiServer, TestApiServer } from '../apiserver';
 import { FULL } from './stacks';
 import { synth } from './support';
+import { Kubernetes } from '../support/kubernetes';
 
 /**
- * The synthesized manifests go through the real `kubectl apply` to the test API server,
- * which validates them as the real server does; applying twice changes nothing.
+ * The synthesized manifests go through the real `kubectl apply` to a real apiserver (with
+ * the Prometheus operator's CRDs); applying twice changes nothing.
  */
-let server: TestApiServer;
+let server: Kubernetes;
 let dir: string;
 let kubeconfig: string;
 
 beforeAll(async () => {
-  server = await startTestApiServer();
+  server = await Kubernetes.start({ monitoringCrds: true });
   dir = mkdtempSync(join(tmpdir(), 'lvp-apply-'));
   kubeconfig = join(dir, 'kubeconfig');
-  server.writeKubeconfig(kubeconfig);
+  await server.writeKubeconfig(kubeconfig);
 });
 afterAll(async () => {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs kubectl without blocking the event loop, which serves the test API server. */
+/** Runs kubectl without blocking the event loop, which serves the fault proxy. */
 async function kubectl(...args: string[]): Promise<string> {
   try {
     return (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
@@ -42,11 +42,11 @@ test('kubectl apply accepts every object of the full-options stack, twice', asyn
   const file = join(dir, 'full.k8s.yaml');
   writeFileSync(file, manifests.map((m) => stringify(m)).join('---\n'));
   // The ServiceMonitor and PrometheusRule go to an existing monitoring namespace.
-  server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'monitoring' } });
+  await server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'monitoring' } });
   const first = await kubectl('apply', '-f', file);
   expect(first.trim().split('\n')).toHaveLength(manifests.length);
   const second = await kubectl('apply', '-f', file);
   expect(second.trim().split('\n').filter((l) => !l.endsWith(' unchanged'))).toEqual([]);
-  expect(server.get('apps/v1', 'DaemonSet', 'lvp', 'storage')).toBeDefined();
-  expect(server.get('monitoring.coreos.com/v1', 'ServiceMonitor', 'lvp', 'monitoring')).toBeDefined();
+  expect(await server.get('apps/v1', 'DaemonSet', 'lvp', 'storage')).toBeDefined();
+  expect(await server.get('monitoring.coreos.com/v1', 'ServiceMonitor', 'lvp', 'monitoring')).toBeDefined();
 }, 60_000);

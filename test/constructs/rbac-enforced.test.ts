@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Node, V1StorageClass } from '@kubernetes/client-node';
+import { AuthorizationV1Api, V1ConfigMap, V1Node, V1StorageClass, V1SubjectAccessReview } from '@kubernetes/client-node';
 import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
 import { KubeApi } from '../../src/runtime/kube/api-client';
@@ -9,14 +9,18 @@ import { Reflector } from '../../src/runtime/kube/reflector';
 import { fromWire } from '../../src/runtime/kube/wire';
 import { NodeCleanupController } from '../../src/runtime/node-cleanup/node-cleanup-controller';
 import { createLogger, ProvisionerMetrics } from '../../src/runtime/observability';
-import { startTestApiServer, TestApiServer } from '../apiserver';
 import { eventually } from '../runtime/kube/fixtures';
+import { Kubernetes } from '../support/kubernetes';
 
 /**
- * The synthesized RBAC, enforced by the test API server: the runtime's own API calls
- * and watches, made as the synthesized ServiceAccounts, are allowed, and each rule they
- * rely on is needed (with its verb taken away, the call is denied). Every verb the
- * construct emits has its case here, so no rule is there for nothing.
+ * The synthesized RBAC, enforced by a real apiserver: the runtime's own API calls and
+ * watches, made as the synthesized ServiceAccounts, are allowed, and each rule they rely
+ * on is needed (with its verb taken away, the call is denied). Every verb the construct
+ * emits has its case here, so no rule is there for nothing.
+ *
+ * One control plane serves every case: each case gets the synthesized roles (edited as it
+ * needs) and bindings under names of its own, bound to ServiceAccounts of its own, and its
+ * objects are removed after it.
  */
 const NAMESPACE = 'local-volume-provisioner';
 const AGENT = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner`;
@@ -34,14 +38,62 @@ const ALL_FEATURES = synth({
 
 type Edit = (role: Manifest) => Manifest;
 
-/** A server with RBAC on, holding the synthesized Namespace, RBAC objects and ConfigMaps (each role through `edit`). */
-async function serverWith(edit: Edit = (r) => r): Promise<TestApiServer> {
-  const server = await startTestApiServer({ rbac: true });
+let server: Kubernetes;
+let grants = 0;
+
+beforeAll(async () => {
+  // The controllers too: a PV becomes Available, and a bound claim and PV are told apart, by the PV controller.
+  server = await Kubernetes.start({ controllers: true });
+  for (const m of ALL_FEATURES) if (['Namespace', 'ConfigMap', 'StorageClass'].includes(m.kind)) await server.create(m);
+});
+afterAll(() => server.stop());
+
+/**
+ * The synthesized roles (each through `edit`) and their bindings, under names of this grant's
+ * own and bound to ServiceAccounts of its own, in force once this returns. Returns the user
+ * name of the grant's copy of a synthesized ServiceAccount user.
+ */
+async function grant(edit: Edit = (r) => r): Promise<(user: string) => string> {
+  const suffix = `-grant-${++grants}`;
+  const rbac = server.plane.kubeConfig().makeApiClient(AuthorizationV1Api);
+  const checks: V1SubjectAccessReview[] = [];
   for (const m of ALL_FEATURES) {
-    if (m.kind === 'Role' || m.kind === 'ClusterRole') server.create(edit(m));
-    else if (['Namespace', 'RoleBinding', 'ClusterRoleBinding', 'ConfigMap', 'StorageClass'].includes(m.kind)) server.create(m);
+    if (m.kind === 'Role' || m.kind === 'ClusterRole') {
+      await server.create(renamed(edit(m), suffix));
+    } else if (m.kind === 'RoleBinding' || m.kind === 'ClusterRoleBinding') {
+      const subjects = m.subjects.map((x: Manifest) => ({ ...x, name: `${x.name}${suffix}` }));
+      for (const x of subjects) await server.ensure({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: x.name, namespace: x.namespace } });
+      await server.create({ ...renamed(m, suffix), roleRef: { ...m.roleRef, name: `${m.roleRef.name}${suffix}` }, subjects });
+      // In force once the authorizer allows the first rule of the edited role to each subject.
+      const role = edit(ALL_FEATURES.find((r) => r.kind === m.roleRef.kind && r.metadata.name === m.roleRef.name)!);
+      const [rule] = role.rules;
+      if (!rule) continue;
+      for (const x of subjects) {
+        checks.push({
+          spec: {
+            user: `system:serviceaccount:${x.namespace}:${x.name}`,
+            groups: ['system:serviceaccounts', 'system:authenticated'],
+            resourceAttributes: {
+              namespace: m.metadata.namespace,
+              verb: rule.verbs[0],
+              group: rule.apiGroups[0],
+              resource: rule.resources[0],
+              name: rule.resourceNames?.[0],
+            },
+          },
+        });
+      }
+    }
   }
-  return server;
+  for (const body of checks) {
+    await eventually(async () => (await rbac.createSubjectAccessReview({ body })).status?.allowed === true, `${body.spec.user} is granted its roles`);
+  }
+  return (user) => `${user}${suffix}`;
+}
+
+/** The object under the same name with `suffix`. */
+function renamed(m: Manifest, suffix: string): Manifest {
+  return { ...m, metadata: { ...m.metadata, name: `${m.metadata.name}${suffix}` } };
 }
 
 /** Takes `verb` away from every rule of the roles named `roleName` that covers `resource`. */
@@ -97,7 +149,8 @@ interface Case {
   readonly user: string;
   /** Objects the call expects (created as the administrator). */
   readonly given?: Manifest[];
-  readonly call: (api: KubeApi, server: TestApiServer) => Promise<unknown>;
+  /** The call, as `user` (the grant's copy of the case's user). */
+  readonly call: (api: KubeApi, user: string) => Promise<unknown>;
 }
 
 /** A PV of node-1 carrying our node label, as the node PV cache lists and watches them. */
@@ -110,15 +163,15 @@ const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'edi
  * reflector's watch delivers it; a denied watch fails the call.
  */
 async function watchDelivers(
-  server: TestApiServer,
+  user: string,
   start: () => { start(): Promise<void>; stop(): Promise<void>; get(name: string): unknown },
   obj: Manifest,
 ): Promise<void> {
   const reflector = start();
   await reflector.start();
   try {
-    server.create(obj);
-    await eventually(() => reflector.get(obj.metadata.name) !== undefined || server.rbacDenials.length > 0, 'the watch delivers or is denied');
+    await server.create(obj);
+    await eventually(async () => reflector.get(obj.metadata.name) !== undefined || server.denials(user).length > 0, 'the watch delivers or is denied');
     if (reflector.get(obj.metadata.name) === undefined) throw new Error('the watch was denied');
   } finally {
     await reflector.stop();
@@ -135,7 +188,7 @@ const CASES: Case[] = [
     verb: 'watch',
     resource: 'persistentvolumes',
     user: AGENT,
-    call: (api, server) => watchDelivers(server, () => new NodePvCache(api, { nodeName: 'node-1', backoff: { initialMs: 10, maxMs: 50 } }), LABELLED_PV),
+    call: (api, user) => watchDelivers(user, () => new NodePvCache(api, { nodeName: 'node-1', backoff: { initialMs: 10, maxMs: 50 } }), LABELLED_PV),
   },
   { role: A, verb: 'patch', resource: 'persistentvolumes', user: AGENT, given: [PV], call: (api) => api.patchPersistentVolumeLabels('local-pv-1', { 'local.storage.k8s.io/node': 'node-1' }) },
   {
@@ -154,7 +207,7 @@ const CASES: Case[] = [
     resource: 'storageclasses',
     user: AGENT,
     // The directory dialect's StorageClass reflector, as StorageClassCache.start() starts it.
-    call: (api, server) => watchDelivers(server, () => new Reflector<V1StorageClass>(api, {
+    call: (api, user) => watchDelivers(user, () => new Reflector<V1StorageClass>(api, {
       resource: 'storageclasses',
       watchPath: '/apis/storage.k8s.io/v1/storageclasses',
       list: (page, callOptions) => api.listStorageClasses(page, callOptions),
@@ -168,7 +221,7 @@ const CASES: Case[] = [
     resource: 'nodes',
     user: AGENT,
     // The watch of its one Node, as NodeInfoSource.start() and run-devices.ts start it.
-    call: (api, server) => watchDelivers(server, () => new Reflector<V1Node>(api, {
+    call: (api, user) => watchDelivers(user, () => new Reflector<V1Node>(api, {
       resource: 'nodes',
       watchPath: `/api/v1/nodes?fieldSelector=${encodeURIComponent('metadata.name=node-1')}`,
       list: async () => {
@@ -189,7 +242,7 @@ const CASES: Case[] = [
     resource: 'configmaps',
     user: AGENT,
     // The device dialect's reflector, as run-devices.ts starts it.
-    call: (api, server) => watchDelivers(server, () => new Reflector<V1ConfigMap>(api, {
+    call: (api, user) => watchDelivers(user, () => new Reflector<V1ConfigMap>(api, {
       resource: 'configmaps',
       watchPath: `/api/v1/namespaces/${NAMESPACE}/configmaps`,
       list: (page, callOptions) => api.listConfigMaps(NAMESPACE, page, callOptions),
@@ -258,19 +311,30 @@ function expectLeads(leads: boolean): void {
   if (!leads) throw new Error('not elected');
 }
 
-async function run(c: Case, edit?: Edit): Promise<{ error?: unknown; denials: string[] }> {
-  const server = await serverWith(edit);
-  try {
-    for (const obj of c.given ?? []) server.create(obj);
-    const api = new KubeApi(server.kubeConfig(c.user), { maxAttempts: 1 });
-    let error: unknown;
-    await c.call(api, server).catch((e: unknown) => {
-      error = e;
-    });
-    return { error, denials: server.rbacDenials.map((d) => `${d.verb} ${d.resource}`) };
-  } finally {
-    await server.stop();
+/** Every object a case may make, removed after it (finalizers first) so the next case starts from the same cluster. */
+const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP,
+  { ...PV, metadata: { name: 'local-pv-bound' } }, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: NAMESPACE } }];
+
+afterEach(async () => {
+  for (const m of MADE) {
+    const { apiVersion, kind, metadata: { name, namespace } } = m as Manifest;
+    if (await server.get(apiVersion, kind, name, namespace) === undefined) continue;
+    await server.patch(apiVersion, kind, name, { metadata: { finalizers: null } }, namespace);
+    await server.delete(apiVersion, kind, name, namespace);
+    await eventually(async () => await server.get(apiVersion, kind, name, namespace) === undefined, `${kind} ${name} is gone`);
   }
+});
+
+async function run(c: Case, edit?: Edit): Promise<{ error?: unknown; denials: string[] }> {
+  const userOf = await grant(edit);
+  const user = userOf(c.user);
+  for (const obj of c.given ?? []) await server.create(obj);
+  const api = new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
+  let error: unknown;
+  await c.call(api, user).catch((e: unknown) => {
+    error = e;
+  });
+  return { error, denials: server.denials(user).map((d) => `${d.verb} ${d.resource}`) };
 }
 
 describe.each(CASES.map((c) => [`${c.verb} ${c.resource} (${c.user.split(':').pop()})`, c] as const))('%s', (_name, c) => {
@@ -295,48 +359,36 @@ test('every verb the construct emits, with every feature on, has a case above, a
 });
 
 test('the node-cleanup Role reads and renews only its own Lease', async () => {
-  const server = await serverWith();
-  try {
-    const other = new LeaderElector(new KubeApi(server.kubeConfig(NODE_CLEANUP), { maxAttempts: 1 }),
-      { namespace: NAMESPACE, name: 'someone-elses-lease', identity: 'node-cleanup-0' });
-    expect(await other.tryAcquireOrRenew()).toBe(false);
-    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}/${d.name}`)).toContain('get leases/someone-elses-lease');
-  } finally {
-    await server.stop();
-  }
+  const user = (await grant())(NODE_CLEANUP);
+  const other = new LeaderElector(new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 }),
+    { namespace: NAMESPACE, name: 'someone-elses-lease', identity: 'node-cleanup-0' });
+  expect(await other.tryAcquireOrRenew()).toBe(false);
+  expect(server.denials(user).map((d) => `${d.verb} ${d.resource}/${d.name}`)).toContain('get leases/someone-elses-lease');
 });
 
 test('the agent cannot delete claims or touch Leases, which only node cleanup needs', async () => {
-  const server = await serverWith();
-  try {
-    const api = new KubeApi(server.kubeConfig(AGENT), { maxAttempts: 1 });
-    await api.deletePersistentVolumeClaim('default', 'data-db-0', 'uid').catch(() => undefined);
-    expect(await leader(api).tryAcquireOrRenew()).toBe(false);
-    expect(server.rbacDenials.map((d) => `${d.verb} ${d.resource}`)).toEqual(expect.arrayContaining(['delete persistentvolumeclaims', 'get leases']));
-  } finally {
-    await server.stop();
-  }
+  const user = (await grant())(AGENT);
+  const api = new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
+  await api.deletePersistentVolumeClaim('default', 'data-db-0', 'uid').catch(() => undefined);
+  expect(await leader(api).tryAcquireOrRenew()).toBe(false);
+  expect(server.denials(user).map((d) => `${d.verb} ${d.resource}`)).toEqual(expect.arrayContaining(['delete persistentvolumeclaims', 'get leases']));
 });
 
 test('node cleanup, as its ServiceAccount, elects itself and deletes a PV and a claim of a gone node with no 403', async () => {
-  const server = await serverWith();
-  try {
-    server.create(PV);
-    server.create({ ...PV, metadata: { name: 'local-pv-bound' }, spec: { ...PV.spec, local: { path: '/mnt/fast-disks/b' } } });
-    server.create(CLAIM);
-    server.bindClaim('local-pv-bound', { namespace: 'default', name: 'data-db-0' });
-    await eventually(() => server.get('v1', 'PersistentVolume', 'local-pv-1')?.status?.phase === 'Available', 'local-pv-1 is Available');
-    const api = new KubeApi(server.kubeConfig(NODE_CLEANUP), { maxAttempts: 1 });
-    let clock = 0;
-    const controller = new NodeCleanupController(api, new ProvisionerMetrics({ version: 'test', processMetrics: false }),
-      createLogger({ level: 'fatal' }), { storageClassNames: ['fast-disks'], pvcDeletionDelayMs: 1000 }, () => clock);
+  const user = (await grant())(NODE_CLEANUP);
+  await server.create(PV);
+  await server.create({ ...PV, metadata: { name: 'local-pv-bound' }, spec: { ...PV.spec, local: { path: '/mnt/fast-disks/b' } } });
+  await server.create(CLAIM);
+  await server.bindClaim('local-pv-bound', { namespace: 'default', name: 'data-db-0' });
+  await eventually(async () => (await server.get('v1', 'PersistentVolume', 'local-pv-1'))?.status?.phase === 'Available', 'local-pv-1 is Available');
+  const api = new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
+  let clock = 0;
+  const controller = new NodeCleanupController(api, new ProvisionerMetrics({ version: 'test', processMetrics: false }),
+    createLogger({ level: 'fatal' }), { storageClassNames: ['fast-disks'], pvcDeletionDelayMs: 1000 }, () => clock);
 
-    expect(await leader(api).tryAcquireOrRenew()).toBe(true);
-    expect((await controller.pass()).deletedPVs).toEqual(['local-pv-1']);
-    clock += 1000;
-    expect((await controller.pass()).deletedClaims).toEqual(['default/data-db-0']);
-    expect(server.rbacDenials).toEqual([]);
-  } finally {
-    await server.stop();
-  }
+  expect(await leader(api).tryAcquireOrRenew()).toBe(true);
+  expect((await controller.pass()).deletedPVs).toEqual(['local-pv-1']);
+  clock += 1000;
+  expect((await controller.pass()).deletedClaims).toEqual(['default/data-db-0']);
+  expect(server.denials(user)).toEqual([]);
 });

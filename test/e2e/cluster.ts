@@ -19,16 +19,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import {
-  BatchV1Api, CoreV1Api, CoreV1Event, Informer, KubernetesListObject, KubernetesObject, KubernetesObjectApi, makeInformer, ObjectCache,
-  V1ConfigMap, V1Job, V1PersistentVolume, V1Pod,
+  BatchV1Api, CoreV1Api, CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1Job, V1PersistentVolume,
 } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
 import { AgentProcess, REPO } from '../support/agent-process';
 import { ControlPlane, Denial } from '../support/control-plane';
+import { Kubernetes } from '../support/kubernetes';
 import { pvIs } from '../support/persistent-volumes';
 import { makeTempDir, mount, unmount } from '../support/privileged';
+import { Watched } from '../support/watched';
 
 /** Where the image keeps the cleaner scripts (image/Dockerfile). */
 const IMAGE_SCRIPTS = '/scripts';
@@ -95,16 +96,15 @@ export class Cluster {
    * with kubectl as the administrator.
    */
   static async start(manifests: Manifest[], nodeAnnotations: Record<string, string> = {}): Promise<Cluster> {
-    const plane = await ControlPlane.start({ controllers: true });
-    const cluster = new Cluster(plane, manifests, makeTempDir('lvp-e2e-'));
+    const kubernetes = await Kubernetes.start({ controllers: true });
+    const cluster = new Cluster(kubernetes, manifests, makeTempDir('lvp-e2e-'));
+    const plane = kubernetes.plane;
     try {
       plane.writeKubeconfig(cluster.adminKubeconfig);
       const file = path.join(cluster.work, 'stack.k8s.yaml');
       fs.writeFileSync(file, manifests.filter((m) => APPLIED_KINDS.has(m.kind)).map((m) => stringify(m)).join('---\n'));
       await cluster.kubectl('apply', '-f', file);
-      await cluster.core.createNode({
-        body: { metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations } },
-      });
+      await kubernetes.createNode({ metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations } });
       await cluster.watch();
       await cluster.issueTokens();
     } catch (e) {
@@ -119,14 +119,16 @@ export class Cluster {
   private readonly agents: AgentProcess[] = [];
   private readonly volumes = new Map<string, ConfigMapVolume>();
   private readonly mounts: Array<{ target: string; created: string[] }> = [];
-  private readonly informers = new Map<WatchedKind, Informer<KubernetesObject> & ObjectCache<KubernetesObject>>();
-  private stopped = false;
+  private readonly watched = new Map<WatchedKind, Watched<KubernetesObject>>();
   /** Workload name to the kubeconfig of its pod's ServiceAccount. */
   private readonly kubeconfigs = new Map<string, string>();
 
-  private constructor(readonly plane: ControlPlane, readonly manifests: Manifest[], readonly work: string) {
+  readonly plane: ControlPlane;
+
+  private constructor(private readonly kubernetes: Kubernetes, readonly manifests: Manifest[], readonly work: string) {
+    this.plane = kubernetes.plane;
     this.adminKubeconfig = path.join(work, 'admin.kubeconfig');
-    this.core = plane.kubeConfig().makeApiClient(CoreV1Api);
+    this.core = kubernetes.core;
   }
 
   /** The apiserver's URL. */
@@ -145,18 +147,18 @@ export class Cluster {
   }
 
   /** Creates an object as the administrator; returns it as the server stored it. */
-  async create<T extends KubernetesObject>(object: T): Promise<T> {
-    return KubernetesObjectApi.makeApiClient(this.plane.kubeConfig()).create(object) as Promise<T>;
+  create<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.kubernetes.create<T>(object);
   }
 
   /** An object of a watched kind as the cluster's watch has it now. */
   get<T extends KubernetesObject>(kind: WatchedKind, name: string, namespace?: string): T | undefined {
-    return this.informers.get(kind)!.get(name, namespace) as T | undefined;
+    return this.watched.get(kind)!.get(name, namespace) as T | undefined;
   }
 
   /** The objects of a watched kind (in one namespace, or all). */
   list<T extends KubernetesObject>(kind: WatchedKind, namespace?: string): T[] {
-    return [...this.informers.get(kind)!.list(namespace)] as T[];
+    return this.watched.get(kind)!.list(namespace) as T[];
   }
 
   /**
@@ -275,35 +277,9 @@ export class Cluster {
     await this.core.deleteNamespacedPersistentVolumeClaim({ name: claimName, namespace: 'default' });
   }
 
-  /**
-   * Ends a Job as kubelet would end its pod: the pod the Job controller made is marked
-   * Succeeded (or Failed, with `message`), and the Job controller completes the Job.
-   */
-  async finishJob(namespace: string, jobName: string, outcome: 'Complete' | 'Failed', message = ''): Promise<void> {
-    await this.until(() => this.list<V1Pod>('Pod', namespace).some((p) => p.metadata?.labels?.['job-name'] === jobName), `Job ${jobName} has its pod`);
-    const pod = this.list<V1Pod>('Pod', namespace).find((p) => p.metadata?.labels?.['job-name'] === jobName)!;
-    const succeeded = outcome === 'Complete';
-    const now = new Date();
-    const containerName = pod.spec!.containers[0].name;
-    await this.core.replaceNamespacedPodStatus({
-      name: pod.metadata!.name!,
-      namespace,
-      body: {
-        ...pod,
-        status: {
-          ...pod.status,
-          phase: succeeded ? 'Succeeded' : 'Failed',
-          containerStatuses: [{
-            name: containerName,
-            image: pod.spec!.containers[0].image!,
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: succeeded ? 0 : 1, reason: succeeded ? 'Completed' : 'Error', message, startedAt: now, finishedAt: now } },
-          }],
-        },
-      },
-    });
+  /** Ends a Job as kubelet would end its pod (see Kubernetes.finishJob). */
+  finishJob(namespace: string, jobName: string, outcome: 'Complete' | 'Failed', message = ''): Promise<void> {
+    return this.kubernetes.finishJob(namespace, jobName, outcome, message);
   }
 
   /** Waits until the PV exists (with a UID other than `notUid`) in `phase`. */
@@ -330,14 +306,13 @@ export class Cluster {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     for (const agent of this.agents.splice(0)) await agent.stop();
     for (const { target, created } of this.mounts.splice(0).reverse()) {
       unmount(target);
       for (const d of created) fs.rmdirSync(d);
     }
-    for (const informer of this.informers.values()) await informer.stop();
-    await this.plane.stop();
+    for (const w of this.watched.values()) await w.stop();
+    await this.kubernetes.stop();
   }
 
   /** Starts a watched copy of each kind the tests read, and waits until each has listed. */
@@ -353,13 +328,7 @@ export class Cluster {
       ['Pod', '/api/v1/pods', () => this.core.listPodForAllNamespaces()],
       ['Job', '/apis/batch/v1/jobs', () => batch.listJobForAllNamespaces()],
     ];
-    for (const [kind, watchPath, list] of sources) {
-      const informer = makeInformer(kc, watchPath, list);
-      // A watch the server ends (its timeout, a restart) is started again, until the cluster stops.
-      informer.on('error', () => setTimeout(() => this.stopped || informer.start().catch(() => {}), 500));
-      await informer.start();
-      this.informers.set(kind, informer);
-    }
+    for (const [kind, watchPath, list] of sources) this.watched.set(kind, await Watched.start(kc, watchPath, list));
   }
 
   /** A real token of each workload's ServiceAccount, once it exists, in a kubeconfig of its own. */

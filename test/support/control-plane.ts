@@ -8,16 +8,19 @@
  * Fault injection the real server does not make belongs in a proxy in front of it, never
  * in a second server.
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { AuthenticationV1TokenRequest, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { makeTempDir } from './privileged';
 
 const REPO = path.resolve(__dirname, '../..');
 const STARTUP_TIMEOUT_MS = 120_000;
+/** The administrator's static token (--token-auth-file): the control plane is the test's own, on loopback. */
+export const ADMIN_TOKEN = 'lvp-test-admin-token';
 
 /** The directory of the control plane's binaries, built on first use (scripts/control-plane.sh). */
 export function controlPlaneBinaries(): string {
@@ -51,6 +54,8 @@ function makeCertificates(dir: string): void {
   };
   signed('serving', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   signed('admin', '/O=system:masters/CN=lvp-test-admin', 'extendedKeyUsage=clientAuth\n');
+  // The administrator's bearer token too, for clients behind a proxy, which passes tokens on but cannot pass on a client certificate.
+  fs.writeFileSync(path.join(dir, 'tokens.csv'), `${ADMIN_TOKEN},lvp-test-admin,lvp-test-admin,"system:masters"\n`);
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], dir);
   openssl(['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
 }
@@ -73,6 +78,12 @@ class Component {
 
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts it again after stop(). */
+  start(): void {
+    this.stopping = false;
+    if (!this.running) this.spawn();
   }
 
   async stop(): Promise<void> {
@@ -98,6 +109,8 @@ class Component {
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager (PV binder, garbage collector, ...) and kube-scheduler. @default false */
   readonly controllers?: boolean;
+  /** Install the Prometheus operator's ServiceMonitor and PrometheusRule CRDs (its own, from its Go module). @default false */
+  readonly monitoringCrds?: boolean;
 }
 
 /** The fields of an audit log line that denials() reads. */
@@ -105,7 +118,7 @@ interface AuditEvent {
   readonly stage: string;
   readonly verb: string;
   readonly user: { readonly username: string };
-  readonly objectRef?: { readonly resource?: string; readonly apiGroup?: string };
+  readonly objectRef?: { readonly resource?: string; readonly apiGroup?: string; readonly name?: string };
 }
 
 /** A request the apiserver refused with 403, from its audit log. */
@@ -114,18 +127,22 @@ export interface Denial {
   readonly verb: string;
   readonly apiGroup: string;
   readonly resource: string;
+  /** The object's name, '' for a request about a collection. */
+  readonly name: string;
 }
 
 export class ControlPlane {
   /** Starts etcd and kube-apiserver (and the controllers when asked) and waits until the apiserver is ready. */
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     const bin = controlPlaneBinaries();
-    const dir = makeTempDir('lvp-control-plane-');
+    // Not a makeTempDir(): suites remove those in their afterAll, while this plane may outlive a describe block.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-control-plane-'));
     makeCertificates(dir);
     const plane = new ControlPlane(bin, dir, await freePort(), await freePort(), await freePort());
     try {
       plane.startEtcd();
       await plane.startApiServer();
+      if (options.monitoringCrds) await plane.installCrds();
       if (options.controllers) plane.startControllers();
     } catch (e) {
       await plane.stop();
@@ -192,14 +209,30 @@ export class ControlPlane {
 
   /** Stops and starts kube-apiserver again on the same port and etcd, as an upgrade or a crash would. */
   async restartApiServer(): Promise<void> {
-    await this.apiserver?.stop();
+    await this.stopApiServer();
     await this.startApiServer();
+  }
+
+  /** Stops kube-apiserver (etcd and the controllers stay): an outage, until startApiServer(). */
+  async stopApiServer(): Promise<void> {
+    await this.apiserver?.stop();
+  }
+
+  /** Stops the controller manager and scheduler (the apiserver stays): a controller lagging behind, for as long as a test needs. */
+  async pauseControllers(): Promise<void> {
+    for (const c of [...this.controllers].reverse()) await c.stop();
+  }
+
+  /** Starts the controller manager and scheduler again after pauseControllers(). */
+  resumeControllers(): void {
+    for (const c of this.controllers) c.start();
   }
 
   async stop(): Promise<void> {
     for (const c of this.controllers.splice(0).reverse()) await c.stop();
     await this.apiserver?.stop();
     await this.etcd?.stop();
+    fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
   /** The requests refused with 403 so far (the audit log's), each kind once, optionally only those of `user`. */
@@ -211,7 +244,8 @@ export class ControlPlane {
       if (!line.includes('"code":403')) continue;
       const event = JSON.parse(line) as AuditEvent;
       if (event.stage !== 'ResponseComplete') continue;
-      const denial = { user: event.user.username, verb: event.verb, apiGroup: event.objectRef?.apiGroup ?? '', resource: event.objectRef?.resource ?? '' };
+      const ref = event.objectRef;
+      const denial = { user: event.user.username, verb: event.verb, apiGroup: ref?.apiGroup ?? '', resource: ref?.resource ?? '', name: ref?.name ?? '' };
       if (user === undefined || denial.user === user) seen.set(JSON.stringify(denial), denial);
     }
     return [...seen.values()];
@@ -225,7 +259,8 @@ export class ControlPlane {
     ], path.join(this.dir, 'etcd.log'));
   }
 
-  private async startApiServer(): Promise<void> {
+  /** Starts kube-apiserver (again) and waits until it is ready. */
+  async startApiServer(): Promise<void> {
     const file = (name: string) => path.join(this.dir, name);
     fs.writeFileSync(file('audit-policy.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n');
     this.apiserver = new Component('kube-apiserver', path.join(this.bin, 'kube-apiserver'), [
@@ -238,6 +273,7 @@ export class ControlPlane {
       `--tls-cert-file=${file('serving.crt')}`,
       `--tls-private-key-file=${file('serving.key')}`,
       `--client-ca-file=${file('ca.crt')}`,
+      `--token-auth-file=${file('tokens.csv')}`,
       `--service-account-key-file=${file('sa.pub')}`,
       `--service-account-signing-key-file=${file('sa.key')}`,
       '--service-account-issuer=https://kubernetes.default.svc',
@@ -258,6 +294,19 @@ export class ControlPlane {
       if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${STARTUP_TIMEOUT_MS} ms:\n${this.log().slice(-4000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /**
+   * Creates the CRDs the build put beside the binaries, and waits until each is Established.
+   * Through kubectl: client-node's typed serializer would drop their `x-kubernetes-*` keys.
+   */
+  private async installCrds(): Promise<void> {
+    const kubeconfig = path.join(this.dir, 'admin.kubeconfig');
+    this.writeKubeconfig(kubeconfig);
+    const crds = path.join(this.bin, 'crds');
+    const kubectl = (...args: string[]) => promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: STARTUP_TIMEOUT_MS });
+    await kubectl('create', '-f', crds);
+    await kubectl('wait', '--for=condition=Established', '--timeout=120s', '-f', crds);
   }
 
   private startControllers(): void {

@@ -1,6 +1,6 @@
 /**
  * The real bin (`local-volume-provisioner run`) as a child process against the
- * test API server: readiness, metrics, reaction time to a new mount point, and
+ * a real control plane: readiness, metrics, reaction time to a new mount point, and
  * kill -9 in the middle of a cleanup.
  *
  * The bin runs from the TypeScript sources through ts-node (transpile only), in
@@ -14,10 +14,10 @@ import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node'
 import { createStorageClass, JOB_NAMESPACE, localFsPv, NODE_NAME, seedCluster } from './fixture';
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
 import { directoryPVName, provisionerName } from '../../../src/runtime/pv';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess, parseJson } from '../../support/agent-process';
+import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
-import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
+import { eventually } from '../kube/fixtures';
 
 const MiB = 1024 * 1024;
 
@@ -35,25 +35,25 @@ function startRun(options: { kubeconfig: string; configDir: string; discoveryPer
 }
 
 describePrivileged('the local-volume-provisioner bin', () => {
-  let server: TestApiServer | undefined;
+  let server: Kubernetes | undefined;
   const bins: AgentProcess[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
       if (bin.running) await bin.kill('SIGKILL');
     }
-    await server?.stop();
+    await server?.reset();
     server = undefined;
   });
   afterAll(cleanupPrivileged);
 
   /** A server with this node, the class's StorageClass, and a config dir + kubeconfig for the bin. */
   async function setUp(config: ProvisionerConfigInput, taints: V1Taint[] = []) {
-    server = await startTestApiServer();
-    seedCluster(server, {}, taints);
-    for (const name of Object.keys(config.storageClassMap ?? {})) createStorageClass(server, name, {});
+    server = await Kubernetes.forSuite({ controllers: true });
+    await seedCluster(server, {}, taints);
+    for (const name of Object.keys(config.storageClassMap ?? {})) await createStorageClass(server, name, {});
     const work = makeTempDir('lvp-bin-');
     const kubeconfig = path.join(work, 'kubeconfig');
-    server.writeKubeconfig(kubeconfig);
+    await server.writeKubeconfig(kubeconfig);
     const configDir = path.join(work, 'config');
     fs.mkdirSync(configDir);
     writeConfig(configDir, config);
@@ -62,10 +62,10 @@ describePrivileged('the local-volume-provisioner bin', () => {
       bins.push(bin);
       return bin;
     };
-    return { server, start, configDir, core: plainHttpKubeConfig(server).makeApiClient(CoreV1Api) };
+    return { server, start, configDir, core: server.kubeConfig().makeApiClient(CoreV1Api) };
   }
 
-  const pvOf = (s: TestApiServer, name: string) => s.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+  const pvOf = async (s: Kubernetes, name: string) => s.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
 
   test('becomes ready after the first pass, serves metrics, offers a new mount point within about a second, and stops on SIGTERM', async () => {
     const dir = makeTempDir('lvp-disks-');
@@ -77,7 +77,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const bin = start();
     await bin.waitReady();
 
-    expect(pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs'))).toBeDefined();
+    expect(await pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs'))).toBeDefined();
     expect((await bin.get('/healthz')).status).toBe(200);
     const metrics = await bin.get('/metrics');
     expect(metrics.status).toBe(200);
@@ -87,7 +87,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const vol2 = directoryPVName('vol2', NODE_NAME, 'local-fs');
     const started = performance.now();
     makeMountPoint(path.join(dir, 'vol2'));
-    await eventually(() => pvOf(s, vol2) !== undefined, 'the new mount point has a PV', 20_000);
+    await eventually(async () => (await pvOf(s, vol2)) !== undefined, 'the new mount point has a PV', 20_000);
     const ms = performance.now() - started;
     process.stdout.write(`new mount point to PV: ${ms.toFixed(0)} ms\n`);
     expect(ms).toBeLessThan(20_000);
@@ -109,7 +109,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const loop = createLoopDevice(8 * MiB);
     const started = performance.now();
     fs.symlinkSync(loop.device, path.join(dir, 'disk1'));
-    await eventually(() => pvOf(s, directoryPVName('disk1', NODE_NAME, 'local-block')) !== undefined, 'the device has a PV', 20_000);
+    await eventually(async () => (await pvOf(s, directoryPVName('disk1', NODE_NAME, 'local-block'))) !== undefined, 'the device has a PV', 20_000);
     process.stdout.write(`new device link to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
@@ -121,25 +121,25 @@ describePrivileged('the local-volume-provisioner bin', () => {
     makeMountPoint(path.join(second, 'vol1'));
     const one = { 'local-fs': { hostDir: '/mnt/host/local-fs', mountDir: first } };
     const { server: s, start, configDir } = await setUp({ storageClassMap: one });
-    createStorageClass(s, 'local-two', {});
+    await createStorageClass(s, 'local-two', {});
     const bin = start();
     await bin.waitReady();
-    expect(pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two'))).toBeUndefined();
+    expect(await pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two'))).toBeUndefined();
     const lists = s.counters.get('list', 'persistentvolumes').requests;
 
     writeConfig(configDir, { storageClassMap: { ...one, 'local-two': { hostDir: '/mnt/host/local-two', mountDir: second } } });
-    await eventually(() => pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two')) !== undefined, 'the new class is provisioned', 20_000);
+    await eventually(async () => (await pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-two'))) !== undefined, 'the new class is provisioned', 20_000);
     // Applied without a relist of the PVs.
     expect(s.counters.get('list', 'persistentvolumes').requests).toBe(lists);
 
     // YAML the Go provisioner cannot read either.
     writeConfigFile(configDir, 'storageClassMap', 'local-fs:\n  hostDir: [/mnt/host/local-fs\n');
-    await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'ConfigInvalid'), 'a ConfigInvalid Event', 20_000);
-    const invalid = s.list('v1', 'Event', 'default').find((e) => e.reason === 'ConfigInvalid');
+    await eventually(async () => (await s.list('v1', 'Event', 'default')).some((e) => e.reason === 'ConfigInvalid'), 'a ConfigInvalid Event', 20_000);
+    const invalid = (await s.list('v1', 'Event', 'default')).find((e) => e.reason === 'ConfigInvalid');
     expect(invalid.message).toContain('storageClassMap: YAML syntax error');
     // The last good configuration (both classes) is still in force.
     makeMountPoint(path.join(second, 'vol2'));
-    await eventually(() => pvOf(s, directoryPVName('vol2', NODE_NAME, 'local-two')) !== undefined, 'the old config still provisions', 20_000);
+    await eventually(async () => (await pvOf(s, directoryPVName('vol2', NODE_NAME, 'local-two'))) !== undefined, 'the old config still provisions', 20_000);
     expect((await bin.get('/metrics')).body).toMatch(/^local_volume_provisioner_config_reloads_total\{result="failed"\} 1$/m);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
@@ -152,9 +152,9 @@ describePrivileged('the local-volume-provisioner bin', () => {
       + 'local-bad:\n  hostDir: /mnt/host/local-bad\n  mountDir: /mnt/local-bad\n  volumeMode: block\n');
     const bin = start();
     await bin.waitReady();
-    await eventually(() => pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs')) !== undefined, 'the good class is provisioned', 20_000);
-    await eventually(() => s.list('v1', 'Event', 'default').some((e) => e.reason === 'StorageClassSkipped'), 'a StorageClassSkipped Event', 20_000);
-    const skipped = s.list('v1', 'Event', 'default').find((e) => e.reason === 'StorageClassSkipped');
+    await eventually(async () => (await pvOf(s, directoryPVName('vol1', NODE_NAME, 'local-fs'))) !== undefined, 'the good class is provisioned', 20_000);
+    await eventually(async () => (await s.list('v1', 'Event', 'default')).some((e) => e.reason === 'StorageClassSkipped'), 'a StorageClassSkipped Event', 20_000);
+    const skipped = (await s.list('v1', 'Event', 'default')).find((e) => e.reason === 'StorageClassSkipped');
     expect(skipped.message).toBe('storageClassMap.local-bad is left out: storageClassMap.local-bad.volumeMode: "block" is not one of Filesystem, Block; the other classes run');
     expect((await bin.get('/metrics')).body).toMatch(/^local_volume_provisioner_config_skipped_storageclass\{storageclass="local-bad"\} 1$/m);
     expect(await bin.kill('SIGTERM')).toBe(0);
@@ -173,8 +173,8 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const bin = start();
     await bin.waitReady();
 
-    await eventually(() => (s.get('v1', 'Node', NODE_NAME).spec?.taints ?? []).length === 1, 'the startup taint is removed', 20_000);
-    expect(s.get('v1', 'Node', NODE_NAME).spec.taints).toEqual([other]);
+    await eventually(async () => ((await s.get('v1', 'Node', NODE_NAME)).spec?.taints ?? []).length === 1, 'the startup taint is removed', 20_000);
+    expect((await s.get('v1', 'Node', NODE_NAME)).spec.taints).toEqual([other]);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
@@ -182,23 +182,23 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const dir = makeTempDir('lvp-disks-');
     makeMountPoint(path.join(dir, 'vol1'));
     const { server: s, start, core } = await setUp({ storageClassMap: { 'local-fs': { hostDir: dir, mountDir: dir } } });
-    const goName = provisionerName(NODE_NAME, s.get('v1', 'Node', NODE_NAME).metadata.uid, false);
+    const goName = provisionerName(NODE_NAME, (await s.get('v1', 'Node', NODE_NAME)).metadata.uid, false);
     const name = directoryPVName('vol1', NODE_NAME, 'local-fs');
-    const old = s.create<V1PersistentVolume>(localFsPv(name, path.join(dir, 'vol1'), goName));
+    const old = await s.create<V1PersistentVolume>(localFsPv(name, path.join(dir, 'vol1'), goName));
     s.faults.failNext({ verb: 'patch', resource: 'persistentvolumes', code: 403, count: 1_000 });
 
     const bin = start();
     await bin.waitReady();
 
-    const permission = () => s.list('v1', 'Event', 'default').filter((e) => e.reason === 'PermissionMissing');
-    await eventually(() => permission().length > 0, 'a PermissionMissing Event', 20_000);
-    expect(permission()[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
-    expect(permission()[0].message).toContain('labelling this node\'s older PVs was refused');
+    const permission = async () => (await s.list('v1', 'Event', 'default')).filter((e) => e.reason === 'PermissionMissing');
+    await eventually(async () => (await permission()).length > 0, 'a PermissionMissing Event', 20_000);
+    expect((await permission())[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
+    expect((await permission())[0].message).toContain('labelling this node\'s older PVs was refused');
     // Without patch every PV is watched: the unlabelled PV is still this node's to clean once Released.
     fs.writeFileSync(path.join(dir, 'vol1', 'data.txt'), 'a former tenant\'s data');
     await releaseThroughClaim(s, core, name);
-    await eventually(() => {
-      const pv = pvOf(s, name);
+    await eventually(async () => {
+      const pv = await pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== old.metadata!.uid && pv.status?.phase === 'Available';
     }, 'the volume is cleaned and offered again under a new UID', 20_000);
     expect(fs.readdirSync(path.join(dir, 'vol1'))).toEqual([]);
@@ -218,17 +218,17 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const name = directoryPVName('disk1', NODE_NAME, 'local-block');
     const bin = start();
     await bin.waitReady();
-    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
-    const uid = pvOf(s, name)!.metadata!.uid!;
+    await eventually(async () => (await pvOf(s, name))?.status?.phase === 'Available', 'the PV is Available');
+    const uid = (await pvOf(s, name))!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
-    await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
+    await eventually(async () => readLog(log).length === 1, 'the cleaner started', 20_000);
 
     expect(await bin.kill('SIGTERM')).toBe(0);
 
     // Nothing of the cleaner is left running (its script names the log).
-    await eventually(() => !cleanerRunning(log), 'the cleaner is gone', 20_000);
+    await eventually(async () => !cleanerRunning(log), 'the cleaner is gone', 20_000);
     expect(readLog(log)).toEqual(['start']);
-    expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
+    expect(await pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
   });
 
   test('kill -9 during a cleanup leaves the PV Released; after a restart it is cleaned again from the start, deleted and offered anew', async () => {
@@ -244,25 +244,25 @@ describePrivileged('the local-volume-provisioner bin', () => {
 
     const first = start();
     await first.waitReady();
-    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
-    const uid = pvOf(s, name)!.metadata!.uid!;
+    await eventually(async () => (await pvOf(s, name))?.status?.phase === 'Available', 'the PV is Available');
+    const uid = (await pvOf(s, name))!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
 
-    await eventually(() => readLog(log).length === 1, 'the cleaner started', 20_000);
+    await eventually(async () => readLog(log).length === 1, 'the cleaner started', 20_000);
     expect(await first.kill('SIGKILL')).toBeNull();
     // The cleaner the killed agent started dies with it: it never writes on after the agent is gone.
-    await eventually(() => !cleanerRunning(log), 'the killed agent\'s cleaner is gone', 20_000);
-    expect(pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
+    await eventually(async () => !cleanerRunning(log), 'the killed agent\'s cleaner is gone', 20_000);
+    expect(await pvOf(s, name)).toMatchObject({ metadata: { uid }, status: { phase: 'Released' } });
     expect(readLog(log)).toEqual(['start 0']);
 
     const second = start();
-    await eventually(() => readLog(log).some((l) => l.startsWith('done')), 'the cleanup ran again and finished', 20_000);
+    await eventually(async () => readLog(log).some((l) => l.startsWith('done')), 'the cleanup ran again and finished', 20_000);
     expect(readLog(log)).toEqual(['start 0', 'start 1', 'done 1']);
     // The cleaner's output is logged line by line, naming the volume.
-    await eventually(() => second.lines.some((l) => parseJson(l)?.msg === 'wiping, attempt 1'), 'the cleaner output is logged');
+    await eventually(async () => second.lines.some((l) => parseJson(l)?.msg === 'wiping, attempt 1'), 'the cleaner output is logged');
     expect(parseJson(second.lines.find((l) => parseJson(l)?.msg === 'wiping, attempt 1')!)).toMatchObject({ pv: name, stream: 'stdout' });
-    await eventually(() => {
-      const pv = pvOf(s, name);
+    await eventually(async () => {
+      const pv = await pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
     }, 'the volume is offered again under a new UID', 20_000);
     expect(await second.kill('SIGTERM')).toBe(0);
@@ -282,23 +282,23 @@ describePrivileged('the local-volume-provisioner bin', () => {
     const name = directoryPVName('disk1', NODE_NAME, 'local-block');
     const first = start();
     await first.waitReady();
-    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
-    const uid = pvOf(s, name)!.metadata!.uid!;
+    await eventually(async () => (await pvOf(s, name))?.status?.phase === 'Available', 'the PV is Available');
+    const uid = (await pvOf(s, name))!.metadata!.uid!;
     fs.writeFileSync(loop.backingFile, 'the last tenant\'s data');
     await releaseThroughClaim(s, core, name);
-    await eventually(() => fs.existsSync(waiting), 'the cleaner waits at the gate', 20_000);
+    await eventually(async () => fs.existsSync(waiting), 'the cleaner waits at the gate', 20_000);
 
     expect(await first.kill('SIGKILL')).toBeNull();
-    await eventually(() => !cleanerRunning(gate), 'the killed agent\'s cleaner is gone', 20_000);
+    await eventually(async () => !cleanerRunning(gate), 'the killed agent\'s cleaner is gone', 20_000);
     await core.deletePersistentVolume({ name });
     // Held by our finalizer: nobody can offer the volume again meanwhile.
-    expect(pvOf(s, name)?.metadata?.uid).toBe(uid);
+    expect((await pvOf(s, name))?.metadata?.uid).toBe(uid);
     expect(fs.readFileSync(loop.backingFile, 'utf8').slice(0, 22)).toBe('the last tenant\'s data');
 
     fs.writeFileSync(gate, '');
     const second = start();
-    await eventually(() => {
-      const pv = pvOf(s, name);
+    await eventually(async () => {
+      const pv = await pvOf(s, name);
       return pv !== undefined && pv.metadata!.uid !== uid && pv.status?.phase === 'Available';
     }, 'the volume is offered again under a new UID', 20_000);
     expect(fs.readFileSync(loop.backingFile).subarray(0, 22).every((b) => b === 0)).toBe(true);
@@ -321,7 +321,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
       if (i % 4 !== 3) await bin.waitReady();
       await new Promise((r) => setTimeout(r, (i * 137) % 700));
       expect(await bin.kill('SIGKILL')).toBeNull();
-      const pvs = s.list<V1PersistentVolume>('v1', 'PersistentVolume').filter((pv) => pv.spec?.local?.path === '/mnt/host/local-fs/vol1');
+      const pvs = (await s.list<V1PersistentVolume>('v1', 'PersistentVolume')).filter((pv) => pv.spec?.local?.path === '/mnt/host/local-fs/vol1');
       expect(pvs.length).toBeLessThanOrEqual(1);
       const pv = pvs[0];
       if (pv?.status?.phase === 'Available' && pv.metadata?.deletionTimestamp === undefined) {
@@ -336,8 +336,8 @@ describePrivileged('the local-volume-provisioner bin', () => {
     }
     // After the last kill, one agent runs to the end: the last tenant's files go before the volume is offered.
     const last = start();
-    await eventually(() => {
-      const pv = pvOf(s, name);
+    await eventually(async () => {
+      const pv = await pvOf(s, name);
       return pv?.status?.phase === 'Available' && pv.metadata?.deletionTimestamp === undefined && fs.readdirSync(volume).length === 0;
     }, 'the volume is clean and offered', 60_000);
     process.stdout.write(`kill -9 ×20: ${tenants} tenants\n`);
@@ -363,31 +363,24 @@ describePrivileged('the local-volume-provisioner bin', () => {
       'the second agent says it waits', 20_000);
     expect((await first.get('/metrics')).body).toMatch(/^local_volume_provisioner_waiting_for_another_agent 0$/m);
 
-    await eventually(() => pvOf(s, name)?.status?.phase === 'Available', 'the PV is Available');
-    const uid = pvOf(s, name)!.metadata!.uid!;
+    await eventually(async () => (await pvOf(s, name))?.status?.phase === 'Available', 'the PV is Available');
+    const uid = (await pvOf(s, name))!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
-    await eventually(() => pvOf(s, name) !== undefined && pvOf(s, name)!.metadata!.uid !== uid, 'the volume is offered again', 20_000);
+    await eventually(async () => (await pvOf(s, name)) !== undefined && (await pvOf(s, name))!.metadata!.uid !== uid, 'the volume is offered again', 20_000);
     expect(readLog(log)).toEqual(['start', 'done']);
 
     expect(await first.kill('SIGKILL')).toBeNull();
     await eventually(async () => /^local_volume_provisioner_waiting_for_another_agent 0$/m.test((await second.get('/metrics')).body),
       'the second agent takes over', 20_000);
     fs.symlinkSync(createLoopDevice(8 * MiB).device, path.join(dir, 'disk2'));
-    await eventually(() => pvOf(s, directoryPVName('disk2', NODE_NAME, 'local-block')) !== undefined, 'the second agent offers a new disk', 20_000);
+    await eventually(async () => (await pvOf(s, directoryPVName('disk2', NODE_NAME, 'local-block'))) !== undefined, 'the second agent offers a new disk', 20_000);
     expect(await second.kill('SIGTERM')).toBe(0);
   });
 });
 
 /** Binds a claim to the Block PV and deletes the claim: the PV becomes Released. */
-async function releaseThroughClaim(s: TestApiServer, core: CoreV1Api, pvName: string): Promise<void> {
-  const { volumeMode, storageClassName, capacity } = s.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName)!.spec!;
-  s.create({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name: 'data', namespace: 'default' },
-    spec: { accessModes: ['ReadWriteOnce'], volumeMode, storageClassName, resources: { requests: { storage: capacity!.storage } } },
-  });
-  s.bindClaim(pvName, { namespace: 'default', name: 'data' });
+async function releaseThroughClaim(s: Kubernetes, core: CoreV1Api, pvName: string): Promise<void> {
+  await s.bindNewClaim(pvName, 'data');
   await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
 }
 

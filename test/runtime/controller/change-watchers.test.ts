@@ -24,7 +24,7 @@ describe('DirectoryWatcher', () => {
     fs.mkdirSync(dir);
     expect(watcher.refresh([dir])).toEqual([dir]);
     fs.writeFileSync(path.join(dir, 'vol1'), '');
-    await eventually(() => changes.includes(dir), 'the change is reported');
+    await eventually(async () => changes.includes(dir), 'the change is reported');
   });
 
   test('a refresh reports only the directories it started watching', () => {
@@ -40,7 +40,7 @@ describe('DirectoryWatcher', () => {
     fs.mkdirSync(dir);
     expect(watcher.refresh([dir])).toEqual([dir]);
     fs.writeFileSync(path.join(dir, 'vol1'), '');
-    await eventually(() => changes.includes(dir), 'the change is reported');
+    await eventually(async () => changes.includes(dir), 'the change is reported');
   });
 
   test('a directory removed and made again is watched anew', async () => {
@@ -48,12 +48,12 @@ describe('DirectoryWatcher', () => {
     fs.mkdirSync(dir);
     watcher.refresh([dir]);
     fs.rmdirSync(dir);
-    await eventually(() => changes.includes(dir), 'the removal is reported');
+    await eventually(async () => changes.includes(dir), 'the removal is reported');
     fs.mkdirSync(dir);
     expect(watcher.refresh([dir])).toEqual([dir]);
     changes = [];
     fs.writeFileSync(path.join(dir, 'vol1'), '');
-    await eventually(() => changes.includes(dir), 'the change in the new directory is reported');
+    await eventually(async () => changes.includes(dir), 'the change in the new directory is reported');
   });
 
   test('a directory no longer wanted is no longer watched', async () => {
@@ -77,14 +77,14 @@ describePrivileged('MountTableWatcher', () => {
       // findmnt reports only what changes after it has started: mount until it has said so.
       const dir = path.join(makeTempDir('lvp-mounts-'), 'vol');
       fs.mkdirSync(dir);
-      await eventually(() => {
+      await eventually(async () => {
         makeMountPoint(dir);
         unmount(dir);
         return changes > 0;
       }, 'a mount is reported');
       const seen = changes;
       makeMountPoint(dir);
-      await eventually(() => changes > seen, 'the next mount is reported');
+      await eventually(async () => changes > seen, 'the next mount is reported');
     } finally {
       watcher.close();
     }
@@ -100,11 +100,11 @@ describe('MountTableWatcher without findmnt', () => {
     let changes = 0;
     const watcher = new MountTableWatcher(() => changes++, { command: ['/nonexistent/findmnt'], file: table, fallbackIntervalMs: 10, logger });
     try {
-      await eventually(() => warnings.length === 1, 'the fallback is logged');
+      await eventually(async () => warnings.length === 1, 'the fallback is logged');
       expect(warnings[0]).toMatchObject({ command: '/nonexistent/findmnt', reason: expect.stringContaining('ENOENT') });
       const seen = changes;
       fs.writeFileSync(table, 'one\ntwo\n');
-      await eventually(() => changes > seen, 'the change is seen by re-reading');
+      await eventually(async () => changes > seen, 'the change is seen by re-reading');
     } finally {
       watcher.close();
     }

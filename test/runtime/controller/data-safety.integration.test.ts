@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { PatchStrategy, setHeaderOptions, V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, FixtureOptions, NODE_NAME } from './fixture';
 import { CLEANUP_FINALIZER } from '../../../src/runtime/well-known';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, LoopDevice, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -67,10 +67,10 @@ describePrivileged('data safety', () => {
 
   /** Binds a claim to the PV and runs a pass while it is Bound (which holds it with our finalizer). */
   async function bound(name: string): Promise<string> {
-    const claim = fx!.bind(name);
+    const claim = await fx!.bind(name);
     await fx!.waitForPv(name, { phase: 'Bound' });
     await fx!.pass();
-    await eventually(() => fx!.serverPv(name)?.metadata?.finalizers?.includes(CLEANUP_FINALIZER) === true, `PV ${name} holds our finalizer`);
+    await eventually(async () => (await fx!.serverPv(name))?.metadata?.finalizers?.includes(CLEANUP_FINALIZER) === true, `PV ${name} holds our finalizer`);
     return claim;
   }
 
@@ -108,8 +108,8 @@ describePrivileged('data safety', () => {
       }
 
       expect(diskMarked(tenant.loop)).toBe(true);
-      expect(fx.serverPv(mine.pv.metadata!.name!)?.metadata?.uid).toBe(mine.pv.metadata!.uid);
-      expect(fx.serverPv(tenant.pv.metadata!.name!)?.status?.phase).toBe('Bound');
+      expect((await fx.serverPv(mine.pv.metadata!.name!))?.metadata?.uid).toBe(mine.pv.metadata!.uid);
+      expect((await fx.serverPv(tenant.pv.metadata!.name!))?.status?.phase).toBe('Bound');
       const warnings = await fx.recordedEvents('VolumeIdentityMismatch');
       expect(warnings.map((e) => e.involvedObject.name)).toContain(mine.pv.metadata!.name);
       expect(await fx.metrics.exposition()).toMatch(/^local_volume_provisioner_cleanup_refused_total\{reason="identity-mismatch"\} [1-9]/m);
@@ -127,7 +127,7 @@ describePrivileged('data safety', () => {
       await fx.pass();
       await fx.settle();
 
-      expect(fx.serverPvNames()).toEqual([tenant.pv.metadata!.name]);
+      expect(await fx.serverPvNames()).toEqual([tenant.pv.metadata!.name]);
       expect(diskMarked(tenant.loop)).toBe(true);
       const [warning] = await fx.recordedEvents('DuplicatePath');
       expect(warning.message).toContain(`as PV "${tenant.pv.metadata!.name}"`);
@@ -158,7 +158,7 @@ describePrivileged('data safety', () => {
       }
 
       expect(fs.readFileSync(path.join(dir, 'their-data'), 'utf8')).toBe('another tenant\'s');
-      expect(fx.serverPv(name)).toBeDefined();
+      expect(await fx.serverPv(name)).toBeDefined();
       expect((await fx.recordedEvents('VolumeIdentityMismatch')).length).toBeGreaterThan(0);
     });
   });
@@ -171,12 +171,12 @@ describePrivileged('data safety', () => {
       fx = await ControllerFixture.start({ classes: blockClass({ blockCleanerCommand: slow }) });
       const { disk, name } = await releasedDisk('disk1');
       await fx.pass();
-      await eventually(() => fx!.serverPv(name)?.metadata?.deletionTimestamp !== undefined, 'the Released PV is being deleted');
+      await eventually(async () => (await fx!.serverPv(name))?.metadata?.deletionTimestamp !== undefined, 'the Released PV is being deleted');
 
       // An administrator clears claimRef to reuse the PV, and a new claim names it.
       await fx.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-      expect(() => fx!.bind(name, 'new-tenant')).toThrow('the volume is marked for deletion');
+      expect(async () => fx!.bind(name, 'new-tenant')).toThrow('the volume is marked for deletion');
 
       fs.writeFileSync(gate, '');
       await fx.settle();
@@ -193,27 +193,27 @@ describePrivileged('data safety', () => {
       const name = disk.pv.metadata!.name!;
       await fx.release(name);
       await fx.pass();
-      await eventually(() => fx!.deleter.isCleaning(name), 'the cleanup runs');
+      await eventually(async () => fx!.deleter.isCleaning(name), 'the cleanup runs');
 
       await fx.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-      await eventually(() => fx!.serverPv(name)?.status?.phase === 'Available', 'the PV is Available again');
-      fx.bind(name, 'new-tenant');
+      await eventually(async () => (await fx!.serverPv(name))?.status?.phase === 'Available', 'the PV is Available again');
+      await fx.bind(name, 'new-tenant');
 
       fs.writeFileSync(gate, '');
       await fx.settle();
-      expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: disk.pv.metadata!.uid }, status: { phase: 'Bound' } });
-      expect(fx.serverPv(name)?.spec?.claimRef?.name).toBe('new-tenant');
+      expect(await fx.serverPv(name)).toMatchObject({ metadata: { uid: disk.pv.metadata!.uid }, status: { phase: 'Bound' } });
+      expect((await fx.serverPv(name))?.spec?.claimRef?.name).toBe('new-tenant');
     });
   });
 
   describe('a PV deleted while the agent is down', () => {
-    let server: TestApiServer | undefined;
+    let server: Kubernetes | undefined;
     let stateDir: string | undefined;
     afterEach(async () => {
       await fx?.stop();
       fx = undefined;
-      await server?.stop();
+      await server?.reset();
       server = undefined;
       stateDir = undefined;
     });
@@ -221,7 +221,7 @@ describePrivileged('data safety', () => {
     /** This node's agent, over a server the test owns (so the agent can be stopped and started anew, remembering nothing). */
     async function agent(options: FixtureOptions, dirs?: Record<string, string>): Promise<ControllerFixture> {
       const first = server === undefined;
-      server ??= await startTestApiServer();
+      server ??= await Kubernetes.forSuite({ controllers: true });
       // The node's volume record is a host directory: a restarted agent finds it as the last one left it.
       fx = await ControllerFixture.start({ ...options, server, seed: first, mountDirs: dirs, stateDir: stateDir ??= makeTempDir('lvp-state-') });
       return fx;
@@ -236,9 +236,9 @@ describePrivileged('data safety', () => {
       await fx.stop();
       await core.deletePersistentVolume({ name });
       const stored = () => server!.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
-      await eventually(() => stored()?.metadata?.deletionTimestamp !== undefined, 'the PV is being deleted');
+      await eventually(async () => (await stored())?.metadata?.deletionTimestamp !== undefined, 'the PV is being deleted');
       // Held by our finalizer, it is not offered again by anyone meanwhile.
-      expect(stored()?.metadata?.finalizers).toContain(CLEANUP_FINALIZER);
+      expect((await stored())?.metadata?.finalizers).toContain(CLEANUP_FINALIZER);
 
       fx = await agent({ classes: blockClass() }, dirs);
       await fx.pass();
@@ -270,7 +270,7 @@ describePrivileged('data safety', () => {
         await fx.pass();
         await fx.settle();
       }
-      expect(fx.serverPv(name)?.metadata?.deletionTimestamp).toBeDefined();
+      expect((await fx.serverPv(name))?.metadata?.deletionTimestamp).toBeDefined();
       expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('the last user\'s');
       expect((await fx.recordedEvents('CleanupRefused')).map((e) => e.message)).toEqual([expect.stringContaining('StorageClass "local-fs" is not configured')]);
 
@@ -292,7 +292,7 @@ describePrivileged('data safety', () => {
       fs.symlinkSync(loop.device, path.join(fx.dirs['local-block'], 'by-id'));
       fs.symlinkSync(loop.device, path.join(fx.dirs['local-block'], 'by-path'));
       await fx.pass();
-      expect(fx.serverPvNames()).toHaveLength(1);
+      expect(await fx.serverPvNames()).toHaveLength(1);
     });
 
     test('one device linked into two classes gets one PV', async () => {
@@ -302,7 +302,7 @@ describePrivileged('data safety', () => {
       fs.symlinkSync(loop.device, path.join(fx.dirs.slow, 'disk'));
       await fx.pass();
       await fx.pass();
-      expect(fx.serverPvNames()).toHaveLength(1);
+      expect(await fx.serverPvNames()).toHaveLength(1);
     });
 
     test('one filesystem mounted at two entries gets one PV', async () => {
@@ -311,7 +311,7 @@ describePrivileged('data safety', () => {
       mount(shared, path.join(fx.dirs['local-fs'], 'a'), { bind: true });
       mount(shared, path.join(fx.dirs['local-fs'], 'b'), { bind: true });
       await fx.pass();
-      expect(fx.serverPvNames()).toHaveLength(1);
+      expect(await fx.serverPvNames()).toHaveLength(1);
     });
 
     test('two classes over one host directory, with every watch failing: three mounts, three PVs', async () => {
@@ -325,7 +325,7 @@ describePrivileged('data safety', () => {
       fx.server.faults.failNext({ verb: 'watch', code: 500, count: 1000 });
       fx.server.faults.closeWatches();
       for (let i = 0; i < 3; i++) await fx.pass();
-      expect(fx.serverPvNames()).toHaveLength(3);
+      expect(await fx.serverPvNames()).toHaveLength(3);
       fx.server.faults.clear();
       for (const at of [first, second]) unmount(at);
     });
@@ -347,14 +347,14 @@ describePrivileged('data safety', () => {
       try {
         await deleteClaim(claim);
         await fx.waitForPv(name, { phase: 'Released' });
-        await eventually(() => fs.existsSync(path.join(dir, 'log')), 'the writer writes');
+        await eventually(async () => fs.existsSync(path.join(dir, 'log')), 'the writer writes');
         await fx.pass();
         await fx.settle();
         // The refusal is reported by the next pass.
         await fx.pass();
 
         expect(fs.existsSync(path.join(dir, 'log'))).toBe(true);
-        expect(fx.serverPv(name)?.metadata?.uid).toBe(pv.metadata!.uid);
+        expect((await fx.serverPv(name))?.metadata?.uid).toBe(pv.metadata!.uid);
         const [inUse] = await fx.recordedEvents('VolumeInUse');
         expect(inUse.message).toContain(podDir);
         expect(await fx.metric('local_volume_provisioner_volume_state', {
@@ -383,13 +383,13 @@ describePrivileged('data safety', () => {
     await fx.waitForPv(name, { phase: 'Available' });
     unmount(dir);
     // A claim binds the PV in the window between the agent's decision and its delete.
-    fx.server.faults.beforeNext({ verb: 'delete', resource: 'persistentvolumes' }, () => fx!.bind(name));
+    fx.server.faults.beforeNext({ verb: 'delete', resource: 'persistentvolumes' }, async () => fx!.bind(name));
 
     await fx.pass();
     await fx.pass();
 
-    expect(fx.serverPv(name)?.status?.phase).toBe('Bound');
-    expect(fx.serverPv(name)?.metadata?.deletionTimestamp).toBeUndefined();
+    expect((await fx.serverPv(name))?.status?.phase).toBe('Bound');
+    expect((await fx.serverPv(name))?.metadata?.deletionTimestamp).toBeUndefined();
   });
 
   test('a rejected entry seen on every pass does not use up the Node\'s Event budget: a ConfigInvalid still goes out', async () => {

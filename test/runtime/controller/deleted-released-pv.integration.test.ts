@@ -41,7 +41,7 @@ describePrivileged('a Released PV deleted before its cleanup', () => {
 
     // The queued cleanup found its PV gone; the volume still holds data, so it is not offered.
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     expect(fs.existsSync(path.join(dir, 'secret'))).toBe(true);
 
     await fx.waitForRetry(first.metadata!.uid!);

@@ -1,6 +1,6 @@
 /**
  * Upstream's deleter cases and our safety rules, end to end through the
- * DirectoryController: claims bound and deleted in the test API server (its PV
+ * DirectoryController: claims bound and deleted in a real control plane (its PV
  * controller makes the PV Released), real mount points and loop devices cleaned
  * in this process.
  */
@@ -204,7 +204,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
 
     for (let round = 1; round <= 4; round++) {
       const before = new Map(names.map((n) => [n, fx!.cache.get(n)!.metadata!.uid!]));
-      const claims = names.map((n) => fx!.bind(n, `claim-${n}-${round}`));
+      const claims = await Promise.all(names.map((n) => fx!.bind(n, `claim-${n}-${round}`)));
       for (const e of entries) fs.writeFileSync(path.join(fx.dirs['local-fs'], e, `round-${round}`), 'user data');
       await fx.waitForCache((pvs) => pvs.filter((p) => p.status?.phase === 'Bound').length === 10, 'all bound');
       for (const claim of claims) await fx.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
@@ -218,7 +218,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
         });
       }, `round ${round}: every volume is offered again under a new UID`, 15_000);
 
-      expect(fx.serverPvNames()).toEqual([...names].sort());
+      expect(await fx.serverPvNames()).toEqual([...names].sort());
       for (const e of entries) expect(fs.readdirSync(path.join(fx.dirs['local-fs'], e))).toEqual([]);
     }
     expect(await fx.recordedEvents('CleanupFailed')).toEqual([]);
@@ -232,7 +232,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     const bound = await provision('local-fs', 'bound');
     const retained = await provision('local-retain', 'kept');
     for (const v of [available, bound, retained]) fillVolume(v.dir);
-    fx.bind(bound.pv.metadata!.name!);
+    await fx.bind(bound.pv.metadata!.name!);
     await fx.waitForPv(bound.pv.metadata!.name!, { phase: 'Bound' });
     await fx.release(retained.pv.metadata!.name!);
 
@@ -242,7 +242,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     await fx.settle();
 
     for (const v of [available, bound, retained]) {
-      expect(fx.serverPv(v.pv.metadata!.name!)!.metadata!.uid).toBe(v.pv.metadata!.uid);
+      expect((await fx.serverPv(v.pv.metadata!.name!))!.metadata!.uid).toBe(v.pv.metadata!.uid);
       expect(fs.readdirSync(v.dir).sort()).toEqual(['data.bin', 'nested', 'readonly.txt']);
     }
     expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
@@ -274,8 +274,12 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     makeMountPoint(dir);
     fillVolume(dir);
     const name = fx.pvName('local-fs', 'vol1');
-    // Made by hand (a StorageClass cannot say Recycle for us), Released by a claim that is gone.
-    fx.server.create(releasedPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), 'Recycle'));
+    // Made by hand (a StorageClass cannot say Recycle for us), Released by a claim that is gone. The PV
+    // controller would go on to recycle it, find no recycler for a local volume and mark it Failed: paused,
+    // it leaves the PV Released, as our agent may see it in that window.
+    await fx.server.plane.pauseControllers();
+    const created = await fx.server.create(releasedPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), 'Recycle'));
+    await fx.core.replacePersistentVolumeStatus({ name, body: { ...created, status: { phase: 'Released' } } });
     await fx.waitForPv(name, { phase: 'Released' });
 
     await fx.pass();
@@ -293,13 +297,13 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     const dir = path.join(fx.dirs['local-fs'], 'vol1');
     makeMountPoint(dir);
     fillVolume(dir);
-    fx.server.create(releasedPv('someone-elses', '/mnt/host/local-fs/vol1', 'local-volume-provisioner-other-node-uid', 'Delete'));
+    await fx.server.create(releasedPv('someone-elses', '/mnt/host/local-fs/vol1', 'local-volume-provisioner-other-node-uid', 'Delete'));
     await fx.waitForPv('someone-elses', { phase: 'Released' });
 
     await fx.pass();
     await fx.settle();
 
-    expect(fx.serverPv('someone-elses')).toBeDefined();
+    expect(await fx.serverPv('someone-elses')).toBeDefined();
     expect(fs.readdirSync(dir)).toHaveLength(3);
   });
 
@@ -323,7 +327,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     await fx.pass();
     await fx.settle();
     expect(logLines(log)).toHaveLength(2);
-    expect(fx.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+    expect((await fx.serverPv(name))!.metadata!.uid).toBe(pv.metadata!.uid);
     const [failed] = await fx.recordedEvents('CleanupFailed');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { name } });
     expect(failed.message).toMatch(/10/);
@@ -380,8 +384,8 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     const [started] = logLines(log);
     expect(logLines(log)).toEqual([started]);
     // Nothing of the cleaner is left running (its script names the log).
-    expect(await eventually(() => spawnSync('pgrep', ['-f', log]).status === 1, 'the cleaner is gone').then(() => true)).toBe(true);
-    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await eventually(async () => spawnSync('pgrep', ['-f', log]).status === 1, 'the cleaner is gone').then(() => true)).toBe(true);
+    expect(await fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     const [timedOut] = await fx.recordedEvents('CleanupTimedOut');
     expect(timedOut).toMatchObject({ type: 'Warning', involvedObject: { name } });
     expect(timedOut.message).toContain('timed out after 5000 ms');
@@ -447,20 +451,20 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
 
       // Meanwhile the PV is deleted and a new one made under the same name.
       await fx.core.deletePersistentVolume({ name });
-      await eventually(() => fx!.serverPv(name) === undefined, 'the old PV is gone');
-      const replacement = fx.server.create(freshCopy(pv));
+      await eventually(async () => await fx!.serverPv(name) === undefined, 'the old PV is gone');
+      const replacement = await fx.server.create(freshCopy(pv));
       expect(replacement.metadata!.uid).not.toBe(pv.metadata!.uid);
       freeSlot();
       await holder;
       await fx.settle();
 
       expect(fs.readdirSync(dir)).toHaveLength(3);
-      expect(fx.serverPv(name)!.metadata!.uid).toBe(replacement.metadata!.uid);
+      expect((await fx.serverPv(name))!.metadata!.uid).toBe(replacement.metadata!.uid);
       // The replacement offers a volume the node's record knows a tenant used: it is withdrawn, and the volume cleaned.
       await eventually(async () => {
         await fx!.pass();
         await fx!.settle();
-        return fx!.serverPv(name)?.metadata?.uid !== replacement.metadata!.uid && fs.readdirSync(dir).length === 0;
+        return (await fx!.serverPv(name))?.metadata?.uid !== replacement.metadata!.uid && fs.readdirSync(dir).length === 0;
       }, 'the replacement is withdrawn and the volume cleaned');
       expect(await fx.recordedEvents('VolumeWithdrawn')).not.toHaveLength(0);
     });
@@ -483,7 +487,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     await fx.pass();
 
     expect(fs.readdirSync(elsewhere)).toEqual(['precious']);
-    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     const [refused] = await fx.recordedEvents('CleanupRefused');
     expect(refused.message).toContain('symlink');
   });
@@ -507,7 +511,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
 
     expect(logLines(log)).toEqual([]);
     expect(fs.readFileSync(path.join(mounted, 'in-use'), 'utf8')).toBe('data');
-    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     expect(await fx.recordedEvents('VolumeInUse')).toHaveLength(1);
   });
 
@@ -549,7 +553,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
 
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     await fx.pass();
     // Without the finalizer the PV delete comes after the cleanup: upstream's reason says it failed.
     expect((await fx.recordedEvents(mode === 'legacy' ? 'VolumeFailedDelete' : 'CleanupFailed')).map((e) => e.involvedObject.name)).toEqual([name]);
@@ -571,7 +575,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     const name = pv.metadata!.name!;
     await fx.release(name);
     await fx.pass();
-    await eventually(() => logLines(log).length > 0, 'the cleaner started');
+    await eventually(async () => logLines(log).length > 0, 'the cleaner started');
 
     // Someone deletes the PV while it is being cleaned (with our finalizer it stays until the cleanup ends).
     await fx.core.deletePersistentVolume({ name });

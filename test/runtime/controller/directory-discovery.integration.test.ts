@@ -1,7 +1,7 @@
 /**
  * Upstream's discovery test cases that need the API, end to end through the
  * DirectoryController: real bind mounts and loop devices in the discovery
- * directories, the real client against the test API server.
+ * directories, the real client against a real control plane.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,9 +33,9 @@ describePrivileged('directory discovery through the controller', () => {
     const result = await fx.pass();
 
     expect([...result.created].sort()).toEqual(names);
-    expect(fx.serverPvNames()).toEqual(names);
+    expect(await fx.serverPvNames()).toEqual(names);
     for (const name of names) {
-      const pv = fx.serverPv(name)!;
+      const pv = (await fx.serverPv(name))!;
       expect(pv.metadata!.ownerReferences).toBeUndefined();
       expect(pv.metadata!.labels![NODE_LABEL]).toBe(NODE_NAME);
     }
@@ -49,8 +49,8 @@ describePrivileged('directory discovery through the controller', () => {
     fx = await ControllerFixture.start({ config: { setPVOwnerRef: true } });
     makeMountPoint(path.join(dir(), 'vol1'));
     await fx.pass();
-    const node = fx.server.get('v1', 'Node', NODE_NAME);
-    expect(fx.serverPv(fx.pvName('local-fs', 'vol1'))!.metadata!.ownerReferences).toEqual([
+    const node = await fx.server.get('v1', 'Node', NODE_NAME);
+    expect((await fx.serverPv(fx.pvName('local-fs', 'vol1')))!.metadata!.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Node', name: NODE_NAME, uid: node.metadata.uid },
     ]);
   });
@@ -67,7 +67,7 @@ describePrivileged('directory discovery through the controller', () => {
 
     expect(second.created).toEqual([]);
     expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(creates);
-    expect(fx.serverPvNames()).toHaveLength(2);
+    expect(await fx.serverPvNames()).toHaveLength(2);
   });
 
   test('a missing discovery directory creates nothing and is reported on the Node', async () => {
@@ -87,7 +87,7 @@ describePrivileged('directory discovery through the controller', () => {
     fx = await ControllerFixture.start();
     const result = await fx.pass();
     expect(result.created).toEqual([]);
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     expect((await fx.recordedEvents()).filter((e) => e.type === 'Warning')).toEqual([]);
   });
 
@@ -101,7 +101,7 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol3'));
 
     expect([...(await fx.pass()).created].sort()).toEqual([fx.pvName('local-fs', 'vol2'), fx.pvName('local-fs', 'vol3')].sort());
-    expect(fx.serverPvNames()).toHaveLength(3);
+    expect(await fx.serverPvNames()).toHaveLength(3);
   });
 
   test('a PV create answered 503 with Retry-After is sent again and the PV is created once', async () => {
@@ -113,7 +113,7 @@ describePrivileged('directory discovery through the controller', () => {
 
     expect(result.created).toEqual([fx.pvName('local-fs', 'vol1')]);
     expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(3);
-    expect(fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
+    expect(await fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
     expect(await fx.recordedEvents('ProvisioningFailed')).toEqual([]);
   });
 
@@ -126,7 +126,7 @@ describePrivileged('directory discovery through the controller', () => {
     expect(fx.server.counters.get('create', 'persistentvolumes').requests).toBe(1);
     expect(await fx.recordedEvents('ProvisioningFailed')).toHaveLength(1);
     expect((await fx.pass()).created).toEqual([fx.pvName('local-fs', 'vol1')]);
-    expect(fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
+    expect(await fx.serverPvNames()).toEqual([fx.pvName('local-fs', 'vol1')]);
   });
 
   test('a PV create that keeps failing caches nothing, records ProvisioningFailed, and succeeds on a later pass', async () => {
@@ -139,7 +139,7 @@ describePrivileged('directory discovery through the controller', () => {
     const failed = await fx.pass();
 
     expect(failed.created).toEqual([]);
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     expect(fx.cache.list()).toEqual([]);
     const [event] = await fx.recordedEvents('ProvisioningFailed');
     expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
@@ -155,12 +155,12 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     const name = fx.pvName('local-fs', 'vol1');
     // The same PV, but without our node label, so the cache does not see it: the create meets AlreadyExists.
-    fx.server.create(localFsPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), {}));
+    await fx.server.create(localFsPv(name, '/mnt/host/local-fs/vol1', await fx.provisionerName(), {}));
 
     const result = await fx.pass();
 
     expect(result.created).toEqual([]);
-    expect(fx.serverPvNames()).toEqual([name]);
+    expect(await fx.serverPvNames()).toEqual([name]);
     expect(await fx.recordedEvents('ProvisioningFailed')).toEqual([]);
   });
 
@@ -168,11 +168,11 @@ describePrivileged('directory discovery through the controller', () => {
     fx = await ControllerFixture.start();
     makeMountPoint(path.join(dir(), 'vol1'));
     const name = fx.pvName('local-fs', 'vol1');
-    const squatter = fx.server.create(localFsPv(name, '/somewhere/else', 'someone-else', {}));
+    const squatter = await fx.server.create(localFsPv(name, '/somewhere/else', 'someone-else', {}));
 
     expect((await fx.pass()).created).toEqual([]);
 
-    expect(fx.serverPv(name)!.metadata!.uid).toBe(squatter.metadata!.uid);
+    expect((await fx.serverPv(name))!.metadata!.uid).toBe(squatter.metadata!.uid);
     const [event] = await fx.recordedEvents('ProvisioningFailed');
     expect(event.message).toContain('path "/somewhere/else" (provisioned by "someone-else")');
     expect(event.message).toContain('not creating it for path "/mnt/host/local-fs/vol1"');
@@ -183,13 +183,13 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     makeMountPoint(path.join(dir(), 'vol2'));
     // e.g. made under the class's old name before it was renamed.
-    fx.server.create(localFsPv('local-pv-renamed', '/mnt/host/local-fs/vol1', await fx.provisionerName(), { [NODE_LABEL]: NODE_NAME }));
+    await fx.server.create(localFsPv('local-pv-renamed', '/mnt/host/local-fs/vol1', await fx.provisionerName(), { [NODE_LABEL]: NODE_NAME }));
     await fx.waitForPv('local-pv-renamed');
 
     const result = await fx.pass();
 
     expect(result.created).toEqual([fx.pvName('local-fs', 'vol2')]);
-    expect(fx.serverPv(fx.pvName('local-fs', 'vol1'))).toBeUndefined();
+    expect(await fx.serverPv(fx.pvName('local-fs', 'vol1'))).toBeUndefined();
     const [event] = await fx.recordedEvents('DuplicatePath');
     expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE_NAME } });
     expect(event.message).toBe(`path "/mnt/host/local-fs/vol1" is already used by PV "local-pv-renamed"; not creating PV "${fx.pvName('local-fs', 'vol1')}" for it`);
@@ -256,7 +256,7 @@ describePrivileged('directory discovery through the controller', () => {
 
     await fx.pass();
 
-    const pv = fx.serverPv(fx.pvName('local-block', 'disk1'))!;
+    const pv = (await fx.serverPv(fx.pvName('local-block', 'disk1')))!;
     expect(pv.spec).toMatchObject({
       volumeMode: 'Block',
       capacity: { storage: '24Mi' },
@@ -273,7 +273,7 @@ describePrivileged('directory discovery through the controller', () => {
 
     await fx.pass();
 
-    expect(fx.serverPv(fx.pvName('local-fs', 'disk1'))!.spec).toMatchObject({
+    expect((await fx.serverPv(fx.pvName('local-fs', 'disk1')))!.spec).toMatchObject({
       volumeMode: 'Filesystem',
       capacity: { storage: '20Mi' },
       local: { path: '/mnt/host/local-fs/disk1', fsType: 'ext4' },
@@ -292,11 +292,11 @@ describePrivileged('directory discovery through the controller', () => {
     const mountPoint = path.join(dir(), 'vol1');
     makeMountPoint(mountPoint);
     const name = fx.pvName('local-fs', 'vol1');
-    const node = fx.server.get('v1', 'Node', NODE_NAME);
+    const node = await fx.server.get('v1', 'Node', NODE_NAME);
 
     await fx.pass();
 
-    const pv = fx.serverPv(name)!;
+    const pv = (await fx.serverPv(name))!;
     const mount = (await readMountTable()).entries.filter((e) => e.mountPoint === mountPoint).pop()!;
     expect(pv.metadata!.annotations).toEqual({
       [PROVISIONED_BY_ANNOTATION]: `local-volume-provisioner-${NODE_NAME}-${node.metadata.uid}`,
@@ -328,7 +328,7 @@ describePrivileged('directory discovery through the controller', () => {
     makeMountPoint(path.join(dir(), 'vol1'));
     await fx.pass();
     // The Go provisioner's name: FNV-1a (32 bit) of entry + node + class, hex, not zero-padded.
-    const pv = fx.serverPv(`local-pv-${referenceFnv1a32(`vol1${NODE_NAME}local-fs`).toString(16)}`)!;
+    const pv = (await fx.serverPv(`local-pv-${referenceFnv1a32(`vol1${NODE_NAME}local-fs`).toString(16)}`))!;
     expect(pv).toBeDefined();
     expect(pv.metadata!.annotations![PROVISIONED_BY_ANNOTATION]).toBe(`local-volume-provisioner-${NODE_NAME}`);
   });

@@ -1,6 +1,7 @@
 /**
- * A whole directory-dialect controller against the test API server, for the
- * integration tests next to this file: a Node and StorageClasses in the server,
+ * A whole directory-dialect controller against a real control plane (test/support/kubernetes.ts:
+ * apiserver, PV binder and the other controllers), for the integration tests next to this
+ * file: a Node and StorageClasses in the cluster,
  * a temporary discovery directory per class (the tests put real bind mounts and
  * loop devices in them), and the runtime's real parts wired as run-directory.ts
  * wires them (KubeApi, NodePvCache, EventRecorder, ProvisionerMetrics, process
@@ -17,11 +18,11 @@ import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentParts } from '../../support/agent-parts';
-import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
+import { Kubernetes } from '../../support/kubernetes';
+import { cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { makeTempDir } from '../../support/privileged';
-import { eventually, plainHttpKubeConfig } from '../kube/fixtures';
+import { eventually } from '../kube/fixtures';
 
 export { eventually };
 
@@ -52,8 +53,8 @@ export interface FixtureOptions {
   readonly nodeLabels?: Record<string, string>;
   /** Backoff of failed cleanups. @default 200 ms, at most 1 s */
   readonly backoff?: BackoffPolicy;
-  /** Reuse this server (and its state) instead of starting one; the fixture does not stop it. */
-  readonly server?: TestApiServer;
+  /** Reuse this cluster (and its state) instead of the suite's; the fixture leaves it as it is. */
+  readonly server?: Kubernetes;
   /** Write the Node, the namespace and the StorageClasses. @default true unless `server` is given */
   readonly seed?: boolean;
   /** Reuse these discovery directories (class name to mountDir). */
@@ -67,9 +68,11 @@ export interface FixtureOptions {
 }
 
 export class ControllerFixture extends AgentParts {
-  /** Starts a server (unless given), writes the Node and StorageClasses, starts the cache. */
+  /** Takes the suite's cluster (unless given), writes the Node and StorageClasses, starts the cache. */
   static async start(options: FixtureOptions = {}): Promise<ControllerFixture> {
-    const server = options.server ?? await startTestApiServer();
+    const server = options.server ?? await Kubernetes.forSuite({ controllers: true });
+    // Whatever an earlier test of the suite left (one that failed before its stop()) is gone first.
+    if (!options.server) await server.reset();
     const classes = options.classes ?? { 'local-fs': {} };
     const seed = options.seed ?? !options.server;
     const dirs: Record<string, string> = {};
@@ -78,9 +81,9 @@ export class ControllerFixture extends AgentParts {
       const mountDir = entry.mountDir ?? options.mountDirs?.[name] ?? makeTempDir(`lvp-${name}-`);
       dirs[name] = mountDir;
       storageClassMap[name] = { hostDir: `/mnt/host/${name}`, ...entry, mountDir };
-      if (seed && storageClass !== false) createStorageClass(server, name, storageClass ?? {});
+      if (seed && storageClass !== false) await createStorageClass(server, name, storageClass ?? {});
     }
-    if (seed) seedCluster(server, options.nodeLabels);
+    if (seed) await seedCluster(server, options.nodeLabels);
     const resolved = resolveProvisionerConfig({ ...options.config, storageClassMap });
     if (!resolved.ok) throw new Error(`fixture config is invalid: ${JSON.stringify(resolved.errors)}`);
     const fx = new ControllerFixture(server, resolved.config, dirs, !options.server,
@@ -94,7 +97,7 @@ export class ControllerFixture extends AgentParts {
   readonly nodes: NodeInfoSource;
 
   private constructor(
-    readonly server: TestApiServer,
+    readonly server: Kubernetes,
     readonly config: ProvisionerConfig,
     /** Class name to its discovery directory (mountDir). */
     readonly dirs: Record<string, string>,
@@ -104,7 +107,7 @@ export class ControllerFixture extends AgentParts {
     stateDir: string | undefined,
   ) {
     // Quick retries, and a rate limit that never makes a test wait (the default, 20 QPS, is for real clusters).
-    super(new KubeApi(plainHttpKubeConfig(server), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
+    super(new KubeApi(server.kubeConfig(), { qps: 1000, burst: 1000, backoff: { initialMs: 5, maxMs: 50 } }), NODE_NAME,
       {
         maxConcurrent: config.maxConcurrentCleanups,
         timeoutMs: config.cleanupTimeout,
@@ -156,24 +159,26 @@ export class ControllerFixture extends AgentParts {
     return directoryPVName(entry, NODE_NAME, className);
   }
 
-  /** The PV as the server has it now. */
-  serverPv(name: string): V1PersistentVolume | undefined {
+  /** The PV as the cluster has it now. */
+  serverPv(name: string): Promise<V1PersistentVolume | undefined> {
     return this.server.get('v1', 'PersistentVolume', name);
   }
 
-  /** Every PV in the server, by name. */
-  serverPvNames(): string[] {
-    return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume').map((p) => p.metadata!.name!).sort();
+  /** Every PV in the cluster, by name. */
+  async serverPvNames(): Promise<string[]> {
+    return (await this.server.list<V1PersistentVolume>('v1', 'PersistentVolume')).map((p) => p.metadata!.name!).sort();
   }
 
   /** Events written so far (after the recorder's queue drains), optionally of one reason. */
   async recordedEvents(reason?: string): Promise<CoreV1Event[]> {
     await this.events.flush();
-    return this.server.list<CoreV1Event>('v1', 'Event', 'default').filter((e) => reason === undefined || e.reason === reason);
+    // The agent's own: the controller manager writes Events about PVs too, with no host.
+    return (await this.server.list<CoreV1Event>('v1', 'Event', 'default'))
+      .filter((e) => e.source?.host === NODE_NAME && (reason === undefined || e.reason === reason));
   }
 
   /** Waits until the cache agrees with `condition`. */
-  async waitForCache(condition: (pvs: V1PersistentVolume[]) => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  async waitForCache(condition: (pvs: V1PersistentVolume[]) => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
     await eventually(() => condition(this.cache.list()), what, timeoutMs);
   }
 
@@ -187,40 +192,40 @@ export class ControllerFixture extends AgentParts {
     await this.waitForCache(() => pvGone(this.cache.get(name), uid), `PV ${name}${uid ? ` (UID ${uid})` : ''} is gone from the cache`);
   }
 
-  /** Binds a new claim to the PV, as the PV binder would. Returns the claim's name. */
-  bind(pvName: string, claimName = `claim-${pvName}`): string {
-    return bindNewClaim(this.server, pvName, claimName);
+  /** A user's new claim for the PV, which the PV binder binds to it. Returns the claim's name. */
+  bind(pvName: string, claimName = `claim-${pvName}`): Promise<string> {
+    return this.server.bindNewClaim(pvName, claimName);
   }
 
   /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
   async release(pvName: string, beforeDelete?: () => void | Promise<void>): Promise<V1PersistentVolume> {
-    const claim = this.bind(pvName);
+    const claim = await this.bind(pvName);
     await this.waitForPv(pvName, { phase: 'Bound' });
     await beforeDelete?.();
     await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
     return this.waitForPv(pvName, { phase: 'Released' });
   }
 
-  /** Stops cleanups and the cache, and the server when the fixture started it. */
+  /** Stops cleanups and the cache, and resets the suite's cluster when the fixture took it. */
   async stop(): Promise<void> {
     await this.stopParts();
-    if (this.ownsServer) await this.server.stop();
+    if (this.ownsServer) await this.server.reset();
   }
 }
 
 /** This node and the Job namespace. */
-export function seedCluster(server: TestApiServer, nodeLabels: Record<string, string> = {}, taints: V1Taint[] = []): void {
-  server.create({
+export async function seedCluster(server: Kubernetes, nodeLabels: Record<string, string> = {}, taints: V1Taint[] = []): Promise<void> {
+  await server.create({
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_HOSTNAME, ...nodeLabels } },
     ...(taints.length > 0 ? { spec: { taints } } : {}),
   });
-  server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: JOB_NAMESPACE } });
+  await server.ensure({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: JOB_NAMESPACE } });
 }
 
-export function createStorageClass(server: TestApiServer, name: string, spec: StorageClassSpec): void {
-  server.create({
+export async function createStorageClass(server: Kubernetes, name: string, spec: StorageClassSpec): Promise<void> {
+  await server.create({
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
     metadata: { name },

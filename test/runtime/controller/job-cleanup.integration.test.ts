@@ -1,13 +1,13 @@
 /**
  * Cleanup in Jobs (`useJobForCleaning`) through the DirectoryController: the
- * test API server's job controller starts Jobs but runs no pods, and the tests
- * finish them with `finishJob`, as a pod succeeding or failing would.
+ * real Job controller makes each Job's pod, which no kubelet runs here: the tests
+ * finish it with `finishJob`, as the pod succeeding or failing would.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1Job, V1PersistentVolume } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, JOB_IMAGE, JOB_NAMESPACE, NODE_NAME } from './fixture';
-import { startTestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -43,8 +43,8 @@ describePrivileged('cleanup Jobs through the controller', () => {
     return fx!.release(name);
   }
 
-  const jobs = (): V1Job[] => fx!.server.list<V1Job>('batch/v1', 'Job', JOB_NAMESPACE);
-  const jobOf = (pvName: string) => fx!.server.get<V1Job>('batch/v1', 'Job', `cleanup-${pvName}`, JOB_NAMESPACE);
+  const jobs = (): Promise<V1Job[]> => fx!.server.list<V1Job>('batch/v1', 'Job', JOB_NAMESPACE);
+  const jobOf = async (pvName: string) => fx!.server.get<V1Job>('batch/v1', 'Job', `cleanup-${pvName}`, JOB_NAMESPACE);
 
   test('a Released Block PV gets one Job cleanup-<pv> in the namespace, built as upstream builds it, with /dev and the tolerations', async () => {
     await start();
@@ -52,13 +52,13 @@ describePrivileged('cleanup Jobs through the controller', () => {
     const name = pv.metadata!.name!;
 
     await fx!.pass();
-    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
+    await eventually(async () => (await jobOf(name)) !== undefined, 'the cleanup Job exists');
     for (let i = 0; i < 3; i++) await fx!.pass();
     await new Promise((r) => setTimeout(r, 100));
 
-    expect(jobs().map((j) => j.metadata!.name)).toEqual([`cleanup-${name}`]);
+    expect((await jobs()).map((j) => j.metadata!.name)).toEqual([`cleanup-${name}`]);
     expect(fx!.server.counters.get('create', 'jobs').requests).toBe(1);
-    const job = jobOf(name)!;
+    const job = (await jobOf(name))!;
     expect(job.metadata!.labels).toEqual({ 'kubernetes.io/hostname': NODE_NAME, 'pv': name, 'pvuuid': pv.metadata!.uid });
     expect(job.metadata!.annotations).toMatchObject({ device: path.join(fx!.dirs['local-block'], 'disk1') });
     const pod = job.spec!.template.spec!;
@@ -80,7 +80,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     ]));
     expect(pod.tolerations).toEqual([TOLERATION]);
     expect(pod.restartPolicy).toBe('Never');
-    expect(fx!.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx!.serverPv(name)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
   });
 
   test('a Filesystem volume is emptied in the agent, by handle, as upstream cleans only Block volumes in Jobs', async () => {
@@ -97,7 +97,7 @@ describePrivileged('cleanup Jobs through the controller', () => {
     await fx.settle();
     await fx.waitForPvGone(name, pv.metadata!.uid);
     expect(fs.readdirSync(dir)).toEqual([]);
-    expect(jobOf(name)).toBeUndefined();
+    expect(await jobOf(name)).toBeUndefined();
     expect(fx.server.counters.get('create', 'jobs').requests).toBe(0);
   });
 
@@ -106,18 +106,23 @@ describePrivileged('cleanup Jobs through the controller', () => {
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
     await fx!.pass();
-    await eventually(() => jobOf(name)?.status?.startTime !== undefined, 'the cleanup Job started');
+    await eventually(async () => (await jobOf(name))?.status?.startTime !== undefined, 'the cleanup Job started');
 
     let jobGoneAt: number | undefined;
     let pvGoneAt: number | undefined;
-    const watcher = setInterval(() => {
-      jobGoneAt ??= jobOf(name) === undefined ? performance.now() : undefined;
-      pvGoneAt ??= fx!.serverPv(name) === undefined ? performance.now() : undefined;
-    }, 1);
-    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    let watching = true;
+    // Read in this order, a PV seen gone while its Job is still there would be caught.
+    const watcher = (async () => {
+      while (watching) {
+        jobGoneAt ??= (await jobOf(name)) === undefined ? performance.now() : undefined;
+        pvGoneAt ??= (await fx!.serverPv(name)) === undefined ? performance.now() : undefined;
+      }
+    })();
+    await fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
     await fx!.settle();
-    await eventually(() => pvGoneAt !== undefined, 'the PV is deleted');
-    clearInterval(watcher);
+    await eventually(async () => pvGoneAt !== undefined, 'the PV is deleted');
+    watching = false;
+    await watcher;
 
     expect(jobGoneAt).toBeDefined();
     expect(jobGoneAt!).toBeLessThanOrEqual(pvGoneAt!);
@@ -132,26 +137,26 @@ describePrivileged('cleanup Jobs through the controller', () => {
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
     await fx!.pass();
-    await eventually(() => jobOf(name)?.status?.startTime !== undefined, 'the first Job started');
-    const firstJob = jobOf(name)!.metadata!.uid;
+    await eventually(async () => (await jobOf(name))?.status?.startTime !== undefined, 'the first Job started');
+    const firstJob = (await jobOf(name))!.metadata!.uid;
 
-    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Failed', 'shred: /dev/loop9: Input/output error');
+    await fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Failed', 'shred: /dev/loop9: Input/output error');
     await fx!.settle();
-    expect(jobOf(name)).toBeUndefined();
+    expect(await jobOf(name)).toBeUndefined();
     await fx!.pass();
     const [failed] = await fx!.recordedEvents('CleanupFailed');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
     expect(failed.message).toContain('Input/output error');
-    expect(jobOf(name)).toBeUndefined();
-    expect(fx!.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+    expect(await jobOf(name)).toBeUndefined();
+    expect((await fx!.serverPv(name))!.metadata!.uid).toBe(pv.metadata!.uid);
 
     await fx!.waitForRetry(pv.metadata!.uid!);
     await fx!.pass();
-    await eventually(() => jobOf(name) !== undefined, 'a second Job exists');
-    expect(jobOf(name)!.metadata!.uid).not.toBe(firstJob);
-    expect(jobOf(name)!.metadata!.labels!.pvuuid).toBe(pv.metadata!.uid);
+    await eventually(async () => (await jobOf(name)) !== undefined, 'a second Job exists');
+    expect((await jobOf(name))!.metadata!.uid).not.toBe(firstJob);
+    expect((await jobOf(name))!.metadata!.labels!.pvuuid).toBe(pv.metadata!.uid);
 
-    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
     await fx!.settle();
     await fx!.waitForPvGone(name, pv.metadata!.uid);
   });
@@ -161,37 +166,37 @@ describePrivileged('cleanup Jobs through the controller', () => {
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
     await fx.pass();
-    // The test server runs no pod, so nothing ever writes to the device.
-    await eventually(() => jobOf(name) !== undefined, 'the cleanup Job exists');
+    // No kubelet runs the Job's pod here, so nothing ever writes to the device.
+    await eventually(async () => (await jobOf(name)) !== undefined, 'the cleanup Job exists');
     await fx.settle();
 
-    expect(jobOf(name)).toBeUndefined();
+    expect(await jobOf(name)).toBeUndefined();
     await fx.pass();
     const [failed] = await fx.recordedEvents('CleanupFailed');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
     expect(failed.message).toMatch(/was stopped: no I\/O reached the device for \d+ s \(cleanupStallTimeout 1 s\)/);
-    expect(fx.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+    expect((await fx.serverPv(name))!.metadata!.uid).toBe(pv.metadata!.uid);
   });
 
   test('a Job an earlier run left for this very PV is waited for, not created again', async () => {
-    const server = await startTestApiServer();
+    const server = await Kubernetes.start();
     stopAfter.push(() => server.stop());
     fx = await ControllerFixture.start({ ...options(), server, seed: true });
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
     // A first controller made the Job, then the process restarted: the new one finds it.
     await fx.pass();
-    await eventually(() => jobOf(name) !== undefined, 'the Job exists');
+    await eventually(async () => (await jobOf(name)) !== undefined, 'the Job exists');
     await fx.stop();
     fx = await ControllerFixture.start({ ...options(), server, mountDirs: fx.dirs });
-    const leftover = jobOf(name)!.metadata!.uid;
+    const leftover = (await jobOf(name))!.metadata!.uid;
 
     await fx.pass();
     await new Promise((r) => setTimeout(r, 100));
-    expect(jobOf(name)!.metadata!.uid).toBe(leftover);
+    expect((await jobOf(name))!.metadata!.uid).toBe(leftover);
     expect(server.counters.get('create', 'jobs').requests).toBe(1);
 
-    server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
     await fx.settle();
     await fx.waitForPvGone(name, pv.metadata!.uid);
   });
@@ -200,17 +205,17 @@ describePrivileged('cleanup Jobs through the controller', () => {
     await start();
     const pv = await releasedDevice();
     const name = pv.metadata!.name!;
-    fx!.server.create({
+    await fx!.server.create({
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: { name: `cleanup-${name}`, namespace: JOB_NAMESPACE, labels: { pv: name, pvuuid: 'an-older-uid' } },
       spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'cleaner', image: JOB_IMAGE }] } } },
     });
     // The old Job's success must not count for this PV.
-    fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
+    await fx!.server.finishJob(JOB_NAMESPACE, `cleanup-${name}`, 'Complete');
 
     await fx!.pass();
-    await eventually(() => jobOf(name)?.metadata?.labels?.pvuuid === pv.metadata!.uid, 'a Job for this PV replaced the old one');
-    expect(fx!.serverPv(name)!.metadata!.uid).toBe(pv.metadata!.uid);
+    await eventually(async () => (await jobOf(name))?.metadata?.labels?.pvuuid === pv.metadata!.uid, 'a Job for this PV replaced the old one');
+    expect((await fx!.serverPv(name))!.metadata!.uid).toBe(pv.metadata!.uid);
   });
 });

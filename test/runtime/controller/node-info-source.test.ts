@@ -1,14 +1,14 @@
 import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { createLogger } from '../../../src/runtime/observability';
-import { startTestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 import { eventually, serverAndApi } from '../kube/fixtures';
 
 const logger = createLogger({ level: 'fatal' });
 
 async function setUp() {
   const { server, api } = await serverAndApi();
-  server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
+  await server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
   const requests = () => server.counters.total({ resource: 'nodes' }).requests;
   return { server, api, requests };
 }
@@ -23,7 +23,7 @@ describe('NodeInfoSource', () => {
       const afterStart = requests();
       expect((await nodes.get()).labels).toMatchObject({ zone: 'a' });
       expect(requests()).toBe(afterStart);
-      const node = server.get('v1', 'Node', 'worker-1');
+      const node = await server.get('v1', 'Node', 'worker-1');
       await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
       await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen');
     } finally {
@@ -62,7 +62,7 @@ describe('NodeInfoSource', () => {
       await nodes.start();
       expect((await nodes.get()).labels.zone).toBe('a');
       // Read by name meanwhile, the Node would be kept for a minute: only the watch brings the change sooner.
-      const node = server.get('v1', 'Node', 'worker-1');
+      const node = await server.get('v1', 'Node', 'worker-1');
       await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
       await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen through the watch');
     } finally {
@@ -72,14 +72,15 @@ describe('NodeInfoSource', () => {
   });
 
   test('a Node last changed before the server\'s watch history began is watched without a relist loop', async () => {
-    const server = await startTestApiServer({ historyLimit: 5 });
-    server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
-    for (let i = 0; i < 10; i++) server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i}` } });
+    const server = await Kubernetes.start();
+    await server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
+    for (let i = 0; i < 10; i++) await server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i}` } });
+    await server.compact();
     const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 } });
     const nodes = new NodeInfoSource(api, 'worker-1', logger);
     try {
       await nodes.start();
-      const node = server.get('v1', 'Node', 'worker-1');
+      const node = await server.get('v1', 'Node', 'worker-1');
       await api.replaceNode({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
       await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the change is seen by the watch');
       expect(server.counters.get('get', 'nodes').requests).toBe(1);

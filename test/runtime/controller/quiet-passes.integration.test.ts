@@ -30,7 +30,7 @@ describePrivileged('quiet passes through the controller', () => {
 
   /** Waits until the class's directory has a stamp, then runs one full pass over it. */
   async function fullPassOverStampedDirectory(className: string): Promise<void> {
-    await eventually(() => directoryStamp(fx!.dirs[className]) !== undefined, `the directory of ${className} has a stamp`, 30_000);
+    await eventually(async () => directoryStamp(fx!.dirs[className]) !== undefined, `the directory of ${className} has a stamp`, 30_000);
     await fx!.pass();
   }
 

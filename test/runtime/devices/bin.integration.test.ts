@@ -1,6 +1,6 @@
 /**
  * The real bin's `devices` subcommand (the device-selecting provisioner's job)
- * as a child process against the test API server, on loop devices symlinked
+ * as a child process against a real control plane, on loop devices symlinked
  * into a temporary deviceDir: readiness, metrics, how quickly a new device and
  * a spec edit take effect (upstream polls every 5 minutes; the polling interval
  * here is left at that default so only the watches can be quick), adoption of
@@ -15,8 +15,8 @@ import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
 import { blockSpec, fillPattern, isZero, NAMESPACE, NODE_NAME, SMALL } from './fixture';
 import { PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/config';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentProcess } from '../../support/agent-process';
+import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 import { seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
@@ -32,32 +32,32 @@ function startDevices(env: Record<string, string>): AgentProcess {
 }
 
 describePrivileged('the devices subcommand of the bin', () => {
-  let server: TestApiServer | undefined;
+  let server: Kubernetes | undefined;
   const bins: AgentProcess[] = [];
   afterEach(async () => {
     for (const bin of bins.splice(0)) {
       if (bin.running) await bin.kill('SIGKILL');
     }
-    await server?.stop();
+    await server?.reset();
     server = undefined;
   });
   afterAll(cleanupPrivileged);
 
   async function setUp() {
-    server = await startTestApiServer();
-    seedCluster(server);
+    server = await Kubernetes.forSuite({ controllers: true });
+    await seedCluster(server);
     const deviceDir = makeTempDir('lvp-bin-devices-');
     const kubeconfig = path.join(makeTempDir('lvp-bin-'), 'kubeconfig');
-    server.writeKubeconfig(kubeconfig);
+    await server.writeKubeconfig(kubeconfig);
     const s = server;
     const addDevice = (name: string) => {
       const loop = createLoopDevice(SMALL);
       fs.symlinkSync(loop.device, path.join(deviceDir, name));
       return { ...loop, link: path.join(deviceDir, name) };
     };
-    const setSpec = (name: string, data: Record<string, string>) => {
-      if (s.get('v1', 'ConfigMap', name, NAMESPACE)) s.delete('v1', 'ConfigMap', name, NAMESPACE);
-      s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
+    const setSpec = async (name: string, data: Record<string, string>) => {
+      await s.delete('v1', 'ConfigMap', name, NAMESPACE);
+      await s.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
     };
     const start = (env: Record<string, string>) => {
       const bin = startDevices({ KUBECONFIG: kubeconfig, ...env });
@@ -71,17 +71,17 @@ describePrivileged('the devices subcommand of the bin', () => {
   test('through the default ConfigMap: ready after the first pass, metrics, a new device offered within seconds, SIGTERM stops it', async () => {
     const { deviceDir, addDevice, setSpec, start, pv } = await setUp();
     addDevice('sda');
-    setSpec('pv-spec', blockSpec(deviceDir));
+    (await setSpec('pv-spec', blockSpec(deviceDir)));
     const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
     await bin.waitReady();
-    expect(pv(pvName('sda'))?.spec?.local?.path).toBe(path.join(deviceDir, 'sda'));
+    expect((await pv(pvName('sda')))?.spec?.local?.path).toBe(path.join(deviceDir, 'sda'));
     await eventually(async () => /^local_pv_provisioner_available_devices\{node="worker-1"\} 1$/m.test((await bin.get('/metrics')).body),
       'available_devices is 1');
     expect((await bin.get('/metrics')).body).toMatch(/^local_pv_provisioner_error_devices\{node="worker-1"\} 0$/m);
 
     const started = performance.now();
     addDevice('sdb');
-    await eventually(() => pv(pvName('sdb'))?.status?.phase === 'Available', 'the new device has an Available PV', 20_000);
+    await eventually(async () => (await pv(pvName('sdb')))?.status?.phase === 'Available', 'the new device has an Available PV', 20_000);
     const ms = performance.now() - started;
     process.stdout.write(`devices: new loop device to Available PV: ${ms.toFixed(0)} ms (upstream polls every 5 min)\n`);
     expect(ms).toBeLessThan(20_000);
@@ -92,17 +92,17 @@ describePrivileged('the devices subcommand of the bin', () => {
     const { deviceDir, setSpec, start, pv } = await setUp();
     const sub = path.join(deviceDir, 'by-path');
     fs.mkdirSync(sub);
-    setSpec('pv-spec', blockSpec(deviceDir));
+    (await setSpec('pv-spec', blockSpec(deviceDir)));
     const first = createLoopDevice(SMALL);
     fs.symlinkSync(first.device, path.join(sub, 'pci-0000:3c:00.0-sas-0x5000-lun-0'));
     const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
     await bin.waitReady();
-    expect(pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-0'))).toBeDefined();
+    expect(await pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-0'))).toBeDefined();
 
     const started = performance.now();
     const second = createLoopDevice(SMALL);
     fs.symlinkSync(second.device, path.join(sub, 'pci-0000:3c:00.0-sas-0x5000-lun-1'));
-    await eventually(() => pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-1')) !== undefined, 'the new device in the subdirectory has a PV', 20_000);
+    await eventually(async () => (await pv(pvName('pci-0000:3c:00.0-sas-0x5000-lun-1'))) !== undefined, 'the new device in the subdirectory has a PV', 20_000);
     process.stdout.write(`devices: new loop device in a subdirectory to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
@@ -111,38 +111,38 @@ describePrivileged('the devices subcommand of the bin', () => {
     const { server: s, deviceDir, addDevice, setSpec, start, pv } = await setUp();
     addDevice('sda');
     addDevice('sdb');
-    setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sda$' }));
-    const node = s.get('v1', 'Node', NODE_NAME);
-    s.delete('v1', 'Node', NODE_NAME);
-    s.create({ ...node, metadata: { name: NODE_NAME, labels: node.metadata.labels, annotations: { [PV_SPEC_CONFIGMAP_ANNOTATION]: 'node-spec' } } });
+    (await setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sda$' })));
+    const node = await s.get('v1', 'Node', NODE_NAME);
+    await s.delete('v1', 'Node', NODE_NAME);
+    await s.create({ ...node, metadata: { name: NODE_NAME, labels: node.metadata.labels, annotations: { [PV_SPEC_CONFIGMAP_ANNOTATION]: 'node-spec' } } });
     const bin = start({});
     await bin.waitReady();
-    expect(pv(pvName('sda'))).toBeDefined();
-    expect(pv(pvName('sdb'))).toBeUndefined();
+    expect(await pv(pvName('sda'))).toBeDefined();
+    expect(await pv(pvName('sdb'))).toBeUndefined();
 
     const started = performance.now();
-    setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sd[ab]$', storageClassName: 'fast' }));
-    await eventually(() => pv(pvName('sdb')) !== undefined, 'the edited spec offers sdb', 20_000);
+    (await setSpec('node-spec', blockSpec(deviceDir, { deviceNameFilter: '^sd[ab]$', storageClassName: 'fast' })));
+    await eventually(async () => (await pv(pvName('sdb'))) !== undefined, 'the edited spec offers sdb', 20_000);
     process.stdout.write(`devices: spec ConfigMap edit to new PV: ${(performance.now() - started).toFixed(0)} ms\n`);
-    expect(pv(pvName('sdb'))?.spec?.storageClassName).toBe('fast');
-    expect(pv(pvName('sda'))?.spec?.storageClassName).toBe('local-storage');
+    expect((await pv(pvName('sdb')))?.spec?.storageClassName).toBe('fast');
+    expect((await pv(pvName('sda')))?.spec?.storageClassName).toBe('local-storage');
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
 
   test('a Node annotated while it runs gets its devices without waiting for the polling interval', async () => {
     const { server: s, deviceDir, addDevice, setSpec, start, pv, core } = await setUp();
     addDevice('sda');
-    setSpec('node-spec', blockSpec(deviceDir));
+    (await setSpec('node-spec', blockSpec(deviceDir)));
     const bin = start({});
     await bin.waitReady();
-    await eventually(() => s.list('v1', 'Event', 'default').some((e: any) => e.reason === 'NoPVSpecConfigMap'), 'a NoPVSpecConfigMap Event');
-    expect(pv(pvName('sda'))).toBeUndefined();
+    await eventually(async () => (await s.list('v1', 'Event', 'default')).some((e: any) => e.reason === 'NoPVSpecConfigMap'), 'a NoPVSpecConfigMap Event');
+    expect(await pv(pvName('sda'))).toBeUndefined();
 
     const started = performance.now();
     const node = await core.readNode({ name: NODE_NAME });
     node.metadata!.annotations = { ...node.metadata!.annotations, [PV_SPEC_CONFIGMAP_ANNOTATION]: 'node-spec' };
     await core.replaceNode({ name: NODE_NAME, body: node });
-    await eventually(() => pv(pvName('sda')) !== undefined, 'the annotated node gets its PV', 20_000);
+    await eventually(async () => (await pv(pvName('sda'))) !== undefined, 'the annotated node gets its PV', 20_000);
     process.stdout.write(`devices: Node annotation to PV: ${(performance.now() - started).toFixed(0)} ms\n`);
     expect(await bin.kill('SIGTERM')).toBe(0);
   });
@@ -151,8 +151,8 @@ describePrivileged('the devices subcommand of the bin', () => {
     const { server: s, deviceDir, addDevice, setSpec, start, pv, core } = await setUp();
     const sda = addDevice('sda');
     fillPattern(sda.link, 0, SMALL);
-    setSpec('pv-spec', blockSpec(deviceDir));
-    const theirs = s.create({
+    (await setSpec('pv-spec', blockSpec(deviceDir)));
+    const theirs = await s.create({
       apiVersion: 'v1',
       kind: 'PersistentVolume',
       metadata: { name: pvName('sda'), labels: { 'local-pv-provisioner.cybozu.io/node': NODE_NAME } },
@@ -168,20 +168,14 @@ describePrivileged('the devices subcommand of the bin', () => {
     });
     const bin = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
     await bin.waitReady();
-    expect(pv(pvName('sda'))?.metadata?.labels?.['local.storage.k8s.io/node']).toBe(NODE_NAME);
-    expect(pv(pvName('sda'))?.metadata?.uid).toBe(theirs.metadata.uid);
+    expect((await pv(pvName('sda')))?.metadata?.labels?.['local.storage.k8s.io/node']).toBe(NODE_NAME);
+    expect((await pv(pvName('sda')))?.metadata?.uid).toBe(theirs.metadata.uid);
 
-    s.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: 'data', namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } }, storageClassName: 'local-storage', volumeMode: 'Block' },
-    });
-    s.bindClaim(pvName('sda'), { namespace: 'default', name: 'data' });
+    await s.bindNewClaim(pvName('sda'), 'data');
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
     const started = performance.now();
-    await eventually(() => {
-      const now = pv(pvName('sda'));
+    await eventually(async () => {
+      const now = (await pv(pvName('sda')));
       return now !== undefined && now.metadata?.uid !== theirs.metadata.uid && now.status?.phase === 'Available';
     }, 'the device is offered again with a new PV', 20_000);
     process.stdout.write(`devices: Released to wiped and Available again: ${(performance.now() - started).toFixed(0)} ms\n`);
@@ -192,16 +186,16 @@ describePrivileged('the devices subcommand of the bin', () => {
   test('a restart (after kill -9) never wipes a device that already has a PV', async () => {
     const { deviceDir, addDevice, setSpec, start, pv } = await setUp();
     const sda = addDevice('sda');
-    setSpec('pv-spec', blockSpec(deviceDir));
+    (await setSpec('pv-spec', blockSpec(deviceDir)));
     const first = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
     await first.waitReady();
-    const uid = pv(pvName('sda'))?.metadata?.uid;
+    const uid = (await pv(pvName('sda')))?.metadata?.uid;
     expect(uid).toBeDefined();
     await first.kill('SIGKILL');
     fillPattern(sda.link, 0, SMALL);
     const second = start({ LP_DEFAULT_PV_SPEC_CONFIGMAP: 'pv-spec' });
     await second.waitReady();
-    expect(pv(pvName('sda'))?.metadata?.uid).toBe(uid);
+    expect((await pv(pvName('sda')))?.metadata?.uid).toBe(uid);
     expect(isZero(sda.backingFile, 0, 4096)).toBe(false);
     expect(fs.readFileSync(sda.backingFile).subarray(0, SMALL).every((b) => b === 0xa5)).toBe(true);
     expect(await second.kill('SIGTERM')).toBe(0);

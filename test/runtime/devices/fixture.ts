@@ -1,7 +1,7 @@
 /**
- * A whole device-dialect controller against the test API server, for the
- * integration tests next to this file: this node and its namespace in the
- * server, a temporary deviceDir holding symlinks to real loop devices (so no
+ * A whole device-dialect controller against a real control plane (test/support/kubernetes.ts),
+ * for the integration tests next to this file: this node and its namespace in the
+ * cluster, a temporary deviceDir holding symlinks to real loop devices (so no
  * real disk is ever in scope), and the runtime's real parts wired as
  * run-devices.ts wires them (KubeApi, NodePvCache, EventRecorder,
  * ProvisionerMetrics, process table, Deleter, DeviceController).
@@ -15,9 +15,9 @@ import { DevicePassResult, DeviceController } from '../../../src/runtime/control
 import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { createLogger } from '../../../src/runtime/observability';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
 import { AgentParts } from '../../support/agent-parts';
-import { bindNewClaim, cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
+import { Kubernetes } from '../../support/kubernetes';
+import { cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
 import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
 
@@ -33,8 +33,8 @@ export const SMALL = 8 * MiB;
 export interface DeviceFixtureOptions {
   /** The `--default-pv-spec-configmap` value. @default "" (none) */
   readonly defaultPvSpecConfigMap?: string;
-  /** Reuse this server, seeded already (another agent's fixture on the node); the fixture does not stop it. */
-  readonly server?: TestApiServer;
+  /** Reuse this cluster, seeded already (another agent's fixture on the node); the fixture leaves it as it is. */
+  readonly server?: Kubernetes;
   /** The node's volume record, shared with another agent on the node. @default a new directory */
   readonly stateDir?: string;
 }
@@ -46,17 +46,20 @@ export function blockSpec(deviceDir: string, extra: ConfigMapData = {}): ConfigM
 
 export class DeviceFixture extends AgentParts {
   static async start(options: DeviceFixtureOptions = {}): Promise<DeviceFixture> {
-    const server = options.server ?? await startTestApiServer();
-    if (!options.server) seedCluster(server);
+    const server = options.server ?? await Kubernetes.forSuite({ controllers: true });
+    // Whatever an earlier test of the suite left (one that failed before its stop()) is gone first.
+    if (!options.server) await server.reset();
+    if (!options.server) await seedCluster(server);
     const fx = new DeviceFixture(server, makeTempDir('lvp-devices-'), options.defaultPvSpecConfigMap ?? '', !options.server, options.stateDir);
     await fx.cache.start();
     return fx;
   }
 
   readonly controller: DeviceController;
+  private readonly specs = new Map<string, V1ConfigMap>();
 
   private constructor(
-    readonly server: TestApiServer,
+    readonly server: Kubernetes,
     /** The spec's deviceDir: symlinks to the test's loop devices. */
     readonly deviceDir: string,
     defaultPvSpecConfigMap: string,
@@ -78,7 +81,8 @@ export class DeviceFixture extends AgentParts {
       stallTimeoutMs: 60_000,
       namespace: NAMESPACE,
       defaultPvSpecConfigMap,
-      configMap: (name) => server.get<V1ConfigMap>('v1', 'ConfigMap', name, NAMESPACE),
+      // What the agent's watched copy holds (run-devices): the ConfigMaps as setSpec last wrote them.
+      configMap: (name) => this.specs.get(name),
     });
   }
 
@@ -92,9 +96,9 @@ export class DeviceFixture extends AgentParts {
   }
 
   /** Writes (creates or replaces) a spec ConfigMap in the provisioner's namespace. */
-  setSpec(name: string, data: ConfigMapData): void {
-    if (this.server.get('v1', 'ConfigMap', name, NAMESPACE)) this.server.delete('v1', 'ConfigMap', name, NAMESPACE);
-    this.server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data });
+  async setSpec(name: string, data: ConfigMapData): Promise<void> {
+    await this.server.delete('v1', 'ConfigMap', name, NAMESPACE);
+    this.specs.set(name, await this.server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data }));
   }
 
   /** Sets (or with undefined removes) the Node's spec ConfigMap annotation, through the API. */
@@ -125,22 +129,24 @@ export class DeviceFixture extends AgentParts {
     return result;
   }
 
-  serverPv(name: string): V1PersistentVolume | undefined {
+  serverPv(name: string): Promise<V1PersistentVolume | undefined> {
     return this.server.get('v1', 'PersistentVolume', name);
   }
 
-  serverPvs(): V1PersistentVolume[] {
+  serverPvs(): Promise<V1PersistentVolume[]> {
     return this.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
   }
 
-  serverPvNames(): string[] {
-    return this.serverPvs().map((p) => p.metadata!.name!).sort();
+  async serverPvNames(): Promise<string[]> {
+    return (await this.serverPvs()).map((p) => p.metadata!.name!).sort();
   }
 
   /** Events recorded so far, optionally of one reason. */
   async recordedEvents(reason?: string): Promise<CoreV1Event[]> {
     await this.events.flush();
-    return this.server.list<CoreV1Event>('v1', 'Event').filter((e) => reason === undefined || e.reason === reason);
+    // The agent's own: the controller manager writes Events about PVs too, with no host.
+    return (await this.server.list<CoreV1Event>('v1', 'Event'))
+      .filter((e) => e.source?.host === NODE_NAME && (reason === undefined || e.reason === reason));
   }
 
   /** Events of this reason about this Node. */
@@ -165,14 +171,14 @@ export class DeviceFixture extends AgentParts {
     await eventually(() => pvGone(this.cache.get(name), uid), `PV ${name} is gone from the cache`, 20_000);
   }
 
-  /** Binds a new claim to the PV, as the PV binder would. Returns the claim's name. */
-  bind(pvName: string): string {
-    return bindNewClaim(this.server, pvName, `claim-${pvName}`.slice(0, 253));
+  /** A user's new claim for the PV, which the PV binder binds to it. Returns the claim's name. */
+  bind(pvName: string): Promise<string> {
+    return this.server.bindNewClaim(pvName, `claim-${pvName}`.slice(0, 253));
   }
 
   /** Binds a claim to the PV, deletes the claim, and waits until the cache sees the PV Released. */
   async release(pvName: string): Promise<V1PersistentVolume> {
-    const claim = this.bind(pvName);
+    const claim = await this.bind(pvName);
     await this.waitForPv(pvName, { phase: 'Bound' });
     await this.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
     return this.waitForPv(pvName, { phase: 'Released' });
@@ -180,7 +186,7 @@ export class DeviceFixture extends AgentParts {
 
   async stop(): Promise<void> {
     await this.stopParts();
-    if (this.ownsServer) await this.server.stop();
+    if (this.ownsServer) await this.server.reset();
   }
 }
 

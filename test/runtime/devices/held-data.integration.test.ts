@@ -47,7 +47,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
 
   async function start(spec: Record<string, string> = {}): Promise<void> {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
-    fx.setSpec('spec', blockSpec(fx.deviceDir, spec));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, spec));
   }
 
   async function heldDataState(link: string): Promise<number | undefined> {
@@ -72,7 +72,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     const before = sha256(disk.backingFile);
     await fx.pass();
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     expect(sha256(disk.backingFile)).toBe(before);
     const events = await fx.nodeEvents('DeviceHoldsData');
     expect(events.map((e) => e.type)).toEqual(['Warning']);
@@ -89,7 +89,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     const disk = fx.addDevice('sda', SIZE);
     mkfsExt4(disk.device);
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+    expect(await fx.serverPvNames()).toEqual([pvName('sda')]);
     expect(hasExt4Magic(disk.backingFile)).toBe(false);
     expect(readBytes(disk.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
     expect(execFileSync('wipefs', ['--no-act', '--noheadings', disk.device], { encoding: 'utf8' }).trim()).toBe('');
@@ -101,7 +101,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     writeDosPartitionTable(disk.link, SIZE);
     const before = sha256(disk.backingFile);
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     expect(sha256(disk.backingFile)).toBe(before);
     expect((await fx.nodeEvents('DeviceHoldsData'))[0]?.message).toMatch(/dos|partition/i);
   });
@@ -118,7 +118,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     fs.writeFileSync(path.join(mnt, 'precious'), 'user data');
     execFileSync('sync');
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     unmount(mnt);
     expect(hasExt4Magic(disk.backingFile)).toBe(true);
     mount(disk.device, mnt, { type: 'ext4' });
@@ -164,7 +164,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
     for (let i = 0; i < 30; i++) await fx.pass();
     expect((await fx.nodeEvents('DeviceHoldsData')).map((e) => e.count ?? 1)).toEqual([1]);
     expect((await fx.nodeEvents('DeviceError')).map((e) => e.count ?? 1)).toEqual([1]);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'block' }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'block' }));
     await fx.pass();
     expect(await fx.nodeEvents('NoPVSpecConfigMap')).toHaveLength(1);
   });
@@ -190,7 +190,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       fx.addDevice('sdb');
       fx.server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 500, count: 1000 });
       await fx.pass();
-      expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+      expect(await fx.serverPvNames()).toEqual([pvName('sda')]);
       expect(await fx.deviceGauges()).toEqual({ available: 1, error: 1 });
       expect((await fx.nodeEvents('ProvisioningFailed')).map((e) => e.message)).toEqual([expect.stringContaining(pvName('sdb'))]);
       fx.server.faults.clear();
@@ -205,7 +205,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       await fx.pass();
       expect(await fx.metric('local_volume_provisioner_config_last_reload_successful')).toBe(0);
       expect(await fx.metric('local_volume_provisioner_config_reloads_total', { result: 'failed' })).toBe(1);
-      fx.setSpec('spec', blockSpec(fx.deviceDir));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir));
       await fx.pass();
       await fx.pass();
       expect(await fx.metric('local_volume_provisioner_config_last_reload_successful')).toBe(1);
@@ -250,7 +250,7 @@ describePrivileged('device dialect: devices holding data, mounted devices, gauge
       for (const text of [pvName('sda'), sda.link, '8Mi', 'wipe-and-provision (blank)', sdb.link, 'ext4']) expect(table).toContain(text);
       // plan touches nothing, talks to no cluster.
       expect(sha256(sdb.backingFile)).toBe(before);
-      expect(fx.serverPvNames()).toEqual([]);
+      expect(await fx.serverPvNames()).toEqual([]);
     });
 
     test('with wipeDevicesHoldingData the device holding ext4 is listed as to be wiped, with its signature', async () => {

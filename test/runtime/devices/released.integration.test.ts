@@ -1,5 +1,5 @@
 /**
- * Released devices, on real loop devices against the test API server: wiped
+ * Released devices, on real loop devices against a real control plane: wiped
  * and re-offered when provably this node's, left alone otherwise, and an
  * explicit Retain respected.
  */
@@ -40,7 +40,7 @@ describePrivileged('device dialect: Released devices', () => {
   async function withUsedDevice(spec: Record<string, string> = {}): Promise<ReturnType<DeviceFixture['addDevice']>> {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
-    fx.setSpec('spec', blockSpec(fx.deviceDir, spec));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, spec));
     await fx.pass();
     fillPattern(sda.link, 0, SMALL);
     return sda;
@@ -49,7 +49,7 @@ describePrivileged('device dialect: Released devices', () => {
   /** A used device whose PV is Released after a spec change moved deviceDir elsewhere, one pass run on it. */
   async function releasedOutsideDeviceDir(): Promise<ReturnType<DeviceFixture['addDevice']>> {
     const sda = await withUsedDevice();
-    fx.setSpec('spec', blockSpec(makeTempDir('lvp-devices-other-')));
+    await fx.setSpec('spec', blockSpec(makeTempDir('lvp-devices-other-')));
     await fx.release(pvName('sda'));
     await fx.pass();
     await fx.settle();
@@ -58,7 +58,7 @@ describePrivileged('device dialect: Released devices', () => {
 
   test('our Released PV is wiped and deleted, and the next pass offers the device again with a new UID and zeros', async () => {
     const sda = await withUsedDevice();
-    const uid = fx.serverPv(pvName('sda'))!.metadata!.uid!;
+    const uid = (await fx.serverPv(pvName('sda')))!.metadata!.uid!;
     await fx.release(pvName('sda'));
     await fx.pass();
     await fx.settle();
@@ -74,11 +74,11 @@ describePrivileged('device dialect: Released devices', () => {
 
   test('a Released PV of ours with reclaim policy Retain is neither wiped nor deleted', async () => {
     const sda = await withUsedDevice({ reclaimPolicy: 'Retain' });
-    expect(fx.serverPv(pvName('sda'))?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
+    expect((await fx.serverPv(pvName('sda')))?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
     await fx.release(pvName('sda'));
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect((await fx.serverPv(pvName('sda')))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
   });
 
@@ -86,8 +86,8 @@ describePrivileged('device dialect: Released devices', () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
     fillPattern(sda.link, 0, SMALL);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
-    const created = fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
+    const created = await fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
     expect(await fx.adopt()).toEqual([pvName('sda')]);
     await fx.release(pvName('sda'));
     await fx.pass();
@@ -110,23 +110,17 @@ describePrivileged('device dialect: Released devices', () => {
     fillPattern(sda.link, 0, SMALL);
     // Only sdb is offered, so what happens to sda is the deleter's doing alone.
     fx.addDevice('sdb');
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^sdb$' }));
-    fx.server.create(upstreamPv('someone-elses', sda.link, labels));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^sdb$' }));
+    await fx.server.create(upstreamPv('someone-elses', sda.link, labels));
     expect(await fx.adopt()).toEqual([]);
-    const bound = fx.server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'someone-elses')!;
-    fx.server.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: 'c', namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Mi' } }, storageClassName: 'local-storage', volumeMode: 'Block' },
-    });
-    fx.server.bindClaim('someone-elses', { namespace: 'default', name: 'c' });
-    fx.server.delete('v1', 'PersistentVolumeClaim', 'c', 'default');
-    await eventually(() => fx.serverPv('someone-elses')?.status?.phase === 'Released', 'the PV is Released');
+    const bound = (await fx.server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'someone-elses'))!;
+    await fx.server.bindNewClaim('someone-elses', 'c');
+    await fx.server.delete('v1', 'PersistentVolumeClaim', 'c', 'default');
+    await eventually(async () => (await fx.serverPv('someone-elses'))?.status?.phase === 'Released', 'the PV is Released');
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv('someone-elses')?.metadata?.uid).toBe(bound.metadata?.uid);
-    expect(fx.serverPv('someone-elses')?.status?.phase).toBe('Released');
+    expect((await fx.serverPv('someone-elses'))?.metadata?.uid).toBe(bound.metadata?.uid);
+    expect((await fx.serverPv('someone-elses'))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
     expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
   });
@@ -135,9 +129,9 @@ describePrivileged('device dialect: Released devices', () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda', SMALL, path.join(fx.deviceDir, '..', `${path.basename(fx.deviceDir)}-elsewhere`));
     fillPattern(sda.link, 0, SMALL);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     fx.addDevice('sdb');
-    fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    await fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
     expect(await fx.adopt()).toEqual([pvName('sda')]);
     await fx.release(pvName('sda'));
     await fx.pass();
@@ -149,11 +143,11 @@ describePrivileged('device dialect: Released devices', () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
     fillPattern(sda.link, 0, SMALL);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     // Made by the device-selecting provisioner after our adoption pass, so the cache does not list it.
-    const theirs = fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    const theirs = await fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
     await fx.pass();
-    expect(fx.serverPv(pvName('sda'))?.metadata?.uid).toBe(theirs.metadata.uid);
+    expect((await fx.serverPv(pvName('sda')))?.metadata?.uid).toBe(theirs.metadata.uid);
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
     expect((await fx.nodeEvents('DeviceError')).map((e) => e.message)).toEqual([expect.stringContaining(`PV ${pvName('sda')} already exists`)]);
     expect(await fx.deviceGauges()).toEqual({ available: 0, error: 1 });
@@ -167,7 +161,7 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     await fx.settle();
     await fx.pass();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect((await fx.serverPv(pvName('sda')))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 1024 + 56, 2)).toEqual(Buffer.from([0x53, 0xef]));
     const inUse = await fx.recordedEvents('VolumeInUse');
     expect(inUse.map((e) => [e.type, e.involvedObject.name])).toEqual([['Warning', pvName('sda')]]);
@@ -181,7 +175,7 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.pass();
     await fx.settle();
     await fx.waitForPvGone(pvName('sda'));
-    expect(fx.serverPv(pvName('sdb'))).toBeDefined();
+    expect(await fx.serverPv(pvName('sdb'))).toBeDefined();
   });
 
   test('a Released PV left outside deviceDir by a spec change goes without its device being wiped (it is wiped before it is offered again)', async () => {
@@ -195,7 +189,7 @@ describePrivileged('device dialect: Released devices', () => {
     const sda = await releasedOutsideDeviceDir();
     await fx.waitForPvGone(pvName('sda'));
     // The old tenant wrote raw data, no signature: it is wiped, not held.
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     await fx.passUntilCreated(pvName('sda'));
     const again = await fx.waitForPv(pvName('sda'), { phase: 'Available' });
     expect(again).toBeDefined();
@@ -206,13 +200,13 @@ describePrivileged('device dialect: Released devices', () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
     fillPattern(sda.link, 0, SMALL);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { reclaimPolicy: 'Retain' }));
-    fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { reclaimPolicy: 'Retain' }));
+    await fx.server.create(upstreamPv(pvName('sda'), sda.link, { 'local-pv-provisioner.cybozu.io/node': NODE_NAME }));
     await fx.adopt();
     await fx.release(pvName('sda'));
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv(pvName('sda'))?.status?.phase).toBe('Released');
+    expect((await fx.serverPv(pvName('sda')))?.status?.phase).toBe('Released');
     expect(readBytes(sda.backingFile, 0, 4 * KiB).every((b) => b === 0xa5)).toBe(true);
   });
 });

@@ -26,7 +26,7 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
   /** One pass that creates no PV and records exactly one Warning DeviceError on the Node; its message. */
   async function passWithOneDeviceError(): Promise<string> {
     await fx.pass();
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     const events = await fx.nodeEvents('DeviceError');
     expect(events.map((e) => e.type)).toEqual(['Warning']);
     return events[0].message!;
@@ -35,10 +35,10 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
   describe('filters', () => {
     test('".*" gives every device a Block PV', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
-      fx.setSpec('spec', blockSpec(fx.deviceDir));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir));
       await fx.pass();
-      expect(fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
-      const pv = fx.serverPv(pvName('sda'))!;
+      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
+      const pv = (await fx.serverPv(pvName('sda')))!;
       expect(pv.spec?.volumeMode).toBe('Block');
       expect(pv.spec?.local?.path).toBe(path.join(fx.deviceDir, 'sda'));
       expect(pv.spec?.capacity?.storage).toBe('8Mi');
@@ -47,17 +47,17 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
 
     test('"sd[ab]" gives two devices', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
-      fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: 'sd[ab]' }));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: 'sd[ab]' }));
       await fx.pass();
-      expect(fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
+      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
     });
 
     test('".*" with Filesystem ext4 gives every device an ext4 PV', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
-      fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'ext4' }));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'ext4' }));
       await fx.pass();
-      expect(fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
-      for (const pv of fx.serverPvs()) {
+      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb', 'sdc'].map(pvName));
+      for (const pv of await fx.serverPvs()) {
         expect(pv.spec?.volumeMode).toBe('Filesystem');
         expect(pv.spec?.local?.fsType).toBe('ext4');
       }
@@ -65,18 +65,18 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
 
     test('"sd[ab]" with Filesystem ext4 gives two ext4 PVs', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
-      fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'ext4', deviceNameFilter: 'sd[ab]' }));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'ext4', deviceNameFilter: 'sd[ab]' }));
       await fx.pass();
-      expect(fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
-      expect(fx.serverPvs().map((pv) => pv.spec?.local?.fsType)).toEqual(['ext4', 'ext4']);
+      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
+      expect((await fx.serverPvs()).map((pv) => pv.spec?.local?.fsType)).toEqual(['ext4', 'ext4']);
     });
 
     test('the filter is matched against base names in subdirectories too (recursive walk)', async () => {
       fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
       fx.addDevice('sda', undefined, path.join(fx.deviceDir, 'by-path'));
-      fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^sd' }));
+      await fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^sd' }));
       await fx.pass();
-      expect(fx.serverPv(pvName('sda'))?.spec?.local?.path).toBe(path.join(fx.deviceDir, 'by-path', 'sda'));
+      expect((await fx.serverPv(pvName('sda')))?.spec?.local?.path).toBe(path.join(fx.deviceDir, 'by-path', 'sda'));
     });
   });
 
@@ -94,12 +94,12 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
   ])('valid specs through %s', (_, via) => {
     test.each(valid)('%s: every device gets a PV with that spec', async (_name, data, want) => {
       await withDevices(via === 'default' ? { defaultPvSpecConfigMap: 'spec' } : {}, ['sda', 'sdb']);
-      fx.setSpec('spec', data(fx.deviceDir));
+      await fx.setSpec('spec', data(fx.deviceDir));
       if (via === 'annotation') await fx.annotate('spec');
       const result = await fx.pass();
       expect(result.state).toBe('provisioned');
-      expect(fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
-      for (const pv of fx.serverPvs()) {
+      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
+      for (const pv of await fx.serverPvs()) {
         expect(pv.spec?.volumeMode).toBe(want.volumeMode);
         expect(pv.spec?.local?.fsType).toBe(want.fsType);
         expect(pv.metadata?.annotations?.['local-pv-provisioner.cybozu.io/volumeMode']).toBe(want.volumeMode);
@@ -110,11 +110,11 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
 
   test('the annotation wins over the default ConfigMap', async () => {
     await withDevices({ defaultPvSpecConfigMap: 'default-spec' }, ['sda']);
-    fx.setSpec('default-spec', blockSpec(fx.deviceDir));
-    fx.setSpec('node-spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'xfs' }));
+    await fx.setSpec('default-spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('node-spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'xfs' }));
     await fx.annotate('node-spec');
     await fx.pass();
-    expect(fx.serverPv(pvName('sda'))?.spec?.local?.fsType).toBe('xfs');
+    expect((await fx.serverPv(pvName('sda')))?.spec?.local?.fsType).toBe('xfs');
   });
 
   const invalid: Array<[string, (dir: string) => Record<string, string> | undefined, RegExp]> = [
@@ -135,11 +135,11 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     test.each(invalid)('%s: nothing is created and a Warning on the Node names the problem', async (_name, data, problem) => {
       await withDevices(via === 'default' ? { defaultPvSpecConfigMap: 'spec' } : {}, ['sda']);
       const d = data(fx.deviceDir);
-      if (d) fx.setSpec('spec', d);
+      if (d) await fx.setSpec('spec', d);
       if (via === 'annotation') await fx.annotate('spec');
       const result = await fx.pass();
       expect(result.state).toBe('no-spec');
-      expect(fx.serverPvNames()).toEqual([]);
+      expect(await fx.serverPvNames()).toEqual([]);
       const events = await fx.nodeEvents('NoPVSpecConfigMap');
       expect(events).toHaveLength(1);
       expect(events[0].type).toBe('Warning');
@@ -151,7 +151,7 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
   test('a deviceDir that does not exist: nothing is created and a Warning on the Node names it', async () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
     const missing = path.join(fx.deviceDir, 'no-such-dir');
-    fx.setSpec('spec', blockSpec(missing));
+    await fx.setSpec('spec', blockSpec(missing));
     const message = await passWithOneDeviceError();
     expect(message).toContain(missing);
   });
@@ -160,14 +160,14 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
     const file = path.join(makeTempDir(), 'a-file');
     fs.writeFileSync(file, 'not a directory');
-    fx.setSpec('spec', blockSpec(file));
+    await fx.setSpec('spec', blockSpec(file));
     const message = await passWithOneDeviceError();
     expect(message).toContain(file);
   });
 
   test('a filter matching nothing: nothing is created and a Warning on the Node says the filter matched no device', async () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^nvme' }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { deviceNameFilter: '^nvme' }));
     const message = await passWithOneDeviceError();
     expect(message).toContain('"^nvme"');
     expect(message).toContain(fx.deviceDir);
@@ -175,10 +175,10 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
 
   test('no annotation and no default: nothing is created and a Warning on the Node says so', async () => {
     await withDevices({}, ['sda']);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     const result = await fx.pass();
     expect(result.state).toBe('no-spec');
-    expect(fx.serverPvNames()).toEqual([]);
+    expect(await fx.serverPvNames()).toEqual([]);
     const events = await fx.nodeEvents('NoPVSpecConfigMap');
     expect(events).toHaveLength(1);
     expect(events[0].type).toBe('Warning');
@@ -187,11 +187,11 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
 
   test('a spec fixed after being invalid provisions on the next pass', async () => {
     await withDevices({ defaultPvSpecConfigMap: 'spec' }, ['sda']);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'block' }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'block' }));
     expect((await fx.pass()).state).toBe('no-spec');
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     expect((await fx.pass()).state).toBe('provisioned');
-    expect(fx.serverPvNames()).toEqual([pvName('sda')]);
+    expect(await fx.serverPvNames()).toEqual([pvName('sda')]);
   });
 });
 

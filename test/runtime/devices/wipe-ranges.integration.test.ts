@@ -47,7 +47,7 @@ describePrivileged('device dialect: the default wipe zeroes the whole device', (
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const disk = fx.addDevice('sda', size);
     fillPattern(disk.link, 0, size, PATTERN);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
 
     const started = Date.now();
     const result = await fx.pass();
@@ -55,17 +55,17 @@ describePrivileged('device dialect: the default wipe zeroes the whole device', (
     expect(result.state === 'provisioned' && result.created).toEqual([upstreamDevicePVName(NODE_NAME, 'sda')]);
     process.stdout.write(`whole wipe of a ${size} B device: pass took ${seconds.toFixed(2)} s\n`);
     expect(isZero(disk.backingFile, 0, size)).toBe(true);
-    expect(parseQuantity(fx.serverPv(upstreamDevicePVName(NODE_NAME, 'sda'))!.spec?.capacity?.storage)).toBe(size);
+    expect(parseQuantity((await fx.serverPv(upstreamDevicePVName(NODE_NAME, 'sda')))!.spec?.capacity?.storage)).toBe(size);
   });
 
   test('a Released PV\'s device is zeroed whole before it is offered again', async () => {
     const size = GiB + 5 * KiB;
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const disk = fx.addDevice('sda', size);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     await fx.pass();
     const name = upstreamDevicePVName(NODE_NAME, 'sda');
-    const uid = fx.serverPv(name)!.metadata!.uid!;
+    const uid = (await fx.serverPv(name))!.metadata!.uid!;
     // The tenant's data, everywhere upstream's wipe would have left it too.
     fillPattern(disk.link, 0, size, PATTERN);
     await fx.release(name);
@@ -79,7 +79,7 @@ describePrivileged('device dialect: the default wipe zeroes the whole device', (
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const disk = fx.addDevice('sda');
     fillPattern(disk.link, 0, SMALL, PATTERN);
-    fx.setSpec('spec', blockSpec(fx.deviceDir));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir));
     await fx.pass();
     expect(readBytes(disk.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
     expect(isZero(disk.backingFile, 0, SMALL)).toBe(true);
@@ -104,7 +104,7 @@ describePrivileged('device dialect: wipe: upstream-ranges zeroes only upstream\'
     const disk = fx.addDevice('sda', size);
     const windows = probeWindows(size);
     for (const w of windows) fillPattern(disk.link, w, WINDOW, PATTERN);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
 
     const started = Date.now();
     const result = await fx.pass();
@@ -117,7 +117,7 @@ describePrivileged('device dialect: wipe: upstream-ranges zeroes only upstream\'
       if (inRanges(size, w)) continue;
       expect([w, readBytes(disk.backingFile, w, WINDOW).every((b) => b === PATTERN)]).toEqual([w, true]);
     }
-    const pv = fx.serverPv(upstreamDevicePVName(NODE_NAME, 'sda'))!;
+    const pv = (await fx.serverPv(upstreamDevicePVName(NODE_NAME, 'sda')))!;
     expect(parseQuantity(pv.spec?.capacity?.storage)).toBe(size);
     // Sparse stays sparse: only the ranges (and the test's windows) are allocated.
     const allocated = fs.statSync(disk.backingFile).blocks * 512;
@@ -129,10 +129,10 @@ describePrivileged('device dialect: wipe: upstream-ranges zeroes only upstream\'
     const size = GiB + 5 * KiB;
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const disk = fx.addDevice('sda', size);
-    fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
+    await fx.setSpec('spec', blockSpec(fx.deviceDir, { wipe: 'upstream-ranges' }));
     await fx.pass();
     const name = upstreamDevicePVName(NODE_NAME, 'sda');
-    const uid = fx.serverPv(name)!.metadata!.uid!;
+    const uid = (await fx.serverPv(name))!.metadata!.uid!;
     const windows = probeWindows(size);
     for (const w of windows) fillPattern(disk.link, w, WINDOW, PATTERN);
     await fx.release(name);

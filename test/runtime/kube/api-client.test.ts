@@ -4,25 +4,25 @@ import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeApiError } from '../../../src/runtime/kube/errors';
 import { ApiRequestRecord } from '../../../src/runtime/kube/request';
 import { NODE_LABEL } from '../../../src/runtime/well-known';
-import { TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
-let server: TestApiServer;
+let server: Kubernetes;
 let api: KubeApi;
 let clock: VirtualClock;
 const records: ApiRequestRecord[] = [];
 
 beforeAll(async () => {
   clock = new VirtualClock();
-  ({ server, api } = await serverAndApi({ clock, random: () => 0, backoff: { initialMs: 10 }, onRequest: (r) => records.push(r) }));
+  const onRequest = (r: ApiRequestRecord) => records.push(r);
+  ({ server, api } = await serverAndApi({ clock, random: () => 0, backoff: { initialMs: 10 }, onRequest }, { controllers: true }));
 });
-afterAll(() => server.stop());
 beforeEach(() => {
   server.faults.clear();
   clock.sleeps.length = 0;
   records.length = 0;
 });
 
-describe('KubeApi against the test API server', () => {
+describe('KubeApi against a real apiserver', () => {
   test('a create answered 503 with Retry-After is sent again and succeeds', async () => {
     server.faults.failNext({ verb: 'create', resource: 'persistentvolumes', code: 503, retryAfterSeconds: 1 });
     const pv = await api.createPersistentVolume(localPv('retry-5xx', { node: 'n1' }));
@@ -100,20 +100,20 @@ describe('KubeApi against the test API server', () => {
       metadata: { name, namespace: 'default' },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     });
-    const old = server.create(claim('data'));
+    const old = await server.create(claim('data'));
     await api.deletePersistentVolumeClaim('default', 'data', old.metadata.uid);
     await eventually(async () => (await api.getPersistentVolumeClaim('default', 'data')) === undefined, 'the claim is gone');
-    server.create(claim('data'));
+    await server.create(claim('data'));
     await expect(api.deletePersistentVolumeClaim('default', 'data', old.metadata.uid)).rejects.toMatchObject({ code: 409 });
     await expect(api.getPersistentVolumeClaim('default', 'data')).resolves.toBeDefined();
   });
 
   test('Nodes and ConfigMaps are listed page by page', async () => {
-    for (const name of ['n-a', 'n-b', 'n-c']) server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
+    for (const name of ['n-a', 'n-b', 'n-c']) await server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
     const nodes = await api.listNodes({ limit: 2 });
     expect(nodes.items).toHaveLength(2);
     expect(nodes.metadata?._continue).toBeTruthy();
-    server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spec', namespace: 'kube-system' }, data: { a: 'b' } });
+    await server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spec', namespace: 'kube-system' }, data: { a: 'b' } });
     const maps = await api.listConfigMaps('kube-system', {});
     expect(maps.items.map((m) => m.metadata?.name)).toContain('spec');
   });

@@ -2,25 +2,25 @@ import { CoreV1Event } from '@kubernetes/client-node';
 import { coreApiOf, eventually, localPv, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder, nodeReference, persistentVolumeReference } from '../../../src/runtime/kube/event-recorder';
-import { TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
-let server: TestApiServer;
+let server: Kubernetes;
 let api: KubeApi;
 
 beforeEach(async () => {
   ({ server, api } = await serverAndApi({ maxAttempts: 2 }));
 });
-afterEach(() => server.stop());
+afterEach(() => server.reset());
 
 const events = () => server.list<CoreV1Event>('v1', 'Event', 'default');
 
 describe('EventRecorder', () => {
   test('writes a Normal event about a PV with our source and the node as host', async () => {
-    const pv = server.create(localPv('local-pv-1', { node: 'node-a' }));
+    const pv = await server.create(localPv('local-pv-1', { node: 'node-a' }));
     const recorder = new EventRecorder(api, { nodeName: 'node-a' });
     recorder.normal(persistentVolumeReference(pv), 'Created', 'Created PV for /mnt/disks/a');
     await recorder.flush();
-    expect(events()).toEqual([expect.objectContaining({
+    expect(await events()).toEqual([expect.objectContaining({
       type: 'Normal',
       reason: 'Created',
       message: 'Created PV for /mnt/disks/a',
@@ -34,7 +34,7 @@ describe('EventRecorder', () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { repeatIntervalMs: 0 } });
     for (let i = 0; i < 3; i++) recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'path "/mnt/disks/x" is not a valid mount point');
     await recorder.flush();
-    const all = events();
+    const all = await events();
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ count: 3, type: 'Warning', involvedObject: { kind: 'Node', name: 'node-a' } });
     expect(server.counters.get('patch', 'events').requests).toBe(2);
@@ -47,14 +47,14 @@ describe('EventRecorder', () => {
     recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'one');
     recorder.warning(nodeReference('node-a'), 'DiscoveryFailed', 'two');
     await recorder.flush();
-    expect(events().map((e) => e.message).sort()).toEqual(['one', 'two']);
+    expect((await events()).map((e) => e.message).sort()).toEqual(['one', 'two']);
   });
 
   test('a warning repeated on every pass is written once per repeat interval, not once per pass', async () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a' });
     for (let pass = 0; pass < 50; pass++) recorder.warning(nodeReference('node-a'), 'VolumeRejected', 'path "/mnt/disks/notes.txt" is a regular file');
     await recorder.flush();
-    expect(events()).toEqual([expect.objectContaining({ reason: 'VolumeRejected', count: 1 })]);
+    expect(await events()).toEqual([expect.objectContaining({ reason: 'VolumeRejected', count: 1 })]);
     expect(server.counters.get('create', 'events').requests + server.counters.get('patch', 'events').requests).toBe(1);
   });
 
@@ -62,11 +62,11 @@ describe('EventRecorder', () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { repeatIntervalMs: 0 } });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
-    const [first] = events();
+    const [first] = await events();
     await coreApiOf(api).deleteNamespacedEvent({ namespace: 'default', name: first.metadata!.name! });
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
-    expect(events()).toEqual([expect.objectContaining({ count: 2 })]);
+    expect(await events()).toEqual([expect.objectContaining({ count: 2 })]);
   });
 
   test('never throws into the caller: a failed write is logged and counted', async () => {
@@ -86,7 +86,7 @@ describe('EventRecorder', () => {
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     recorder.warning(nodeReference('node-a'), 'R', 'm');
     await recorder.flush();
-    expect(events()).toEqual([expect.objectContaining({ count: 1 })]);
+    expect(await events()).toEqual([expect.objectContaining({ count: 1 })]);
   });
 
   test('Events refused by RBAC (403) are said once, then not sent again for a while (the device provisioner\'s RBAC grants none)', async () => {
@@ -104,7 +104,7 @@ describe('EventRecorder', () => {
     const recorder = new EventRecorder(api, { nodeName: 'node-a', correlator: { burstPerObject: 2 } });
     for (const m of ['a', 'b', 'c']) recorder.warning(nodeReference('node-a'), 'R', m);
     await recorder.flush();
-    expect(events().map((e) => e.message).sort()).toEqual(['a', 'b']);
+    expect((await events()).map((e) => e.message).sort()).toEqual(['a', 'b']);
   });
 
   test('with the API down, events beyond the queue limit are dropped and counted', async () => {
@@ -114,7 +114,7 @@ describe('EventRecorder', () => {
     for (const m of ['a', 'b', 'c', 'd']) recorder.warning(nodeReference('node-a'), 'R', m);
     await recorder.flush();
     expect(failures).toBe(2);
-    expect(events()).toHaveLength(2);
+    expect(await events()).toHaveLength(2);
   });
 
   describe('a burst of Normal Events about PVs', () => {
@@ -127,14 +127,14 @@ describe('EventRecorder', () => {
       const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { maxSingle: 3 } });
       recordAll(recorder, created(3));
       await recorder.flush();
-      expect(events().map((e) => e.involvedObject.name).sort()).toEqual(['local-pv-0', 'local-pv-1', 'local-pv-2']);
+      expect((await events()).map((e) => e.involvedObject.name).sort()).toEqual(['local-pv-0', 'local-pv-1', 'local-pv-2']);
     });
 
     test('of many is one Event of the same reason on the Node, naming the PVs', async () => {
       const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { maxSingle: 3 } });
       recordAll(recorder, created(4));
       await recorder.flush();
-      expect(events()).toEqual([expect.objectContaining({
+      expect(await events()).toEqual([expect.objectContaining({
         type: 'Normal',
         reason: 'ProvisioningSucceeded',
         involvedObject: expect.objectContaining({ kind: 'Node', name: 'node-a' }),
@@ -147,8 +147,8 @@ describe('EventRecorder', () => {
       const recorder = new EventRecorder(api, { nodeName: 'node-a' });
       recordAll(recorder, created(1000));
       await recorder.flush();
-      const [summary] = events();
-      expect(events()).toHaveLength(1);
+      const [summary] = await events();
+      expect(await events()).toHaveLength(1);
       expect(summary.message).toMatch(/^1000 PersistentVolumes: local-pv-0, local-pv-1, .*, … \(\d+ more\); the first: created PV local-pv-0$/);
       expect(summary.message!.length).toBeLessThan(1024);
     });
@@ -158,19 +158,19 @@ describe('EventRecorder', () => {
       recordAll(recorder, created(2), 'VolumeAdopted');
       recordAll(recorder, created(1), 'CleanupStarted');
       await recorder.flush();
-      expect(events().map((e) => `${e.reason} ${e.involvedObject.kind}`).sort()).toEqual(['CleanupStarted PersistentVolume', 'VolumeAdopted Node']);
+      expect((await events()).map((e) => `${e.reason} ${e.involvedObject.kind}`).sort()).toEqual(['CleanupStarted PersistentVolume', 'VolumeAdopted Node']);
     });
 
     test('ends on its own once quiet, without a flush', async () => {
       const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { quietMs: 20 } });
       recordAll(recorder, created(1));
-      await eventually(() => events().length === 1, 'the held Event is written');
+      await eventually(async () => (await events()).length === 1, 'the held Event is written');
     });
 
     test('does not hold Warnings', async () => {
       const recorder = new EventRecorder(api, { nodeName: 'node-a', burst: { quietMs: 60_000 } });
       recorder.warning({ apiVersion: 'v1', kind: 'PersistentVolume', name: 'local-pv-0' }, 'CleanupFailed', 'exit 1');
-      await eventually(() => events().length === 1, 'the Warning is written at once');
+      await eventually(async () => (await events()).length === 1, 'the Warning is written at once');
       await recorder.flush();
     });
   });

@@ -2,31 +2,15 @@ import { CoreV1Api, KubeConfig, V1PersistentVolume } from '@kubernetes/client-no
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { KubeRequesterOptions } from '../../../src/runtime/kube/request';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { ControlPlaneOptions } from '../../support/control-plane';
+import { Kubernetes } from '../../support/kubernetes';
 
-/** A test API server and a KubeApi on it with quick retries. */
-export async function serverAndApi(options: KubeRequesterOptions = {}): Promise<{ server: TestApiServer; api: KubeApi }> {
-  const server = await startTestApiServer();
+/** The suite's control plane (reset() after each test that changes it), and a KubeApi on it (through its fault proxy) with quick retries. */
+export async function serverAndApi(options: KubeRequesterOptions = {},
+  cluster: ControlPlaneOptions = {}): Promise<{ server: Kubernetes; api: KubeApi }> {
+  const server = await Kubernetes.forSuite(cluster);
   const api = new KubeApi(server.kubeConfig(), { backoff: { initialMs: 5, maxMs: 50 }, ...options });
   return { server, api };
-}
-
-/**
- * The server's KubeConfig, allowed to speak plain HTTP (client-node 1.4 refuses an
- * `http://` server unless the cluster has skipTLSVerify). The test server's own
- * kubeconfig now carries the flag, so this returns it unchanged; kept for callers.
- */
-export function plainHttpKubeConfig(server: TestApiServer): KubeConfig {
-  const kc = server.kubeConfig();
-  if (kc.getCurrentCluster()?.skipTLSVerify || !server.url.startsWith('http:')) return kc;
-  const fixed = new KubeConfig();
-  fixed.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: true })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return fixed;
 }
 
 /** client-node's CoreV1Api on the same server and credentials as `api`, for test set-up and checks. */

@@ -2,9 +2,9 @@ import { V1Lease } from '@kubernetes/client-node';
 import { eventually, serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { LeaderElector } from '../../../src/runtime/kube/leader-election';
-import { TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
-let server: TestApiServer;
+let server: Kubernetes;
 let api: KubeApi;
 const running: Array<{ stop: AbortController; done: Promise<void> }> = [];
 
@@ -16,7 +16,7 @@ afterEach(async () => {
     r.stop.abort();
     await r.done;
   }
-  await server.stop();
+  await server.reset();
 });
 
 const LEASE = 'local-volume-provisioner-node-cleanup';
@@ -44,50 +44,50 @@ describe('LeaderElector', () => {
   test('of two candidates exactly one leads', async () => {
     const a = candidate('a');
     const b = candidate('b');
-    await eventually(() => a.state.leading || b.state.leading, 'someone leads');
+    await eventually(async () => a.state.leading || b.state.leading, 'someone leads');
     await new Promise((r) => setTimeout(r, 300));
     expect([a.state.leading, b.state.leading].filter(Boolean)).toHaveLength(1);
-    expect(lease()?.spec?.holderIdentity).toBe(a.state.leading ? 'a' : 'b');
+    expect((await lease())?.spec?.holderIdentity).toBe(a.state.leading ? 'a' : 'b');
   });
 
   test('the leader keeps renewing its lease', async () => {
     const a = candidate('a');
-    await eventually(() => a.state.leading, 'a leads');
-    const renewed = lease()!.spec!.renewTime;
-    await eventually(() => lease()!.spec!.renewTime !== renewed, 'a renewed', 2000);
-    expect(lease()!.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    await eventually(async () => a.state.leading, 'a leads');
+    const renewed = (await lease())!.spec!.renewTime;
+    await eventually(async () => (await lease())!.spec!.renewTime !== renewed, 'a renewed', 2000);
+    expect((await lease())!.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
   });
 
   test('writes MicroTime with six fractional digits, as the API server requires', async () => {
     const a = candidate('a');
-    await eventually(() => a.state.leading, 'a leads');
-    expect(String(lease()!.spec!.renewTime)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    await eventually(async () => a.state.leading, 'a leads');
+    expect(String((await lease())!.spec!.renewTime)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
   test('another candidate takes over at once when the leader releases', async () => {
     const a = candidate('a');
-    await eventually(() => a.state.leading, 'a leads');
+    await eventually(async () => a.state.leading, 'a leads');
     const b = candidate('b');
     a.stop.abort();
     await a.done;
     expect(a.state.leading).toBe(false);
-    await eventually(() => b.state.leading, 'b leads after the release');
-    expect(lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    await eventually(async () => b.state.leading, 'b leads after the release');
+    expect((await lease())!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
   test('another candidate takes over when the leader stops renewing and its lease expires', async () => {
     const a = candidate('a', false);
-    await eventually(() => a.state.leading, 'a leads');
+    await eventually(async () => a.state.leading, 'a leads');
     const b = candidate('b');
     a.stop.abort();
     await a.done;
-    expect(lease()!.spec!.holderIdentity).toBe('a');
-    await eventually(() => b.state.leading, 'b leads after a\'s lease expired', 5000);
+    expect((await lease())!.spec!.holderIdentity).toBe('a');
+    await eventually(async () => b.state.leading, 'b leads after a\'s lease expired', 5000);
   });
 
   test('a leader that cannot renew steps down', async () => {
     const a = candidate('a');
-    await eventually(() => a.state.leading, 'a leads');
+    await eventually(async () => a.state.leading, 'a leads');
     server.faults.failNext({ verb: 'get', resource: 'leases', code: 500, count: 1_000_000 });
     await a.done;
     expect(a.state.leading).toBe(false);

@@ -2,31 +2,31 @@ import { V1Node } from '@kubernetes/client-node';
 import { serverAndApi } from './fixtures';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { removeNodeTaint } from '../../../src/runtime/kube/node-taint';
-import { TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
-let server: TestApiServer;
+let server: Kubernetes;
 let api: KubeApi;
 
 beforeEach(async () => {
   ({ server, api } = await serverAndApi());
 });
-afterEach(() => server.stop());
+afterEach(() => server.reset());
 
 const KEY = 'local.storage.k8s.io/provisioner-not-ready';
 
-function node(name: string, taints: Array<{ key: string; effect: string }>): V1Node {
+async function node(name: string, taints: Array<{ key: string; effect: string }>): Promise<V1Node> {
   return server.create<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { taints } });
 }
 
 describe('removeNodeTaint', () => {
   test('removes the taint with the key and keeps the others', async () => {
-    node('n1', [{ key: KEY, effect: 'NoSchedule' }, { key: 'other', effect: 'NoExecute' }]);
+    await node('n1', [{ key: KEY, effect: 'NoSchedule' }, { key: 'other', effect: 'NoExecute' }]);
     await expect(removeNodeTaint(api, 'n1', KEY)).resolves.toBe('removed');
-    expect(server.get<V1Node>('v1', 'Node', 'n1')!.spec!.taints).toEqual([{ key: 'other', effect: 'NoExecute' }]);
+    expect((await server.get<V1Node>('v1', 'Node', 'n1'))!.spec!.taints).toEqual([{ key: 'other', effect: 'NoExecute' }]);
   });
 
   test('a Node without the taint is left untouched', async () => {
-    node('n2', [{ key: 'other', effect: 'NoExecute' }]);
+    await node('n2', [{ key: 'other', effect: 'NoExecute' }]);
     await expect(removeNodeTaint(api, 'n2', KEY)).resolves.toBe('absent');
     expect(server.counters.get('update', 'nodes').requests).toBe(0);
   });
@@ -36,10 +36,10 @@ describe('removeNodeTaint', () => {
   });
 
   test('a conflicting update is retried on a fresh read', async () => {
-    node('n3', [{ key: KEY, effect: 'NoSchedule' }]);
+    await node('n3', [{ key: KEY, effect: 'NoSchedule' }]);
     server.faults.failNext({ verb: 'update', resource: 'nodes', code: 409 });
     await expect(removeNodeTaint(api, 'n3', KEY)).resolves.toBe('removed');
     expect(server.counters.get('get', 'nodes').requests).toBe(2);
-    expect(server.get<V1Node>('v1', 'Node', 'n3')!.spec!.taints ?? []).toEqual([]);
+    expect((await server.get<V1Node>('v1', 'Node', 'n3'))!.spec!.taints ?? []).toEqual([]);
   });
 });

@@ -2,15 +2,15 @@ import { eventually, serverAndApi } from './fixtures';
 import { VirtualClock } from './virtual-clock';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
-import { TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 
-let server: TestApiServer;
+let server: Kubernetes;
 let api: KubeApi;
 
 beforeEach(async () => {
   ({ server, api } = await serverAndApi());
 });
-afterEach(() => server.stop());
+afterEach(() => server.reset());
 
 const gets = () => server.counters.get('get', 'storageclasses').requests;
 const requests = () => server.counters.total({ resource: 'storageclasses' }).requests;
@@ -21,7 +21,7 @@ function storageClass(name: string) {
 
 describe('StorageClassCache', () => {
   test('reuses an answer within the TTL and asks again after it', async () => {
-    server.create(storageClass('fast'));
+    await server.create(storageClass('fast'));
     const clock = new VirtualClock();
     const cache = new StorageClassCache(api, { ttlMs: 1000, clock });
     await expect(cache.get('fast')).resolves.toMatchObject({ reclaimPolicy: 'Retain' });
@@ -36,14 +36,14 @@ describe('StorageClassCache', () => {
     const clock = new VirtualClock();
     const cache = new StorageClassCache(api, { ttlMs: 1000, clock });
     await expect(cache.get('later')).resolves.toBeUndefined();
-    server.create(storageClass('later'));
+    await server.create(storageClass('later'));
     await expect(cache.get('later')).resolves.toBeUndefined();
     clock.advance(1000);
     await expect(cache.get('later')).resolves.toMatchObject({ metadata: { name: 'later' } });
   });
 
   test('a failed read is not cached', async () => {
-    server.create(storageClass('flaky'));
+    await server.create(storageClass('flaky'));
     const cache = new StorageClassCache(api, { clock: new VirtualClock() });
     server.faults.failNext({ verb: 'get', resource: 'storageclasses', code: 403 });
     await expect(cache.get('flaky')).rejects.toThrow('get storageclasses "flaky": 403');
@@ -51,7 +51,7 @@ describe('StorageClassCache', () => {
   });
 
   test('concurrent reads share one request', async () => {
-    server.create(storageClass('shared'));
+    await server.create(storageClass('shared'));
     const cache = new StorageClassCache(api, { clock: new VirtualClock() });
     await Promise.all([cache.get('shared'), cache.get('shared'), cache.get('shared')]);
     expect(gets()).toBe(1);
@@ -60,7 +60,7 @@ describe('StorageClassCache', () => {
 
 describe('StorageClassCache, started', () => {
   test('reads send no request: every class is listed once and watched', async () => {
-    server.create(storageClass('fast'));
+    await server.create(storageClass('fast'));
     const cache = new StorageClassCache(api);
     await cache.start();
     const afterStart = requests();
@@ -75,14 +75,14 @@ describe('StorageClassCache, started', () => {
     await cache.start();
     let changes = 0;
     cache.onChange(() => changes++);
-    server.create(storageClass('later'));
+    await server.create(storageClass('later'));
     await eventually(async () => (await cache.get('later')) !== undefined, 'the new class is seen');
     expect(changes).toBe(1);
     await cache.stop();
   });
 
   test('where listing StorageClasses is forbidden, each is read by name', async () => {
-    server.create(storageClass('fast'));
+    await server.create(storageClass('fast'));
     server.faults.failNext({ verb: 'list', resource: 'storageclasses', code: 403 });
     const cache = new StorageClassCache(api, { clock: new VirtualClock() });
     await cache.start();
@@ -92,7 +92,7 @@ describe('StorageClassCache, started', () => {
   });
 
   test('a 403 is not taken for good (an apiserver just started answers so until its RBAC caches sync): once allowed, reads come from the watch again', async () => {
-    server.create(storageClass('fast'));
+    await server.create(storageClass('fast'));
     server.faults.failNext({ verb: 'list', resource: 'storageclasses', code: 403, count: 3 });
     const cache = new StorageClassCache(api, { backoff: { initialMs: 5, maxMs: 20 } });
     await cache.start();

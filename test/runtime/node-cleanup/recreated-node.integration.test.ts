@@ -1,6 +1,6 @@
 /**
  * A Node deleted and created again under the same name, with a new UID, against
- * the test API server and real mount points: no PV of the earlier Node is orphaned
+ * a real control plane and real mount points: no PV of the earlier Node is orphaned
  * and none is duplicated. Without setPVOwnerRef the agent writes its new
  * provisioner name on the earlier PVs at start (as run-directory.ts does after its
  * cache syncs); with it, the garbage collector deletes them with the old Node and
@@ -34,9 +34,9 @@ describePrivileged('a Node recreated under the same name with a new UID', () => 
 
   /** Deletes the Node and registers it again, as a reinstalled kubelet does; returns the new UID. */
   async function recreateNode(): Promise<string> {
-    const old = fx!.server.get('v1', 'Node', NODE_NAME);
-    fx!.server.delete('v1', 'Node', NODE_NAME);
-    const fresh = fx!.server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_HOSTNAME } } });
+    const old = await fx!.server.get('v1', 'Node', NODE_NAME);
+    await fx!.server.delete('v1', 'Node', NODE_NAME);
+    const fresh = await fx!.server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_HOSTNAME } } });
     expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
     return fresh.metadata.uid;
   }
@@ -58,7 +58,7 @@ describePrivileged('a Node recreated under the same name with a new UID', () => 
 
     await fx.pass();
     await fx.settle();
-    expect(fx.serverPv(pv.metadata!.name!)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
+    expect(await fx.serverPv(pv.metadata!.name!)).toMatchObject({ metadata: { uid: pv.metadata!.uid }, status: { phase: 'Released' } });
     expect(await fx.recordedEvents('CleanupStarted')).toEqual([]);
   });
 
@@ -85,7 +85,7 @@ describePrivileged('a Node recreated under the same name with a new UID', () => 
   test('its Available and Bound PVs are kept, not duplicated, and now ours', async () => {
     fx = await ControllerFixture.start();
     const [available, bound] = await provision('vol1', 'vol2');
-    fx.bind(bound.metadata!.name!);
+    await fx.bind(bound.metadata!.name!);
     await fx.waitForPv(bound.metadata!.name!, { phase: 'Bound' });
     await recreateNode();
 
@@ -93,8 +93,8 @@ describePrivileged('a Node recreated under the same name with a new UID', () => 
     const result = await fx.pass();
 
     expect(result.created).toEqual([]);
-    expect(fx.serverPvNames()).toEqual([available.metadata!.name!, bound.metadata!.name!].sort());
-    for (const pv of [available, bound]) expect(fx.serverPv(pv.metadata!.name!)!.metadata!.uid).toBe(pv.metadata!.uid);
+    expect(await fx.serverPvNames()).toEqual([available.metadata!.name!, bound.metadata!.name!].sort());
+    for (const pv of [available, bound]) expect((await fx.serverPv(pv.metadata!.name!))!.metadata!.uid).toBe(pv.metadata!.uid);
   });
 
   test('claiming at start twice changes nothing the second time', async () => {
@@ -119,9 +119,9 @@ describePrivileged('a Node recreated under the same name with a new UID', () => 
     await fx.passUntilCreated(name);
     const again = await fx.waitForPv(name, { notUid: pv.metadata!.uid });
 
-    expect(fx.serverPvNames()).toEqual([name]);
+    expect(await fx.serverPvNames()).toEqual([name]);
     expect(again.metadata!.ownerReferences).toEqual([expect.objectContaining({ kind: 'Node', name: NODE_NAME, uid })]);
     expect(again.metadata!.annotations![PROVISIONED_BY_ANNOTATION]).toBe(await fx.provisionerName());
-    await eventually(() => fx!.serverPv(name)?.status?.phase === 'Available', 'the new PV is Available');
+    await eventually(async () => (await fx!.serverPv(name))?.status?.phase === 'Available', 'the new PV is Available');
   });
 });

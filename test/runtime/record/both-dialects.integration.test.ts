@@ -29,14 +29,14 @@ describePrivileged('both dialects on one node, one disk', () => {
     const stateDir = makeTempDir('lvp-state-');
     directory = await ControllerFixture.start({ classes: { 'local-block': { volumeMode: 'Block' } }, stateDir });
     devices = await DeviceFixture.start({ server: directory.server, stateDir, defaultPvSpecConfigMap: 'spec' });
-    devices.setSpec('spec', blockSpec(devices.deviceDir));
+    await devices.setSpec('spec', blockSpec(devices.deviceDir));
     const disk = createLoopDevice(8 * MiB);
     fs.symlinkSync(disk.device, path.join(directory.dirs['local-block'], 'disk1'));
     fs.symlinkSync(disk.device, path.join(devices.deviceDir, 'sda'));
     return { disk };
   }
 
-  function pvsOfDisk(): V1PersistentVolume[] {
+  function pvsOfDisk(): Promise<V1PersistentVolume[]> {
     return directory!.server.list<V1PersistentVolume>('v1', 'PersistentVolume');
   }
 
@@ -44,14 +44,14 @@ describePrivileged('both dialects on one node, one disk', () => {
     await bothAgents();
     expect((await directory!.pass()).created).toHaveLength(1);
     expect(await devices!.pass()).toMatchObject({ created: [] });
-    expect(pvsOfDisk().map((pv) => pv.spec?.storageClassName)).toEqual(['local-block']);
+    expect((await pvsOfDisk()).map((pv) => pv.spec?.storageClassName)).toEqual(['local-block']);
   });
 
   test('the device dialect first: the directory dialect does not offer the disk again', async () => {
     await bothAgents();
     expect(await devices!.pass()).toMatchObject({ created: ['local-worker-1-sda'] });
     expect((await directory!.pass()).created).toEqual([]);
-    expect(pvsOfDisk().map((pv) => pv.spec?.storageClassName)).toEqual(['local-storage']);
+    expect((await pvsOfDisk()).map((pv) => pv.spec?.storageClassName)).toEqual(['local-storage']);
   });
 
   test('both at the same moment, neither having seen the other\'s PV: one claim wins under the record\'s lock, one PV', async () => {
@@ -59,7 +59,7 @@ describePrivileged('both dialects on one node, one disk', () => {
       await bothAgents();
       const [fromDirectory, fromDevices] = await Promise.all([directory!.pass(), devices!.pass()]);
       const created = [...fromDirectory.created, ...('created' in fromDevices ? fromDevices.created : [])];
-      expect([round, created.length, pvsOfDisk().length]).toEqual([round, 1, 1]);
+      expect([round, created.length, (await pvsOfDisk()).length]).toEqual([round, 1, 1]);
       await devices!.stop();
       await directory!.stop();
       devices = undefined;

@@ -9,19 +9,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
-import { startTestApiServer, TestApiServer } from '../../apiserver';
+import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 import { ControllerFixture, eventually, FixtureOptions } from '../controller/fixture';
 
 describePrivileged('the volume record, whatever becomes of a used volume\'s PV', () => {
-  let server: TestApiServer | undefined;
+  let server: Kubernetes | undefined;
   let fx: ControllerFixture | undefined;
   let stateDir: string;
   let dirs: Record<string, string> | undefined;
   afterEach(async () => {
     await fx?.stop();
     fx = undefined;
-    await server?.stop();
+    await server?.reset();
     server = undefined;
     dirs = undefined;
   });
@@ -31,7 +31,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
   async function agent(options: FixtureOptions = {}): Promise<ControllerFixture> {
     const first = server === undefined;
     if (first) stateDir = makeTempDir('lvp-state-');
-    server ??= await startTestApiServer();
+    server ??= await Kubernetes.forSuite({ controllers: true });
     fx = await ControllerFixture.start({ ...options, server, seed: first, mountDirs: dirs, stateDir });
     dirs = { ...dirs, ...fx.dirs };
     return fx;
@@ -44,7 +44,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     await fx!.pass();
     const name = fx!.pvName('local-fs', entry);
     const pv = await fx!.waitForPv(name, { phase: 'Available' });
-    fx!.bind(name);
+    await fx!.bind(name);
     await fx!.waitForPv(name, { phase: 'Bound' });
     fs.writeFileSync(path.join(dir, 'secret'), `the tenant's data on ${entry}`);
     // The agent sees it used: its record line is dirty from now on.
@@ -55,7 +55,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
   async function stripFinalizersAndDelete(name: string): Promise<void> {
     await fx!.core.patchPersistentVolume({ name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     await fx!.core.deletePersistentVolume({ name });
-    await eventually(() => fx!.serverPv(name) === undefined, `PV ${name} is gone from the server`);
+    await eventually(async () => await fx!.serverPv(name) === undefined, `PV ${name} is gone from the server`);
   }
 
   test('finalizers stripped and the PV deleted while the agent is down: the volume is cleaned before it is offered again', async () => {
@@ -69,7 +69,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     await agent();
     await fx!.pass();
     // Upstream would offer it now, with the tenant's file in it; the record has it cleaned first.
-    expect(fx!.serverPv(name)).toBeUndefined();
+    expect(await fx!.serverPv(name)).toBeUndefined();
     await fx!.passUntilCreated(name);
     const again = await fx!.waitForPv(name, { phase: 'Available' });
     expect(again.metadata!.uid).not.toBe(uid);
@@ -119,9 +119,9 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     const { name, uid, dir } = await usedVolume('vol1');
     await fx!.stop();
     await fx!.core.deleteNamespacedPersistentVolumeClaim({ name: `claim-${name}`, namespace: 'default' });
-    await eventually(() => fx!.serverPv(name)?.status?.phase === 'Released', 'the PV is Released');
+    await eventually(async () => (await fx!.serverPv(name))?.status?.phase === 'Released', 'the PV is Released');
     await fx!.core.patchPersistentVolume({ name, body: { spec: { claimRef: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await eventually(() => fx!.serverPv(name)?.status?.phase === 'Available', 'the PV is Available again, with the tenant\'s data');
+    await eventually(async () => (await fx!.serverPv(name))?.status?.phase === 'Available', 'the PV is Available again, with the tenant\'s data');
 
     await agent({ mode: 'legacy' });
     await fx!.pass();
@@ -138,9 +138,9 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     await fx!.stop();
     await agent({ mode: 'legacy', classes: { other: {} } });
     await fx!.core.deleteNamespacedPersistentVolumeClaim({ name: `claim-${name}`, namespace: 'default' });
-    await eventually(() => fx!.serverPv(name)?.status?.phase === 'Released', 'the PV is Released');
+    await eventually(async () => (await fx!.serverPv(name))?.status?.phase === 'Released', 'the PV is Released');
     await fx!.core.deletePersistentVolume({ name });
-    await eventually(() => fx!.serverPv(name) === undefined, 'the PV is gone at once: nothing holds it');
+    await eventually(async () => await fx!.serverPv(name) === undefined, 'the PV is gone at once: nothing holds it');
     await fx!.pass();
     await fx!.settle();
     expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('the tenant\'s data on vol1');
@@ -238,7 +238,7 @@ describePrivileged('the volume record, whatever becomes of a used volume\'s PV',
     const { created } = await fx!.pass();
     await fx!.settle();
     expect(created).toEqual([fx!.pvName('local-fs', 'vol2')]);
-    expect(fx!.serverPv(name)).toBeUndefined();
+    expect(await fx!.serverPv(name)).toBeUndefined();
     expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('the tenant\'s data on vol1');
     expect((await fx!.recordedEvents('VolumeHoldsUnknownData')).map((e) => e.message)).toEqual([expect.stringContaining('"secret"')]);
   });
