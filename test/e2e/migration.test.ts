@@ -254,7 +254,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
       // The only request refused: the agent's watch of its Node, which it replaces by reading it now and then.
       const agentUser = `system:serviceaccount:default:${RELEASE}`;
       // (Asked again on a backoff, then once a minute: a 403 may be an apiserver that has just started.)
-      expect(new Set(cluster.denials.map((d) => JSON.stringify(d)))).toEqual(new Set([JSON.stringify({ user: agentUser, verb: 'watch', apiGroup: '', resource: 'nodes' })]));
+      expect(new Set(cluster.denials.map((d) => JSON.stringify(d)))).toEqual(new Set([JSON.stringify({ user: agentUser, verb: 'watch', apiGroup: '', resource: 'nodes', name: NODE_NAME })]));
       expect(agent.lines.map(parseJson).filter((r) => String(r?.msg).startsWith(`list/watch forbidden (403); re-reading Node "${NODE_NAME}" at most once a minute`)))
         .toHaveLength(1);
       expect([agent.errors(), nodeCleanup.errors()]).toEqual([[], []]);

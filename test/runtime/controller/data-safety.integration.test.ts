@@ -11,7 +11,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PatchStrategy, setHeaderOptions, V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Event, PatchStrategy, setHeaderOptions, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { ControllerFixture, eventually, FixtureOptions, NODE_NAME } from './fixture';
 import { CLEANUP_FINALIZER } from '../../../src/runtime/well-known';
 import { Kubernetes } from '../../support/kubernetes';
@@ -176,7 +176,19 @@ describePrivileged('data safety', () => {
       // An administrator clears claimRef to reuse the PV, and a new claim names it.
       await fx.core.patchPersistentVolume({ name, body: [{ op: 'remove', path: '/spec/claimRef' }] },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-      expect(async () => fx!.bind(name, 'new-tenant')).toThrow('the volume is marked for deletion');
+      // The real PV binder refuses a claim naming it, and says so on the claim.
+      await fx.server.create({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'new-tenant', namespace: 'default' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } }, storageClassName: 'local-block', volumeMode: 'Block', volumeName: name },
+      });
+      const refusal = async () => (await fx!.server.list<CoreV1Event>('v1', 'Event', 'default'))
+        .find((e) => e.involvedObject.name === 'new-tenant' && e.reason === 'VolumeMismatch');
+      await eventually(async () => (await refusal()) !== undefined, 'the binder refuses the claim');
+      expect((await refusal())!.message).toContain('the volume is marked for deletion');
+      expect((await fx.server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'new-tenant', 'default'))!.status!.phase).toBe('Pending');
+      expect((await fx.serverPv(name))!.spec!.claimRef).toBeUndefined();
 
       fs.writeFileSync(gate, '');
       await fx.settle();

@@ -28,7 +28,7 @@ describe('NodeInfoSource', () => {
       await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen');
     } finally {
       await nodes.stop();
-      await server.stop();
+      await server.reset();
     }
   });
 
@@ -50,7 +50,7 @@ describe('NodeInfoSource', () => {
       expect(requests()).toBe(before);
     } finally {
       await nodes.stop();
-      await server.stop();
+      await server.reset();
     }
   });
 
@@ -67,12 +67,12 @@ describe('NodeInfoSource', () => {
       await eventually(async () => (await nodes.get()).labels.zone === 'b', 'the new label is seen through the watch');
     } finally {
       await nodes.stop();
-      await server.stop();
+      await server.reset();
     }
   });
 
   test('a Node last changed before the server\'s watch history began is watched without a relist loop', async () => {
-    const server = await Kubernetes.start();
+    const server = await Kubernetes.forSuite();
     await server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
     for (let i = 0; i < 10; i++) await server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i}` } });
     await server.compact();
@@ -86,7 +86,7 @@ describe('NodeInfoSource', () => {
       expect(server.counters.get('get', 'nodes').requests).toBe(1);
     } finally {
       await nodes.stop();
-      await server.stop();
+      await server.reset();
     }
   });
 });
