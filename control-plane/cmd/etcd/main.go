@@ -1,5 +1,5 @@
 // Command etcd runs one embedded etcd member on loopback for the tests' control plane:
-// a data directory and a client URL, nothing else (no peers, no TLS).
+// a data directory and a client URL, nothing else (no peers, no TLS), and optionally no fsync.
 package main
 
 import (
@@ -17,6 +17,7 @@ func main() {
 	dataDir := flag.String("data-dir", "", "directory of the member's data (required)")
 	clientURL := flag.String("listen-client-url", "http://127.0.0.1:2379", "URL clients connect to")
 	peerURL := flag.String("listen-peer-url", "http://127.0.0.1:2380", "URL of the (only) member for peers")
+	noFsync := flag.Bool("unsafe-no-fsync", false, "never fsync the write-ahead log (data may be lost on a power cut: tests only)")
 	flag.Parse()
 	if *dataDir == "" {
 		log.Fatal("--data-dir is required")
@@ -38,6 +39,7 @@ func main() {
 	cfg.AdvertisePeerUrls = []url.URL{*peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
 	cfg.LogLevel = "warn"
+	cfg.UnsafeNoFsync = *noFsync
 	// Compaction as a cluster's: watches of long-running tests meet 410 Gone as they would.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "5m"

@@ -23,7 +23,7 @@ export interface EventRecorderOptions {
   /** Told about each Event that could not be written, for a failure counter. */
   readonly onFailure?: (err: unknown, event: EventInput) => void;
   readonly logger?: KubeLogger;
-  /** Drives the dedup window and rate limit. @default systemClock */
+  /** Drives the dedup window, rate limit, bursts and the pause after a 403. @default systemClock */
   readonly clock?: Clock;
   /** Wall time for the Events' timestamps. @default () => new Date() */
   readonly wallClock?: () => Date;
@@ -60,17 +60,19 @@ export class EventRecorder {
   private readonly logger: KubeLogger;
   private readonly maxPending: number;
   private readonly wallClock: () => Date;
+  private readonly clock: Clock;
   private readonly burstOptions: Required<BurstOptions>;
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private sequence = 0;
   /** Until when Events are not even tried, after the server refused one (403): RBAC grants none. */
   private forbiddenUntil = 0;
-  private burst?: { readonly startedAt: number; readonly events: EventInput[]; timer?: NodeJS.Timeout };
+  private burst?: { readonly startedAt: number; readonly events: EventInput[]; cancelTimer?: () => void };
 
   constructor(private readonly api: KubeApi, private readonly options: EventRecorderOptions) {
     this.component = options.component ?? EVENT_COMPONENT;
-    this.correlator = new EventCorrelator(`${this.component}\u0000${options.nodeName}`, options.clock ?? systemClock, options.correlator);
+    this.clock = options.clock ?? systemClock;
+    this.correlator = new EventCorrelator(`${this.component}\u0000${options.nodeName}`, this.clock, options.correlator);
     this.logger = options.logger ?? silentLogger;
     this.maxPending = options.maxPending ?? 1000;
     this.wallClock = options.wallClock ?? (() => new Date());
@@ -97,14 +99,13 @@ export class EventRecorder {
   }
 
   private hold(event: EventInput): void {
-    const now = Date.now();
+    const now = this.clock.now();
     const burst = this.burst ??= { startedAt: now, events: [] };
     burst.events.push(event);
-    clearTimeout(burst.timer);
+    burst.cancelTimer?.();
     const delay = Math.min(this.burstOptions.quietMs, burst.startedAt + this.burstOptions.maxMs - now);
-    burst.timer = setTimeout(() => this.endBurst(), Math.max(0, delay));
-    // Held Events do not keep a stopping process alive.
-    burst.timer.unref();
+    // Held Events do not keep a stopping process alive (a clock timer never does).
+    burst.cancelTimer = this.clock.setTimer(Math.max(0, delay), () => this.endBurst());
   }
 
   /** Writes the held Events: each one while few of a reason, else one summary per reason on the Node. */
@@ -112,7 +113,7 @@ export class EventRecorder {
     const burst = this.burst;
     if (!burst) return;
     this.burst = undefined;
-    clearTimeout(burst.timer);
+    burst.cancelTimer?.();
     const byReason = new Map<string, EventInput[]>();
     for (const e of burst.events) {
       const same = byReason.get(e.reason);
@@ -137,7 +138,7 @@ export class EventRecorder {
   }
 
   private async write(event: EventInput): Promise<void> {
-    if (Date.now() < this.forbiddenUntil) {
+    if (this.clock.now() < this.forbiddenUntil) {
       this.logger.debug({ reason: event.reason, object: event.involvedObject.name, message: event.message }, 'event not written (RBAC grants no events)');
       return;
     }
@@ -195,7 +196,7 @@ export class EventRecorder {
     if (isForbidden(err)) {
       // The device provisioner's RBAC grants no events: say so once, then try again only now and then.
       const first = this.forbiddenUntil === 0;
-      this.forbiddenUntil = Date.now() + FORBIDDEN_RETRY_MS;
+      this.forbiddenUntil = this.clock.now() + FORBIDDEN_RETRY_MS;
       const message = 'this agent may not write Events (its RBAC grants no create on events); they are logged at debug instead, and tried again every '
         + `${FORBIDDEN_RETRY_MS / 60_000} minutes. Add {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"]} to its ClusterRole to see them`;
       if (first) this.logger.warn({ err: String(err), reason: event.reason, object: event.involvedObject.name }, message);

@@ -329,11 +329,11 @@ export class Reflector<T extends KubernetesObject> {
       connection.abort();
     };
     // Past the server-side timeout, a silent watch is presumed dead (a half-open connection).
-    let silence: NodeJS.Timeout | undefined;
+    let cancelSilence: (() => void) | undefined;
     const armSilenceTimer = () => {
-      clearTimeout(silence);
-      silence = setTimeout(() => end(new Error(`${resource} watch silent for longer than its ${timeoutSeconds}s timeout; reconnecting`)),
-        timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS);
+      cancelSilence?.();
+      cancelSilence = this.clock.setTimer(timeoutSeconds * 1000 + WATCH_SILENCE_GRACE_MS,
+        () => end(new Error(`${resource} watch silent for longer than its ${timeoutSeconds}s timeout; reconnecting`)));
     };
     const opened = this.clock.now();
     let events = 0;
@@ -359,7 +359,7 @@ export class Reflector<T extends KubernetesObject> {
     } finally {
       if (this.watching) this.currentAt = this.clock.now();
       this.watching = false;
-      clearTimeout(silence);
+      cancelSilence?.();
       this.closeWatch = undefined;
     }
     if (failure) throw failure;

@@ -130,7 +130,7 @@ export class KubeRequester {
   private async attempt<T>(target: RequestTarget, send: Send<T>, options: CallOptions):
   Promise<{ ok: true; value: T } | { ok: false; failure: ReturnType<typeof classifyFailure> }> {
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error(`no answer within ${this.requestTimeoutMs} ms`)), this.requestTimeoutMs);
+    const cancelTimeout = this.clock.setTimer(this.requestTimeoutMs, () => timeout.abort(new Error(`no answer within ${this.requestTimeoutMs} ms`)));
     const signal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
     const started = this.clock.now();
     try {
@@ -142,7 +142,7 @@ export class KubeRequester {
       this.report(target, (this.clock.now() - started) / 1000, true, failure.code);
       return { ok: false, failure };
     } finally {
-      clearTimeout(timer);
+      cancelTimeout();
     }
   }
 

@@ -134,16 +134,25 @@ describe('KubeRequester', () => {
     await expect(r.call(target, send, { signal: controller.signal })).rejects.toMatchObject({ kind: 'cancelled' });
   });
 
-  test('each attempt runs under a timeout and a timed-out attempt is retried', async () => {
-    const r = new KubeRequester({ requestTimeoutMs: 20, backoff: { initialMs: 1 } });
+  test('each attempt runs under a timeout, on the injected clock, and a timed-out attempt is retried', async () => {
+    const clock = new VirtualClock();
+    const r = new KubeRequester({ requestTimeoutMs: 20_000, backoff: { initialMs: 1 }, clock });
     let calls = 0;
+    let firstSent!: () => void;
+    const waiting = new Promise<void>((resolve) => (firstSent = resolve));
     // The first attempt "waits for the server" until its signal aborts, as the transport's request does.
     const send = async (signal: AbortSignal) => {
       calls++;
       if (calls > 1) return 'ok';
+      firstSent();
       return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
     };
-    await expect(r.call(target, send)).resolves.toBe('ok');
+    const result = r.call(target, send);
+    await waiting;
+    clock.advance(19_999);
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await expect(result).resolves.toBe('ok');
     expect(calls).toBe(2);
   });
 });
