@@ -5,7 +5,7 @@ import { dashboardJson } from './dashboard';
 import { alertGroups, formatPrometheusDuration, PrometheusRule, ServiceMonitor } from './monitoring';
 import { LocalVolumeProvisionerProps } from './props';
 import { agentRules, nodeCleanupRules, RoleRules } from './rbac';
-import { ResolvedProps, resolveProps } from './resolve-props';
+import { ResolvedProps, resolveProps } from './resolve';
 import { deviceAgentSpec, directoryAgentSpec, instanceLabels, nodeCleanupSpec } from './workloads';
 
 /** Metadata of a namespaced object of this instance: its name, namespace and labels. */

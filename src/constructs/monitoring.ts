@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectMetadata, GroupVersionKind } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NamespaceSelector, RelabelConfig } from './props';
-import { ResolvedProps } from './resolve-props';
+import { ResolvedProps } from './resolve';
 
 /**
  * prometheus-operator objects as small typed ApiObjects (no `cdk8s import` of the CRDs,

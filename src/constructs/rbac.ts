@@ -1,4 +1,4 @@
-import { RbacFeatures } from './resolve-props';
+import { RbacFeatures } from './resolve';
 import { NODE_CLEANUP_LEASE } from '../config';
 
 /**

@@ -2,7 +2,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { formatGoDuration } from '../config';
 import {
   AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, METRICS_PORT_NAME, ResolvedProps, STATE_VOLUME,
-} from './resolve-props';
+} from './resolve';
 
 /**
  * Pod specs of the node agents (one DaemonSet per dialect) and of node cleanup.

@@ -1,0 +1,210 @@
+/**
+ * Every default of the construct, applied in this folder, and every prop checked here,
+ * before any object is built: one file per part, each resolving its props into its part
+ * (storage classes, the two dialects, node cleanup, metrics, the agents' pods, the
+ * namespace), this one putting them together. Values of the provisioner's ConfigMaps get
+ * their defaults from the configuration model (`resolveProvisionerConfig`,
+ * `resolveDeviceSpec`); the construct only adds its own (mountDir = hostDir, the Helm
+ * chart's taint key) and maps the model's issues back to prop names.
+ */
+import { Duration } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import { DEFAULT_KUBE_API_BURST, DEFAULT_KUBE_API_QPS, DEFAULT_STATE_DIR } from '../../config';
+import { DEFAULT_IMAGE } from '../image';
+import {
+  absolutePathProblem, checkLabels, checkPolicyRule, integerProblem, namespaceNameProblem, objectNameProblem, PropIssues, serviceNameProblem,
+} from '../prop-issues';
+import { LocalVolumeProvisionerProps } from '../props';
+import { DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
+import { ResolvedDeviceDialect, resolveDeviceDialect } from './device-dialect';
+import { ResolvedDirectoryDialect, resolveDirectoryDialect } from './directory-dialect';
+import { ResolvedMetrics, resolveMetrics } from './metrics';
+import { ConstructContext, resolveCreateNamespace } from './namespace';
+import { ResolvedNodeCleanup, resolveNodeCleanup } from './node-cleanup';
+import { checkAgentPods, ResolvedPod, resolveAgentEnv, resolveSecurityContext, resolveTolerations } from './pod';
+import { checkDefaultStorageClass, ResolvedStorageClass } from './storage-class';
+import { intOrString, optionalDuration, quantity } from './values';
+
+export * from './constants';
+export type { ResolvedDeviceDialect, ResolvedDeviceSpec } from './device-dialect';
+export type { ResolvedDirectoryDialect } from './directory-dialect';
+export type { ResolvedGrafanaDashboard, ResolvedMetrics, ResolvedPrometheusRule, ResolvedServiceMonitor } from './metrics';
+export type { ConstructContext } from './namespace';
+export type { ResolvedNodeCleanup } from './node-cleanup';
+export type { ResolvedHostMount, ResolvedPod } from './pod';
+export type { ResolvedStorageClass } from './storage-class';
+export { hashData } from './values';
+
+export interface ResolvedProps {
+  /** What is allowed but likely wrong, each named by its prop; said at synth time. */
+  readonly warnings: string[];
+  readonly name: string;
+  readonly namespace: string;
+  readonly createNamespace: boolean;
+  readonly directory?: ResolvedDirectoryDialect;
+  readonly devices?: ResolvedDeviceDialect;
+  readonly storageClasses: ResolvedStorageClass[];
+  readonly nodeCleanup?: ResolvedNodeCleanup;
+  readonly rbac: ResolvedRbac;
+  readonly serviceAccount: ResolvedServiceAccount;
+  readonly runtime: ResolvedRuntime;
+  readonly pod: ResolvedPod;
+  readonly metrics: ResolvedMetrics;
+}
+
+/** What the RBAC rules are derived from. */
+export interface RbacFeatures {
+  readonly directoryDialect: boolean;
+  readonly deviceDialect: boolean;
+  readonly jobCleaning: boolean;
+  readonly removeNodeNotReadyTaint: boolean;
+}
+
+export interface ResolvedRbac {
+  readonly create: boolean;
+  readonly features: RbacFeatures;
+  /** `extraRbacRules`, appended to the agents' ClusterRole. */
+  readonly extraRules: k8s.PolicyRule[];
+}
+
+export interface ResolvedServiceAccount {
+  readonly create: boolean;
+  readonly name: string;
+}
+
+/** The agents' flags. */
+export interface ResolvedRuntime {
+  readonly discoveryPeriodMs: number;
+  readonly configSyncPeriodMs: number;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly logLevel: string;
+  readonly metricsPort: number;
+  /** Host directory of the volume record, mounted at the same path. */
+  readonly stateDirectory: string;
+}
+
+/** Resolves and checks the props; throws one error naming every bad prop. */
+export function resolveProps(props: LocalVolumeProvisionerProps, context: ConstructContext): ResolvedProps {
+  const issues = new PropIssues();
+
+  const name = props.name ?? DEFAULT_NAME;
+  // The base name also names the metrics Service, the strictest of the names built from it.
+  issues.check('name', serviceNameProblem(name));
+  const namespace = props.namespace ?? context.chartNamespace ?? name;
+  issues.check('namespace', namespaceNameProblem(namespace));
+  const createNamespace = resolveCreateNamespace(props, context, namespace, issues);
+
+  const tolerations = resolveTolerations(props, issues);
+  const { dialect: directory, storageClasses: directoryClasses } = resolveDirectoryDialect(props, name, tolerations, issues);
+  const { dialect: devices, storageClasses: deviceClasses } = resolveDeviceDialect(props, issues);
+  const classStorage = [...directoryClasses, ...deviceClasses];
+  checkDefaultStorageClass(classStorage, issues);
+  if ((props.storageClasses ?? []).length === 0 && !props.devices) {
+    issues.add('storageClasses', 'no class configured: give at least one storage class or the device dialect (devices)');
+  }
+
+  const createServiceAccount = props.createServiceAccount ?? true;
+  // The Helm chart's rule: a ServiceAccount it does not create and is not named is `default`.
+  const serviceAccountName = props.serviceAccountName ?? (createServiceAccount ? name : 'default');
+  issues.check('serviceAccountName', objectNameProblem(serviceAccountName));
+
+  const metricsPort = props.metricsPort ?? 8080;
+  issues.check('metricsPort', integerProblem(metricsPort, 1, 65535));
+  const kubeApiQps = props.kubeApiQps ?? DEFAULT_KUBE_API_QPS;
+  if (!(kubeApiQps > 0)) issues.add('kubeApiQps', `${kubeApiQps} is not a positive number`);
+  const kubeApiBurst = props.kubeApiBurst ?? DEFAULT_KUBE_API_BURST;
+  issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
+  const stateDirectory = props.stateDirectory ?? DEFAULT_STATE_DIR;
+  issues.check('stateDirectory', absolutePathProblem(stateDirectory));
+
+  // None by default, as in the Helm chart: managed clusters limit the system classes by
+  // ResourceQuota outside kube-system, and pods of a quota-limited class are refused.
+  const priorityClassName = props.priorityClassName;
+  if (priorityClassName !== undefined) issues.check('priorityClassName', objectNameProblem(priorityClassName));
+  checkLabels(issues, 'podLabels', props.podLabels);
+  checkLabels(issues, 'nodeSelector', props.nodeSelector);
+  (props.imagePullSecrets ?? []).forEach((s, i) => issues.check(`imagePullSecrets[${i}]`, objectNameProblem(s)));
+
+  const removeTaint = props.removeNodeNotReadyTaint ?? false;
+  const taintKey = props.provisionerNotReadyNodeTaintKey ?? DEFAULT_TAINT_KEY;
+  (props.extraRbacRules ?? []).forEach((rule, i) => checkPolicyRule(issues, `extraRbacRules[${i}]`, rule));
+
+  const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
+  const metrics = resolveMetrics(props, name, namespace, issues);
+
+  const result: ResolvedProps = {
+    warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
+    name,
+    namespace,
+    createNamespace,
+    directory,
+    devices,
+    storageClasses: classStorage,
+    nodeCleanup,
+    rbac: {
+      create: props.createRbac ?? true,
+      extraRules: props.extraRbacRules ?? [],
+      features: {
+        directoryDialect: directory !== undefined,
+        deviceDialect: devices !== undefined,
+        jobCleaning: directory?.config.useJobForCleaning ?? false,
+        removeNodeNotReadyTaint: removeTaint,
+      },
+    },
+    serviceAccount: { create: createServiceAccount, name: serviceAccountName },
+    runtime: {
+      discoveryPeriodMs: optionalDuration(issues, 'discoveryPeriod', props.discoveryPeriod, Duration.seconds(10)),
+      configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
+      kubeApiQps,
+      kubeApiBurst,
+      logLevel: props.logLevel ?? 'info',
+      metricsPort,
+      stateDirectory,
+    },
+    pod: {
+      image: props.image ?? DEFAULT_IMAGE,
+      imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+      imagePullSecrets: props.imagePullSecrets ?? [],
+      resources: props.resources ?? {
+        requests: { cpu: quantity('50m'), memory: quantity('192Mi') },
+        limits: { memory: quantity('512Mi') },
+      },
+      securityContext: resolveSecurityContext(props, issues),
+      env: resolveAgentEnv(props, issues),
+      hostPid: props.hostPid ?? true,
+      mountDevVolume: props.mountDevVolume ?? true,
+      podAnnotations: props.podAnnotations ?? {},
+      podLabels: props.podLabels ?? {},
+      priorityClassName,
+      nodeSelector: { ...props.nodeSelector, 'kubernetes.io/os': 'linux' },
+      tolerations: [
+        ...tolerations.given,
+        // Without it the agent that is to remove the taint could never start on the node.
+        ...(removeTaint ? [{ key: taintKey, operator: 'Exists' }] : []),
+      ],
+      affinity: props.affinity,
+      updateStrategy: props.updateStrategy ?? { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: intOrString(1) } },
+      initContainers: props.initContainers ?? [],
+      extraVolumes: props.extraVolumes ?? [],
+      extraVolumeMounts: props.extraVolumeMounts ?? [],
+      livenessProbe: props.livenessProbe,
+      readinessProbe: props.readinessProbe,
+      startupProbe: props.startupProbe,
+    },
+    metrics,
+  };
+  checkAgentPods(props, issues, result);
+  issues.throwIfAny();
+  return result;
+}
+
+/**
+ * The default image is built from image/Dockerfile but published nowhere: pods that use
+ * it can never start until the user pushes it and names it.
+ */
+function unpublishedImageWarning(): string {
+  return `image: not given, so the pods use ${DEFAULT_IMAGE}, which is not published; `
+    + 'build it (image/Dockerfile), push it to a registry your nodes pull from and pass that reference as the image prop '
+    + '(pass DEFAULT_IMAGE to keep this name on purpose)';
+}
