@@ -313,11 +313,35 @@ export interface RelabelConfig {
   readonly replacement?: string;
   /**
    * What to do with a match.
-   * @default 'replace'
+   * @default RelabelAction.REPLACE
    */
-  readonly action?: 'replace' | 'Replace' | 'keep' | 'Keep' | 'drop' | 'Drop' | 'hashmod' | 'HashMod'
-  | 'labelmap' | 'LabelMap' | 'labeldrop' | 'LabelDrop' | 'labelkeep' | 'LabelKeep'
-  | 'lowercase' | 'Lowercase' | 'uppercase' | 'Uppercase' | 'keepequal' | 'KeepEqual' | 'dropequal' | 'DropEqual';
+  readonly action?: RelabelAction;
+}
+
+/** What a relabeling does with a match (Prometheus' `action`, as prometheus-operator writes it). */
+export enum RelabelAction {
+  /** Sets `targetLabel` to `replacement`. */
+  REPLACE = 'replace',
+  /** Keeps only the series (or targets) that match. */
+  KEEP = 'keep',
+  /** Drops the series (or targets) that match. */
+  DROP = 'drop',
+  /** Sets `targetLabel` to the `modulus` of a hash of the source labels. */
+  HASHMOD = 'hashmod',
+  /** Copies the labels whose names match to names given by `replacement`. */
+  LABELMAP = 'labelmap',
+  /** Removes the labels whose names match. */
+  LABELDROP = 'labeldrop',
+  /** Removes the labels whose names do not match. */
+  LABELKEEP = 'labelkeep',
+  /** Sets `targetLabel` to the source labels, lowercased. */
+  LOWERCASE = 'lowercase',
+  /** Sets `targetLabel` to the source labels, uppercased. */
+  UPPERCASE = 'uppercase',
+  /** Keeps what has the source labels equal to `targetLabel`. */
+  KEEP_EQUAL = 'keepequal',
+  /** Drops what has the source labels equal to `targetLabel`. */
+  DROP_EQUAL = 'dropequal',
 }
 
 /** prometheus-operator NamespaceSelector. */
@@ -520,9 +544,9 @@ export interface LocalVolumeProvisionerProps {
   readonly kubeApiBurst?: number;
   /**
    * Log level (`--log-level`).
-   * @default 'info'
+   * @default LogLevel.INFO
    */
-  readonly logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  readonly logLevel?: LogLevel;
   /**
    * Port of `/metrics`, `/healthz` and `/readyz` (container port `metrics`).
    * @default 8080
@@ -566,9 +590,9 @@ export interface LocalVolumeProvisionerProps {
   readonly image?: string;
   /**
    * Image pull policy.
-   * @default 'IfNotPresent'
+   * @default ImagePullPolicy.IF_NOT_PRESENT
    */
-  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  readonly imagePullPolicy?: ImagePullPolicy;
   /**
    * Names of Secrets used to pull the image.
    * @default - none
@@ -705,4 +729,23 @@ export interface LocalVolumeProvisionerProps {
    * @default - none
    */
   readonly grafanaDashboard?: GrafanaDashboardOptions;
+}
+
+/** How much the agents log (`--log-level`). */
+export enum LogLevel {
+  TRACE = 'trace',
+  DEBUG = 'debug',
+  INFO = 'info',
+  WARN = 'warn',
+  ERROR = 'error',
+}
+
+/** When the kubelet pulls the agents' image (a container's `imagePullPolicy`). */
+export enum ImagePullPolicy {
+  /** Every time a container starts. */
+  ALWAYS = 'Always',
+  /** Only when the node does not have the image. */
+  IF_NOT_PRESENT = 'IfNotPresent',
+  /** Never: the image must be on the node. */
+  NEVER = 'Never',
 }

@@ -5,7 +5,7 @@ import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { DEFAULTS, DEVICES, FULL } from './stacks';
 import { Manifest, one, synth } from './support';
-import { DEFAULT_IMAGE } from '../../src/constructs';
+import { DEFAULT_IMAGE, LogLevel } from '../../src/constructs';
 
 function agent(manifests: Manifest[], name = 'local-volume-provisioner'): Manifest {
   return one(manifests, 'DaemonSet', name);
@@ -126,7 +126,7 @@ describe('the config hash annotation', () => {
   });
 
   test('stays the same when only pod settings change', () => {
-    expect(hashOf(synth({ ...DEFAULTS, image: 'example.com/other:1', logLevel: 'debug' }))).toBe(hashOf(synth(DEFAULTS)));
+    expect(hashOf(synth({ ...DEFAULTS, image: 'example.com/other:1', logLevel: LogLevel.DEBUG }))).toBe(hashOf(synth(DEFAULTS)));
   });
 });
 

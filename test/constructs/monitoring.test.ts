@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEFAULTS, FULL } from './stacks';
 import { Manifest, one, synth } from './support';
-import { LocalVolumeProvisionerProps } from '../../src/constructs';
+import { LocalVolumeProvisionerProps, RelabelAction } from '../../src/constructs';
 
 /**
  * The monitoring objects, checked by Prometheus' own `promtool`: the rules load, each
@@ -57,8 +57,8 @@ describe('the metrics Service and ServiceMonitor', () => {
     expect(full.spec.endpoints[0]).toMatchObject({
       interval: '15s',
       scrapeTimeout: '10s',
-      relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'instance', action: 'replace' }],
-      metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'nodejs_.*', action: 'drop' }],
+      relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'instance', action: RelabelAction.REPLACE }],
+      metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'nodejs_.*', action: RelabelAction.DROP }],
     });
     expect(full.spec.jobLabel).toBe('app.kubernetes.io/name');
     expect(full.spec.namespaceSelector).toEqual({ matchNames: ['storage'] });

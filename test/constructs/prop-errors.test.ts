@@ -1,7 +1,7 @@
 import { Duration } from 'cdk8s';
 import { DEFAULTS, DEVICES } from './stacks';
 import { synth } from './support';
-import { LocalVolumeProvisionerProps } from '../../src/constructs';
+import { LocalVolumeProvisionerProps, RelabelAction } from '../../src/constructs';
 
 /** Bad props fail at synth time, each error naming the prop and what is wrong. */
 function errorOf(props: LocalVolumeProvisionerProps): string {
@@ -101,10 +101,10 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     { ...DEFAULTS, serviceMonitor: { interval: Duration.millis(500) } },
     /serviceMonitor\.interval: must be at least 1000 ms/],
   ['an invalid relabeling regex',
-    { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(', action: 'keep' }] } },
+    { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(', action: RelabelAction.KEEP }] } },
     /serviceMonitor\.relabelings\[0\]\.regex: "\(" is not a valid regular expression/],
   ['a relabeling regex Prometheus (RE2) rejects though JavaScript takes it',
-    { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(a)\\1', action: 'keep' }] } },
+    { ...DEFAULTS, serviceMonitor: { relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], regex: '(a)\\1', action: RelabelAction.KEEP }] } },
     /serviceMonitor\.relabelings\[0\]\.regex: "\(a\)\\1" is not a valid regular expression \(error parsing regexp: invalid escape sequence/],
   ['a ServiceMonitor without the metrics Service',
     { ...DEFAULTS, metricsService: false, serviceMonitor: {} },

@@ -1,6 +1,6 @@
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
-import { LocalVolumeProvisionerProps } from '../../src/constructs';
+import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel, RelabelAction } from '../../src/constructs';
 
 /** The stacks the snapshot tests pin down, reused by the targeted tests. */
 
@@ -98,13 +98,13 @@ export const FULL: LocalVolumeProvisionerProps = {
   configSyncPeriod: Duration.seconds(15),
   kubeApiQps: 5,
   kubeApiBurst: 10,
-  logLevel: 'debug',
+  logLevel: LogLevel.DEBUG,
   metricsPort: 9100,
   createRbac: true,
   createServiceAccount: true,
   serviceAccountName: 'lvp-agent',
   image: 'registry.example.com/lvp:1.2.3',
-  imagePullPolicy: 'Always',
+  imagePullPolicy: ImagePullPolicy.ALWAYS,
   imagePullSecrets: ['registry-credentials'],
   resources: { requests: { cpu: k8s.Quantity.fromString('100m'), memory: k8s.Quantity.fromString('256Mi') }, limits: { memory: k8s.Quantity.fromString('1Gi') } },
   privileged: true,
@@ -135,8 +135,8 @@ export const FULL: LocalVolumeProvisionerProps = {
     labels: { release: 'kube-prometheus-stack' },
     interval: Duration.seconds(15),
     scrapeTimeout: Duration.seconds(10),
-    relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'instance', action: 'replace' }],
-    metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'nodejs_.*', action: 'drop' }],
+    relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'instance', action: RelabelAction.REPLACE }],
+    metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'nodejs_.*', action: RelabelAction.DROP }],
     namespaceSelector: { matchNames: ['storage'] },
     jobLabel: 'app.kubernetes.io/name',
   },

@@ -14,7 +14,7 @@ import { DEFAULT_IMAGE } from '../image';
 import {
   absolutePathProblem, checkLabels, checkPolicyRule, integerProblem, namespaceNameProblem, objectNameProblem, PropIssues, serviceNameProblem,
 } from '../prop-issues';
-import { LocalVolumeProvisionerProps } from '../props';
+import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel } from '../props';
 import { DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
 import { ResolvedDeviceDialect, resolveDeviceDialect } from './device-dialect';
 import { ResolvedDirectoryDialect, resolveDirectoryDialect } from './directory-dialect';
@@ -158,13 +158,13 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
       configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
       kubeApiQps,
       kubeApiBurst,
-      logLevel: props.logLevel ?? 'info',
+      logLevel: props.logLevel ?? LogLevel.INFO,
       metricsPort,
       stateDirectory,
     },
     pod: {
       image: props.image ?? DEFAULT_IMAGE,
-      imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+      imagePullPolicy: props.imagePullPolicy ?? ImagePullPolicy.IF_NOT_PRESENT,
       imagePullSecrets: props.imagePullSecrets ?? [],
       resources: props.resources ?? {
         requests: { cpu: quantity('50m'), memory: quantity('192Mi') },
