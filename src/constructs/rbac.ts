@@ -49,7 +49,11 @@ export function agentRules(f: RbacFeatures): RoleRules {
     ],
     namespaced: [
       // Cleanup Jobs `cleanup-<pv>` live in the provisioner's namespace only; read by name while they run.
-      ...(f.jobCleaning ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] }] : []),
+      ...(f.jobCleaning ? [
+        { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] },
+        // A failed Job's pod, for its cleaner's last words (the Event's message).
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      ] : []),
       // The device dialect's PV spec ConfigMaps, listed and watched so an edit applies at once.
       ...(f.deviceDialect ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] }] : []),
     ],

@@ -253,6 +253,7 @@ const CASES: Case[] = [
   { role: A, verb: 'create', resource: 'jobs', user: AGENT, call: (api) => api.createJob(NAMESPACE, JOB) },
   { role: A, verb: 'get', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.getJob(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'delete', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.deleteJob(NAMESPACE, 'cleanup-local-pv-1') },
+  { role: A, verb: 'list', resource: 'pods', user: AGENT, call: (api) => api.listJobPods(NAMESPACE, 'cleanup-local-pv-1') },
   { role: LEASE, verb: 'list', resource: 'nodes', user: NODE_CLEANUP, call: (api) => api.listNodes({}) },
   { role: LEASE, verb: 'list', resource: 'persistentvolumes', user: NODE_CLEANUP, call: (api) => api.listPersistentVolumes({}) },
   { role: LEASE, verb: 'get', resource: 'persistentvolumes', user: NODE_CLEANUP, given: [PV], call: (api) => api.getPersistentVolume('local-pv-1') },

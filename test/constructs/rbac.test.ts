@@ -48,8 +48,8 @@ describe('the agent Role in its namespace', () => {
     expect(all(manifests, 'RoleBinding')).toEqual([]);
   });
 
-  test('manages cleanup Jobs only with Job cleaning', () => {
-    expect(rules(one(synth(JOB_CLEANING), 'Role', AGENT))).toEqual(['batch/jobs: create,get,delete']);
+  test('manages cleanup Jobs, and lists their pods (a failed cleaner\'s last words), only with Job cleaning', () => {
+    expect(rules(one(synth(JOB_CLEANING), 'Role', AGENT))).toEqual(['batch/jobs: create,get,delete', 'core/pods: list']);
   });
 
   test('lists and watches ConfigMaps only with the device dialect', () => {

@@ -13,7 +13,7 @@
  * backoff and reports each failure), and it is killed after the cleanup timeout.
  */
 import { createHash } from 'node:crypto';
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { Toleration } from '../../config';
 import { HOSTNAME_LABEL } from '../well-known';
 
@@ -118,6 +118,8 @@ export function buildCleanupJob(input: CleanupJobInput): V1Job {
             image: input.image,
             command: [...input.blockCleanerCommand],
             env: [{ name: 'LOCAL_PV_BLKDEVICE', value: input.path }],
+            // A failing cleaner's last output lines become its status message: what the agent's Event can quote.
+            terminationMessagePolicy: 'FallbackToLogsOnError',
             securityContext: { privileged: true },
             volumeMounts: [
               { name: 'class-dir', mountPath: input.mountDir, mountPropagation: 'HostToContainer' },
@@ -132,6 +134,25 @@ export function buildCleanupJob(input: CleanupJobInput): V1Job {
       },
     },
   };
+}
+
+/** The longest quote of a cleaner's words in a reason. */
+const MAX_CLEANER_WORDS = 500;
+
+/**
+ * What a failed cleanup Job's cleaner said: its container's end (reason, exit code) and its
+ * termination message (the last lines of its output: FallbackToLogsOnError), from the
+ * newest of the Job's pods; undefined when none has ended.
+ */
+export function cleanerWords(pods: readonly V1Pod[]): string | undefined {
+  const ended = pods
+    .map((p) => ({ at: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : 0, end: p.status?.containerStatuses?.[0]?.state?.terminated }))
+    .filter((p) => p.end !== undefined)
+    .sort((a, b) => b.at - a.at)[0]?.end;
+  if (!ended) return undefined;
+  const message = (ended.message ?? '').trim().replace(/\s*\n\s*/g, ' | ');
+  const words = `${ended.reason ?? 'ended'} (exit ${ended.exitCode})${message ? `: ${message}` : ''}`;
+  return words.length <= MAX_CLEANER_WORDS ? words : `${words.slice(0, MAX_CLEANER_WORDS - 1)}…`;
 }
 
 export type JobOutcome =

@@ -21,6 +21,7 @@ import {
   buildCleanupJob,
   cleanupJobName,
   CleanTarget,
+  cleanerWords,
   cleanupJobOutcome,
   cleanVolume,
   CleanupEntry,
@@ -466,9 +467,24 @@ export class Deleter {
       if (signal.reason instanceof CleanerStalled) await this.deps.api.deleteJob(jobs.namespace, name);
       throw e;
     }
-    // Delete the Job either way: a failed one is retried with a new Job after the backoff.
+    // What the cleaner said, read before the Job (and its pod) is deleted: a failed one is retried with a new Job after the backoff.
+    const said = outcome.state === 'failed' ? await this.cleanerWordsOf(jobs.namespace, name) : undefined;
     await this.deps.api.deleteJob(jobs.namespace, name);
-    return outcome.state === 'succeeded' ? { ok: true } : { ok: false, reason: outcome.state === 'failed' ? outcome.reason : 'Job still running' };
+    if (outcome.state === 'succeeded') return { ok: true };
+    return { ok: false, reason: outcome.state === 'failed' ? `${outcome.reason}${said ? `; the cleaner: ${said}` : ''}` : 'Job still running' };
+  }
+
+  /**
+   * How the failed Job's cleaner ended, from its pod; undefined where pods may not be
+   * listed (the Helm chart's RBAC grants nothing on pods) or none has ended.
+   */
+  private async cleanerWordsOf(namespace: string, jobName: string): Promise<string | undefined> {
+    try {
+      return cleanerWords((await this.deps.api.listJobPods(namespace, jobName)).items);
+    } catch (err) {
+      this.deps.logger.debug({ job: jobName, err: String(err) }, 'the failed Job\'s pod could not be read; its Event gives the Job\'s condition only');
+      return undefined;
+    }
   }
 
   /** Reports each finished cleanup once: metrics, Event (while its PV exists), log. */

@@ -1,5 +1,5 @@
 import type {
-  CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList,
+  CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PodList,
   V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeList, V1SelfSubjectAccessReview, V1StorageClass,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
@@ -171,6 +171,12 @@ export class KubeApi {
 
   getJob(namespace: string, name: string): Promise<V1Job | undefined> {
     return this.read({ verb: 'get', resource: 'jobs', namespace, name }, resourcePath(BATCH, 'jobs', namespace, name));
+  }
+
+  /** The pods of a Job (its `job-name` label), to read how its container ended. */
+  listJobPods(namespace: string, jobName: string): Promise<V1PodList> {
+    return this.send({ verb: 'list', resource: 'pods', namespace },
+      { method: 'GET', path: resourcePath(CORE, 'pods', namespace), query: { labelSelector: `job-name=${jobName}` } });
   }
 
   /** Deletes the Job and, in the background, its Pods. False when it was already gone. */

@@ -1,7 +1,8 @@
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import {
   buildCleanupJob,
+  cleanerWords,
   cleanupJobName,
   cleanupJobOutcome,
   type CleanupJobInput,
@@ -53,6 +54,10 @@ describe('the cleanup Job', () => {
       env: [{ name: 'LOCAL_PV_BLKDEVICE', value: '/mnt/fast-disks/sdb' }],
       securityContext: { privileged: true },
     });
+  });
+
+  test('ends, on a failure, with the last lines of its output as its status message', () => {
+    expect(container.terminationMessagePolicy).toBe('FallbackToLogsOnError');
   });
 
   test('mounts the class hostDir at mountDir and /dev', () => {
@@ -117,5 +122,29 @@ describe('the outcome of a cleanup Job', () => {
 
   test('failed when its pod failed before the condition is written', () => {
     expect(cleanupJobOutcome(job({ failed: 1 })).state).toBe('failed');
+  });
+});
+
+describe('what a failed cleanup Job\'s cleaner said', () => {
+  const pod = (created: string, terminated?: object): V1Pod => ({
+    metadata: { creationTimestamp: new Date(created) },
+    status: { containerStatuses: [{ name: 'cleaner', image: 'x', imageID: '', ready: false, restartCount: 0, state: terminated ? { terminated } : {} } as never] },
+  });
+
+  test('is its newest ended pod\'s reason, exit code and last output lines, on one line', () => {
+    const older = pod('2026-01-01T00:00:00Z', { exitCode: 2, reason: 'Error', message: 'earlier try' });
+    const newer = pod('2026-01-01T00:01:00Z', { exitCode: 1, reason: 'Error', message: 'shred: /dev/sdb: Input/output error\nshred: failed\n' });
+    expect(cleanerWords([older, newer])).toBe('Error (exit 1): shred: /dev/sdb: Input/output error | shred: failed');
+  });
+
+  test('is cut at 500 characters', () => {
+    const words = cleanerWords([pod('2026-01-01T00:00:00Z', { exitCode: 1, reason: 'Error', message: 'x'.repeat(1000) })])!;
+    expect(words).toHaveLength(500);
+    expect(words.endsWith('…')).toBe(true);
+  });
+
+  test('is nothing while no pod has ended', () => {
+    expect(cleanerWords([pod('2026-01-01T00:00:00Z')])).toBeUndefined();
+    expect(cleanerWords([])).toBeUndefined();
   });
 });

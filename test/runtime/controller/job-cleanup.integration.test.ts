@@ -148,8 +148,9 @@ describePrivileged('cleanup Jobs through the controller', () => {
     await fx!.pass();
     const [failed] = await fx!.recordedEvents('CleanupFailed');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { kind: 'PersistentVolume', name } });
-    // The Job controller's words: the cleaner's own (its pod's) are not the agent's to read (no RBAC on pods).
+    // The Job controller's words, then the cleaner's own, from its pod.
     expect(failed.message).toContain('BackoffLimitExceeded');
+    expect(failed.message).toContain('the cleaner: Error (exit 1): shred: /dev/loop9: Input/output error');
     expect(await jobOf(name)).toBeUndefined();
     expect((await fx!.serverPv(name))!.metadata!.uid).toBe(pv.metadata!.uid);
 
