@@ -145,8 +145,9 @@ const MAX_CLEANER_WORDS = 500;
  * newest of the Job's pods; undefined when none has ended.
  */
 export function cleanerWords(pods: readonly V1Pod[]): string | undefined {
+  const createdAt = (p: V1Pod) => (p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : 0);
   const ended = pods
-    .map((p) => ({ at: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : 0, end: p.status?.containerStatuses?.[0]?.state?.terminated }))
+    .map((p) => ({ at: createdAt(p), end: p.status?.containerStatuses?.[0]?.state?.terminated }))
     .filter((p) => p.end !== undefined)
     .sort((a, b) => b.at - a.at)[0]?.end;
   if (!ended) return undefined;
