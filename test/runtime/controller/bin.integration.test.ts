@@ -306,7 +306,6 @@ describePrivileged('the local-volume-provisioner bin', () => {
   });
 
   test('kill -9 twenty times across tenants\' cycles (bind, write, release, clean, let go, offer): no PV is ever Available over a tenant\'s files', async () => {
-    jest.setTimeout(300_000);
     const dir = makeTempDir('lvp-disks-');
     const volume = path.join(dir, 'vol1');
     makeMountPoint(volume);
@@ -344,7 +343,7 @@ describePrivileged('the local-volume-provisioner bin', () => {
     expect(tenants).toBeGreaterThan(1);
     expect(offers).toBe(tenants);
     expect(await last.kill('SIGTERM')).toBe(0);
-  });
+  }, 300_000);
 
   test('two agents on one node (a rollout with maxSurge): the second waits, ready; one cleanup per volume; it takes over when the first is gone', async () => {
     const dir = makeTempDir('lvp-block-');
@@ -366,7 +365,10 @@ describePrivileged('the local-volume-provisioner bin', () => {
     await eventually(async () => (await pvOf(s, name))?.status?.phase === 'Available', 'the PV is Available');
     const uid = (await pvOf(s, name))!.metadata!.uid!;
     await releaseThroughClaim(s, core, name);
-    await eventually(async () => (await pvOf(s, name)) !== undefined && (await pvOf(s, name))!.metadata!.uid !== uid, 'the volume is offered again', 20_000);
+    await eventually(async () => {
+      const now = await pvOf(s, name);
+      return now !== undefined && now.metadata!.uid !== uid;
+    }, 'the volume is offered again', 20_000);
     expect(readLog(log)).toEqual(['start', 'done']);
 
     expect(await first.kill('SIGKILL')).toBeNull();

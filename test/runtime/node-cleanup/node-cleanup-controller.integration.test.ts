@@ -134,7 +134,8 @@ describe('PVs of a deleted node', () => {
     const result = await controller().pass();
 
     expect(result.deletedPVs).toEqual(['pv-gone']);
-    expect(await pvExists('pv-gone')).toBe(false);
+    // Gone once the PV protection controller has taken its finalizer off.
+    await eventually(async () => !(await pvExists('pv-gone')), 'pv-gone is gone');
     expect(await metrics.exposition()).toMatch(/phase="Available"\} 1/);
   });
 
@@ -143,7 +144,7 @@ describe('PVs of a deleted node', () => {
     await releasePV('pv-released');
 
     expect((await controller().pass()).deletedPVs).toEqual(['pv-released']);
-    expect(await pvExists('pv-released')).toBe(false);
+    await eventually(async () => !(await pvExists('pv-released')), 'pv-released is gone');
   });
 
   test('a Released PV with reclaim policy Retain of a deleted node is kept', async () => {

@@ -75,7 +75,10 @@ describePrivileged('a Node recreated under the same name, through the bin', () =
     await eventually(async () => (await pv('vol1'))?.status?.phase === 'Released', 'vol1 is Released');
 
     const second = start();
-    await eventually(async () => (await pv('vol1')) !== undefined && (await pv('vol1'))!.metadata!.uid !== before1.metadata!.uid && (await pv('vol1'))!.status?.phase === 'Available',
+    await eventually(async () => {
+      const now = await pv('vol1');
+      return now !== undefined && now.metadata!.uid !== before1.metadata!.uid && now.status?.phase === 'Available';
+    },
       `the new agent cleans, deletes and re-offers vol1 (log so far:\n${second.log()})`, 30_000);
 
     const newName = provisionerName(NODE_NAME, node.metadata.uid, false);
