@@ -328,7 +328,12 @@ export class ControlPlane {
       `--root-ca-file=${path.join(this.dir, 'ca.crt')}`,
       '--leader-elect=false',
       '--secure-port=0',
-      '--controllers=*,-nodeipam,-nodelifecycle',
+      // Only what the tests meet (the PV binder and protections, garbage collection, Jobs and their pods,
+      // namespaces and their ServiceAccounts): each suite starts a plane, and the others cost CPU for nothing.
+      `--controllers=${[
+        'persistentvolume-binder', 'persistentvolume-protection', 'persistentvolumeclaim-protection', 'garbage-collector', 'job',
+        'pod-garbage-collector', 'namespace', 'serviceaccount', 'root-ca-certificate-publisher',
+      ].map((c) => `${c}-controller`).join(',')}`,
       // Its default 20 requests a second is a large cluster's guard; here it made a churn of 50 claims take ~28 s a round.
       '--kube-api-qps=500',
       '--kube-api-burst=1000',

@@ -150,7 +150,9 @@ export const EventReasons = {
     reason: 'CleanupFailed',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'The cleaner failed (non-zero exit, failed Job); the PV stays Released and cleaning is retried.',
+    meaning: 'The cleaner failed (non-zero exit, failed Job); the PV stays Released and cleaning is retried. A failed Job\'s Event quotes its '
+      + 'cleaner\'s end and last output lines, read from its pod (the construct grants `list` on pods in its namespace; under the Helm '
+      + 'chart\'s RBAC, only the Job\'s condition).',
     example: 'cleaner /scripts/shred.sh exited with code 1: shred: /dev/loop3: Input/output error',
   },
   CleanupTimedOut: {
