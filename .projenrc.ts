@@ -93,6 +93,9 @@ const project = new typescript.TypeScriptProject({
       // jest's 5 s default is an idle machine's margin: a suite on a loaded 2-core CI machine
       // waits for conditions, and gives up only after this long (longer suites set their own).
       testTimeout: 30_000,
+      // Two suites at once, even on 2 cores (jest's default there is one): a suite spends much of its time
+      // waiting on its own control plane (each suite has one), which the other suite's work overlaps.
+      maxWorkers: 2,
       // This package exports only an "import" condition, which jest's CommonJS resolver skips.
       moduleNameMapper: {
         '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',
