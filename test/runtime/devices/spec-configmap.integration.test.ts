@@ -66,8 +66,10 @@ describePrivileged('the device dialect\'s PV spec ConfigMap', () => {
     test('"sd[ab]" with Filesystem ext4 gives two ext4 PVs', async () => {
       await withDevices({ defaultPvSpecConfigMap: 'spec' });
       await fx.setSpec('spec', blockSpec(fx.deviceDir, { volumeMode: 'Filesystem', fsType: 'ext4', deviceNameFilter: 'sd[ab]' }));
-      await fx.pass();
-      expect(await fx.serverPvNames()).toEqual(['sda', 'sdb'].map(pvName));
+      const pass = await fx.pass();
+      // With the agent's Warnings and the pass beside the PVs: a device left out says why.
+      const warnings = (await fx.recordedEvents()).filter((e) => e.type === 'Warning').map((e) => `${e.reason}: ${e.message}`);
+      expect({ pvs: await fx.serverPvNames(), warnings, pass: pass.state }).toEqual({ pvs: ['sda', 'sdb'].map(pvName), warnings: [], pass: 'provisioned' });
       expect((await fx.serverPvs()).map((pv) => pv.spec?.local?.fsType)).toEqual(['ext4', 'ext4']);
     });
 
