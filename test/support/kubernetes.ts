@@ -293,11 +293,13 @@ export class Kubernetes {
     const succeeded = outcome === 'Complete';
     const now = new Date();
     const [container] = pod.spec!.containers;
-    await this.core.replaceNamespacedPodStatus({
-      name: pod.metadata!.name!,
+    const name = pod.metadata!.name!;
+    // The scheduler and the Job controller write the new pod too: the status goes on a fresh read.
+    await onConflictAgain(async () => this.core.replaceNamespacedPodStatus({
+      name,
       namespace,
       body: {
-        ...pod,
+        ...(pod = await this.core.readNamespacedPod({ name, namespace })),
         status: {
           ...pod.status,
           phase: succeeded ? 'Succeeded' : 'Failed',
@@ -311,7 +313,7 @@ export class Kubernetes {
           }],
         },
       },
-    });
+    }));
   }
 
   /** The Job as it is now, or undefined. */
