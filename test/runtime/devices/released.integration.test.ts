@@ -64,7 +64,8 @@ describePrivileged('device dialect: Released devices', () => {
     await fx.settle();
     await fx.waitForPvGone(pvName('sda'), uid);
     await fx.pass();
-    const again = await fx.waitForPv(pvName('sda'), { notUid: uid });
+    // Made Pending, then Available once the PV controller has seen it.
+    const again = await fx.waitForPv(pvName('sda'), { notUid: uid, phase: 'Available' });
     expect(again.status?.phase).toBe('Available');
     expect(readBytes(sda.backingFile, 0, 5 * KiB).every((b) => b === 0)).toBe(true);
     // The device is smaller than 100 MiB: its one wipe range is the whole device.
