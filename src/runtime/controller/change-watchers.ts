@@ -21,8 +21,12 @@ export interface Watcher {
  */
 export class DirectoryWatcher implements Watcher {
   private readonly watchers = new Map<string, { watcher: fs.FSWatcher; inode: string }>();
+  private readonly listeners: ((dir: string) => void)[] = [];
 
-  constructor(private readonly onChange: (dir: string) => void) {}
+  /** Called with the directory each time one of the watched directories changes. */
+  onChange(listener: (dir: string) => void): void {
+    this.listeners.push(listener);
+  }
 
   /**
    * Watches exactly these directories from now on. Returns those it started
@@ -42,12 +46,12 @@ export class DirectoryWatcher implements Watcher {
         const watcher = fs.watch(dir, { persistent: false }, () => {
           // The directory itself was removed or moved: this watch is dead; the next refresh starts a new one.
           if (inodeOf(dir) !== inode) this.drop(dir, watcher);
-          this.onChange(dir);
+          this.changed(dir);
         });
         // The directory itself went away (or its mount did): watch it again on the next refresh.
         watcher.on('error', () => {
           this.drop(dir, watcher);
-          this.onChange(dir);
+          this.changed(dir);
         });
         this.watchers.set(dir, { watcher, inode });
         started.push(dir);
@@ -61,6 +65,10 @@ export class DirectoryWatcher implements Watcher {
   close(): void {
     for (const w of this.watchers.values()) w.watcher.close();
     this.watchers.clear();
+  }
+
+  private changed(dir: string): void {
+    for (const listener of this.listeners) listener(dir);
   }
 
   private drop(dir: string, watcher: fs.FSWatcher): void {

@@ -10,25 +10,32 @@ import { codeUnitOrder } from '../code-unit-order';
 /** A configuration that can be used: the config, its warnings and the classes left out of it. */
 export type AppliedConfig<T> = Extract<ParseResult<T>, { ok: true }>;
 
-export interface ConfigReloaderHooks<T> {
-  /** A new valid configuration (also the first one), or the one in force again after a rejected edit was reverted. */
-  readonly onApply: (applied: AppliedConfig<T>) => void;
-  /** A changed configuration that cannot be used; `message` names every problem. */
-  readonly onReject: (message: string) => void;
-}
 
 export class ConfigReloader<T> {
   private lastData: string | undefined;
   private lastRejection: string | undefined;
   private good: AppliedConfig<T> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private readonly applyListeners: ((applied: AppliedConfig<T>) => void)[] = [];
+  private readonly rejectListeners: ((message: string) => void)[] = [];
 
   constructor(
     /** Where the configuration comes from, e.g. a mounted ConfigMap directory. */
     private readonly source: { readonly describe: string; readonly read: () => ConfigMapData },
     private readonly parse: (data: ConfigMapData) => ParseResult<T>,
-    private readonly hooks: ConfigReloaderHooks<T>,
+    /** How often `start` re-reads it. */
+    private readonly periodMs: number,
   ) {}
+
+  /** Called with a new valid configuration (also the first one), or the one in force again after a rejected edit was reverted. */
+  onApply(listener: (applied: AppliedConfig<T>) => void): void {
+    this.applyListeners.push(listener);
+  }
+
+  /** Called with a changed configuration that cannot be used; the message names every problem. */
+  onReject(listener: (message: string) => void): void {
+    this.rejectListeners.push(listener);
+  }
 
   /** The configuration in force, if any was ever valid. */
   get current(): T | undefined {
@@ -51,7 +58,7 @@ export class ConfigReloader<T> {
       // A rejected edit reverted: the configuration in force is the one the source holds again.
       if (this.lastRejection !== undefined && this.good !== undefined) {
         this.lastRejection = undefined;
-        this.hooks.onApply(this.good);
+        this.applied(this.good);
       }
       return [];
     }
@@ -63,13 +70,14 @@ export class ConfigReloader<T> {
     this.lastData = key;
     this.lastRejection = undefined;
     this.good = result;
-    this.hooks.onApply(result);
+    this.applied(result);
     return [];
   }
 
-  /** Re-reads every `periodMs` until stopped. */
-  start(periodMs: number): void {
-    this.timer = setInterval(() => this.reload(), periodMs);
+  /** Reads the source now, then every period until stopped. */
+  start(): void {
+    this.reload();
+    this.timer = setInterval(() => this.reload(), this.periodMs);
     this.timer.unref();
   }
 
@@ -79,8 +87,12 @@ export class ConfigReloader<T> {
 
   private reject(message: string): string[] {
     // Report a bad configuration once, not on every period.
-    if (message !== this.lastRejection) this.hooks.onReject(message);
+    if (message !== this.lastRejection) for (const listener of this.rejectListeners) listener(message);
     this.lastRejection = message;
     return [message];
+  }
+
+  private applied(config: AppliedConfig<T>): void {
+    for (const listener of this.applyListeners) listener(config);
   }
 }

@@ -1,4 +1,4 @@
-import type { CommonOptions } from './agent';
+import type { CommonOptions } from '../lifecycle/agent';
 
 /** What `runDeviceProvisioner` needs: the device provisioner's flags and `LP_*` environment, resolved. */
 export interface DeviceRunOptions extends CommonOptions {

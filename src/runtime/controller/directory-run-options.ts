@@ -1,4 +1,4 @@
-import type { CommonOptions } from './agent';
+import type { CommonOptions } from '../lifecycle/agent';
 
 /** What `runDirectoryProvisioner` needs: the Go static provisioner's flags and environment, resolved. */
 export interface DirectoryRunOptions extends CommonOptions {

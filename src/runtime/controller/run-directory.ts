@@ -8,31 +8,31 @@
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
-import { CleanupProcessTable, ConcurrencyLimiter } from '../cleanup';
+import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
+import type { KubeApi } from '../kube/api-client';
 import { isForbidden } from '../kube/errors';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { removeNodeTaint } from '../kube/node-taint';
 import { NodePvCache } from '../kube/pv-cache';
 import { StorageClassCache } from '../kube/storage-class-cache';
-import { EventReasons } from '../observability';
+import { Agent, startAgent } from '../lifecycle/agent';
+import { stopping, together } from '../lifecycle/runners';
+import { EventReasons, Logger } from '../observability';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
-import { optimizeHeapForSize, startAgent } from './agent';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
-import { ConfigReloader } from './config-reloader';
-import { Deleter } from './deleter';
+import { cleanupParts } from './cleanup-parts';
+import { AppliedConfig, ConfigReloader } from './config-reloader';
 import { DirectoryController } from './directory-controller';
 import type { DirectoryRunOptions } from './directory-run-options';
 import { NodeInfoSource } from './node-info-source';
-import { openRecordKeeper } from './open-record';
-import { PassScheduler } from './pass-scheduler';
+import { PassLoop } from './pass-loop';
 import { needsPassNow } from './pv-stewardship';
 import { reclaimModeOf, WithoutPatch, withoutPatchWarning } from './reclaim-mode';
 import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
-import { VolumeLocks } from './volume-locks';
 
 /** What the directory agent does, beyond the finalizer, where it may not patch PVs. */
 const WITHOUT_PATCH: WithoutPatch = {
@@ -52,7 +52,8 @@ export function requireJobImage(result: ParseResult<ProvisionerConfig>, jobConta
   };
 }
 
-export async function runDirectoryProvisioner(options: DirectoryRunOptions): Promise<void> {
+/** Reads the first configuration; a broken one stops the agent before it touches the cluster. */
+function readFirstConfig(options: DirectoryRunOptions) {
   const source = { describe: `provisioner ConfigMap in ${options.configDir}`, read: () => readConfigMapDirectory(options.configDir) };
   let data;
   try {
@@ -66,54 +67,96 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   if (!first.ok) {
     throw new StartupError(`${source.describe} is invalid:\n  ${first.errors.map(formatIssue).join('\n  ')}`);
   }
+  return { source, parse, first: first.config };
+}
 
+/**
+ * This node's older PVs (the Go provisioner's, and an earlier Node's of this name)
+ * labelled as ours when the agent may patch PVs. A refusal by the server (an
+ * admission webhook, RBAC changed since the access review) puts the agent in
+ * the legacy mode, with its warning.
+ */
+async function adoptOlderVolumes(api: KubeApi, logger: Logger, nodeName: string, unlabelled: (pv: V1PersistentVolume) => boolean) {
+  const reclaim = await reclaimModeOf(api, logger, WITHOUT_PATCH);
+  if (reclaim.mode !== 'finalizer') return { ...reclaim, adopted: [] };
+  try {
+    const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName, criterion: { matches: unlabelled }, logger });
+    logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
+    return { ...reclaim, adopted: adoption.adopted };
+  } catch (err) {
+    if (!isForbidden(err)) throw err;
+    const warning = withoutPatchWarning(`labelling this node's older PVs was refused (${(err as Error).message})`, WITHOUT_PATCH);
+    logger.warn(warning);
+    return { mode: 'legacy' as ReclaimMode, warning, adopted: [] };
+  }
+}
+
+/** An applied configuration reported: its warnings, and the classes left out of it (a metric, a log line and an Event each). */
+function reportApplied(agent: Agent, events: EventRecorder, nodeName: string, applied: AppliedConfig<ProvisionerConfig>): void {
+  const { warnings, skippedClasses = [] } = applied;
+  const { logger, metrics } = agent;
+  metrics.recordConfigReload(true);
+  for (const w of warnings) logger.warn({ key: w.path }, formatIssue(w));
+  metrics.setSkippedStorageClasses(skippedClasses.map((c) => c.name));
+  for (const skipped of skippedClasses) {
+    const message = `storageClassMap.${skipped.name} is left out: ${skipped.errors.map(formatIssue).join('; ')}; the other classes run`;
+    logger.error({ storageClass: skipped.name }, message);
+    events.warning(nodeReference(nodeName), EventReasons.StorageClassSkipped.reason, message);
+  }
+}
+
+/** The node's startup taint, removed after a pass once the configuration asks for it (upstream's removeNodeNotReadyTaint). */
+class StartupTaint {
+  private removed = false;
+
+  constructor(private readonly api: KubeApi, private readonly nodeName: string, private readonly logger: Logger) {}
+
+  async removeIfAsked(config: ProvisionerConfig): Promise<void> {
+    const key = config.provisionerNotReadyNodeTaintKey;
+    if (this.removed || !config.removeNodeNotReadyTaint || !key) return;
+    const outcome = await removeNodeTaint(this.api, this.nodeName, key);
+    this.removed = true;
+    this.logger.info({ taint: key, outcome }, 'startup taint handled');
+  }
+}
+
+export async function runDirectoryProvisioner(options: DirectoryRunOptions): Promise<void> {
+  const { source, parse, first } = readFirstConfig(options);
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.discoveryPeriodMs, 60_000) });
-  const { api, logger, metrics, health } = agent;
+  const { api, logger, metrics, health, runners } = agent;
 
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
-  await nodes.start();
-  const reclaim = await reclaimModeOf(api, logger, WITHOUT_PATCH);
-  let { mode } = reclaim;
-  let modeWarning = reclaim.warning;
-  const ourName = provisionerName(node.name, node.uid, first.config.useNodeNameOnly);
+  await runners.start('node', nodes);
+  const ourName = provisionerName(node.name, node.uid, first.useNodeNameOnly);
   const ours = provisionedBy(ourName);
   // This node's PVs that may lack our label: the Go provisioner's, and those of an earlier Node of this name.
   const unlabelled = (pv: V1PersistentVolume) => ours.matches(pv) || isOfEarlierNodeIncarnation(pv, node, ourName);
-  let adopted: string[] = [];
-  if (mode === 'finalizer') {
-    try {
-      const adoption = await adoptUnlabelledPersistentVolumes(api, { nodeName: node.name, criterion: { matches: unlabelled }, logger });
-      logger.info({ examined: adoption.examined, adopted: adoption.adopted.length }, 'adoption pass done');
-      adopted = adoption.adopted;
-    } catch (err) {
-      // Allowed by the access review, refused by the server (an admission webhook, RBAC changed since).
-      if (!isForbidden(err)) throw err;
-      mode = 'legacy';
-      modeWarning = withoutPatchWarning(`labelling this node's older PVs was refused (${(err as Error).message})`, WITHOUT_PATCH);
-      logger.warn(modeWarning);
-    }
-  }
+  const { mode, warning, adopted } = await adoptOlderVolumes(api, logger, node.name, unlabelled);
 
   // Without patch, older PVs cannot be labelled: every PV is watched and this node's kept by annotation, as upstream.
   // minResyncPeriod, upstream's informer resync, is here how long each watch of the PVs lasts before it is renewed
   // (random in [min, 2×min), as client-go spreads them); read at start, as upstream reads it.
-  const minWatchSeconds = Math.max(1, Math.round(first.config.minResyncPeriod / 1000));
+  const minWatchSeconds = Math.max(1, Math.round(first.minResyncPeriod / 1000));
   const cache = new NodePvCache(api, { nodeName: node.name, logger, minWatchSeconds, ...(mode === 'legacy' ? { unlabelled } : {}) });
   const storageClasses = new StorageClassCache(api, { logger });
-  await Promise.all([cache.start(), storageClasses.start()]);
+  await runners.start('PV and StorageClass caches', together(cache, storageClasses));
   health.whileUnready(() => cache.staleReason());
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   if (mode === 'finalizer') await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   reportAdoptedVolumes(events, cache, adopted, node.name);
-  if (modeWarning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, modeWarning);
-  const table = new CleanupProcessTable({
-    limiter: new ConcurrencyLimiter(first.config.maxConcurrentCleanups),
-    timeoutMs: first.config.cleanupTimeout,
+  if (warning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, warning);
+
+  const { table, keeper, deleter } = cleanupParts(agent, {
+    nodeName: node.name,
+    mode,
+    stateDir: options.stateDir,
+    events,
+    limiter: new ConcurrencyLimiter(first.maxConcurrentCleanups),
+    timeoutMs: first.cleanupTimeout,
+    stallTimeoutMs: first.cleanupStallTimeout,
   });
-  const keeper = openRecordKeeper(options.stateDir, { events, metrics, logger, nodeName: node.name });
-  const deleter = new Deleter({ api, table, events, metrics, logger, mode, stallTimeoutMs: first.config.cleanupStallTimeout, record: keeper.record });
   const controller = new DirectoryController({
     api,
     mode,
@@ -128,73 +171,55 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,
   });
-
-  let taintRemoved = false;
-  const reloader: ConfigReloader<ProvisionerConfig> = new ConfigReloader(source, parse, {
-    onApply: ({ config, warnings, skippedClasses = [] }) => {
-      metrics.recordConfigReload(true);
-      for (const w of warnings) logger.warn({ key: w.path }, formatIssue(w));
-      metrics.setSkippedStorageClasses(skippedClasses.map((c) => c.name));
-      for (const skipped of skippedClasses) {
-        const message = `storageClassMap.${skipped.name} is left out: ${skipped.errors.map(formatIssue).join('; ')}; the other classes run`;
-        logger.error({ storageClass: skipped.name }, message);
-        events.warning(nodeReference(node.name), EventReasons.StorageClassSkipped.reason, message);
-      }
-      directories.refresh(Object.values(config.storageClassMap).map((c) => c.mountDir));
-      scheduler.trigger();
-    },
-    onReject: (message) => {
-      metrics.recordConfigReload(false);
-      logger.error(message);
-      events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
+  const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
+  const taint = new StartupTaint(api, node.name, logger);
+  const classDirectories = () => Object.values(reloader.current?.storageClassMap ?? {}).map((c) => c.mountDir);
+  const passes = new PassLoop({
+    periodMs: options.discoveryPeriodMs,
+    table,
+    health,
+    logger,
+    metrics,
+    pass: async (underLocks) => {
+      const config = reloader.current!;
+      await underLocks(classDirectories(), async () => {
+        await controller.pass(config, await nodes.get());
+      });
+      await taint.removeIfAsked(config);
     },
   });
-  const locks = new VolumeLocks({ logger, metrics, retry: () => scheduler.trigger() });
-  const scheduler = new PassScheduler(async () => {
-    const config = reloader.current!;
-    const classDirs = Object.values(config.storageClassMap).map((c) => c.mountDir);
-    await locks.run(classDirs, async () => {
-      await controller.pass(config, await nodes.get());
-    });
-    optimizeHeapForSize();
-    health.markLoopAlive();
-    // Ready while another agent acts, so a rollout goes on and that agent stops.
-    health.markReady();
-    if (config.removeNodeNotReadyTaint && config.provisionerNotReadyNodeTaintKey && !taintRemoved) {
-      const outcome = await removeNodeTaint(api, node.name, config.provisionerNotReadyNodeTaintKey);
-      taintRemoved = true;
-      logger.info({ taint: config.provisionerNotReadyNodeTaintKey, outcome }, 'startup taint handled');
-    }
-  }, { periodMs: options.discoveryPeriodMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
 
-  const directories = new DirectoryWatcher(() => scheduler.trigger());
-  const mounts = new MountTableWatcher(() => scheduler.trigger(), { logger });
-  // A StorageClass created or changed: its volumes are offered now, not on the next period.
-  storageClasses.onChange(() => scheduler.trigger());
-  // A discovery directory missing at start, or made anew, is watched once it is there; a pass then reads it.
+  // What starts a pass before the period: a new configuration, a change in a class directory or the mount table,
+  // a StorageClass created or changed (its volumes are offered now), a PV bound, Released, deleted or let go after cleaning.
+  const directories = new DirectoryWatcher();
+  directories.onChange(() => passes.trigger());
+  reloader.onApply((applied) => {
+    reportApplied(agent, events, node.name, applied);
+    directories.refresh(classDirectories());
+    passes.trigger();
+  });
+  reloader.onReject((message) => {
+    metrics.recordConfigReload(false);
+    logger.error(message);
+    events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
+  });
+  storageClasses.onChange(() => passes.trigger());
+  cache.onChange((change) => {
+    if (needsPassNow(change)) passes.trigger();
+  });
+
+  // The configuration is read before the first pass; the watchers stop before the passes do.
+  await runners.start('configuration', reloader);
+  await runners.start('passes', passes);
+  await runners.start('directory watches', stopping(() => directories.close()));
+  const mounts = new MountTableWatcher(() => passes.trigger(), { logger });
+  await runners.start('mount table watch', stopping(() => mounts.close()));
+  // A class directory missing at start, or made anew, is watched once it is there; a pass then reads it.
   const rewatch = setInterval(() => {
-    const dirs = Object.values(reloader.current?.storageClassMap ?? {}).map((c) => c.mountDir);
-    if (directories.refresh(dirs).length > 0) scheduler.trigger();
+    if (directories.refresh(classDirectories()).length > 0) passes.trigger();
   }, options.configSyncPeriodMs);
   rewatch.unref();
-  // A PV bound, Released or deleted is acted on now, and one let go after cleaning is offered again now.
-  cache.onChange((change) => {
-    if (needsPassNow(change)) scheduler.trigger();
-  });
-  reloader.reload();
-  reloader.start(options.configSyncPeriodMs);
-  scheduler.start();
+  await runners.start('class directory rewatch', stopping(() => clearInterval(rewatch)));
 
-  const signal = await agent.stopped;
-  logger.info({ signal }, 'stopping');
-  reloader.stop();
-  clearInterval(rewatch);
-  directories.close();
-  mounts.close();
-  table.abortAll();
-  await scheduler.stop();
-  await table.idle();
-  locks.releaseAll();
-  await Promise.all([cache.stop(), storageClasses.stop(), nodes.stop()]);
-  await agent.close();
+  await agent.runUntilStopped();
 }

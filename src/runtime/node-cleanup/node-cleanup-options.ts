@@ -1,4 +1,4 @@
-import type { CommonOptions } from '../controller/agent';
+import type { CommonOptions } from '../lifecycle/agent';
 
 /** What `runNodeCleanup` needs: upstream node-cleanup's flags, and ours for leader election. */
 export interface NodeCleanupOptions extends CommonOptions {

@@ -13,10 +13,12 @@
 import { isForbidden, NodeCleanupController } from './node-cleanup-controller';
 import type { NodeCleanupOptions } from './node-cleanup-options';
 import { NODE_CLEANUP_LEASE } from '../../config';
-import { optimizeHeapForSize, startAgent } from '../controller/agent';
-import { PassScheduler } from '../controller/pass-scheduler';
 import type { KubeApi } from '../kube/api-client';
 import { LeaderElector } from '../kube/leader-election';
+import { startAgent } from '../lifecycle/agent';
+import { optimizeHeapForSize } from '../lifecycle/heap';
+import { PassScheduler } from '../lifecycle/pass-scheduler';
+import { Runner, stopping } from '../lifecycle/runners';
 import type { Health, Logger } from '../observability';
 
 
@@ -69,9 +71,56 @@ function reportingLeaseAccess(api: KubeApi, report: (forbidden: Error | undefine
   });
 }
 
+/**
+ * Runs `lead` for each term this replica leads, until stopped: with an elector,
+ * for as long as it holds the Lease; without one, from start to stop.
+ */
+class Leadership implements Runner {
+  private readonly stopped = new AbortController();
+  private running: Promise<void> | undefined;
+  private leadingNow = false;
+
+  constructor(
+    private readonly elector: LeaderElector | undefined,
+    private readonly lead: (signal: AbortSignal) => Promise<void>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Whether a term is running now. */
+  get leading(): boolean {
+    return this.leadingNow;
+  }
+
+  start(): void {
+    this.running = this.campaign().catch((err: unknown) => this.logger.error({ err }, 'leadership loop failed'));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    await this.running;
+  }
+
+  private async campaign(): Promise<void> {
+    const { elector } = this;
+    if (!elector) return this.term(this.stopped.signal);
+    while (!this.stopped.signal.aborted) {
+      await elector.run({ onStartedLeading: (signal) => this.term(signal) }, this.stopped.signal);
+    }
+  }
+
+  private async term(signal: AbortSignal): Promise<void> {
+    this.leadingNow = true;
+    try {
+      await this.lead(signal);
+    } finally {
+      this.leadingNow = false;
+    }
+  }
+}
+
 export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void> {
   const agent = await startAgent({ ...options, stuckAfterMs: Math.max(3 * options.stalePvDiscoveryIntervalMs, 60_000) });
-  const { api, logger, metrics, health } = agent;
+  const { api, logger, metrics, health, runners } = agent;
   const { storageClassNames, leaderElect, namespace } = options;
   logger.info({ storageClassNames, pvcDeletionDelayMs: options.pvcDeletionDelayMs, leaderElect }, 'node cleanup starting');
   if (storageClassNames.length === 0) {
@@ -86,9 +135,8 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
   const passForbidden = (message: string) => readiness.failed('pass', `${message}; node-cleanup needs get, list and delete on persistentvolumes, `
     + 'get and delete on persistentvolumeclaims, and list on nodes');
 
-  let leading = false;
+  // One term of leadership: passes on the period until the term ends.
   const lead = async (signal: AbortSignal): Promise<void> => {
-    leading = true;
     const scheduler = new PassScheduler(async () => {
       try {
         const result = await controller.pass();
@@ -105,29 +153,22 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
     scheduler.start();
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await scheduler.stop();
-    leading = false;
   };
 
-  const stop = new AbortController();
-  void agent.stopped.then(() => stop.abort());
+  const leaseApi = reportingLeaseAccess(api, (forbidden) => {
+    if (!forbidden) {readiness.met('lease');} else {
+      readiness.failed('lease', `cannot take part in leader election: ${forbidden.message}; grant get, create and update on `
+        + `leases (coordination.k8s.io) in namespace ${namespace}, or run one replica with --leader-elect=false`);
+    }
+  });
+  const elector = leaderElect ? new LeaderElector(leaseApi, { namespace, name: NODE_CLEANUP_LEASE, identity: options.identity, logger }) : undefined;
+  const leadership = new Leadership(elector, lead, logger);
   // A waiting replica has no loop to get stuck; while leading, only the passes count as alive.
   const heartbeat = setInterval(() => {
-    if (!leading) health.markLoopAlive();
+    if (!leadership.leading) health.markLoopAlive();
   }, 10_000);
-  if (!leaderElect) {
-    await lead(stop.signal);
-  } else {
-    const leaseApi = reportingLeaseAccess(api, (forbidden) => {
-      if (!forbidden) {readiness.met('lease');} else {
-        readiness.failed('lease', `cannot take part in leader election: ${forbidden.message}; grant get, create and update on `
-          + `leases (coordination.k8s.io) in namespace ${namespace}, or run one replica with --leader-elect=false`);
-      }
-    });
-    const elector = new LeaderElector(leaseApi, { namespace, name: NODE_CLEANUP_LEASE, identity: options.identity, logger });
-    while (!stop.signal.aborted) {
-      await elector.run({ onStartedLeading: lead }, stop.signal);
-    }
-  }
-  clearInterval(heartbeat);
-  await agent.close();
+  await runners.start('heartbeat', stopping(() => clearInterval(heartbeat)));
+  await runners.start('leadership', leadership);
+
+  await agent.runUntilStopped();
 }

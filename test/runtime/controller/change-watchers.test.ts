@@ -12,7 +12,8 @@ describe('DirectoryWatcher', () => {
   beforeEach(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-watch-'));
     changes = [];
-    watcher = new DirectoryWatcher((dir) => changes.push(dir));
+    watcher = new DirectoryWatcher();
+    watcher.onChange((dir) => changes.push(dir));
   });
   afterEach(() => {
     watcher.close();

@@ -18,8 +18,10 @@ function reloaderOver(source: { data: ConfigMapData | Error }) {
       },
     },
     parseProvisionerConfig,
-    { onApply: ({ config }) => applied.push(config), onReject: (m) => rejected.push(m) },
+    60_000,
   );
+  reloader.onApply(({ config }) => applied.push(config));
+  reloader.onReject((m) => rejected.push(m));
   return { reloader, applied, rejected };
 }
 
@@ -85,7 +87,8 @@ describe('ConfigReloader', () => {
     const source = { data: GOOD as ConfigMapData | Error };
     const rejected: string[] = [];
     const reloader = new ConfigReloader({ describe: 'ConfigMap directory /etc/provisioner/config', read: () => source.data as ConfigMapData },
-      (d) => requireJobImage(parseProvisionerConfig(d), ''), { onApply: () => {}, onReject: (m) => rejected.push(m) });
+      (d) => requireJobImage(parseProvisionerConfig(d), ''), 60_000);
+    reloader.onReject((m) => rejected.push(m));
     reloader.reload();
     source.data = { ...GOOD, useJobForCleaning: 'yes' };
     reloader.reload();

@@ -78,8 +78,7 @@ describePrivileged('a Node recreated under the same name, through the bin', () =
     await eventually(async () => {
       const now = await pv('vol1');
       return now !== undefined && now.metadata!.uid !== before1.metadata!.uid && now.status?.phase === 'Available';
-    },
-      `the new agent cleans, deletes and re-offers vol1 (log so far:\n${second.log()})`, 30_000);
+    }, `the new agent cleans, deletes and re-offers vol1 (log so far:\n${second.log()})`, 30_000);
 
     const newName = provisionerName(NODE_NAME, node.metadata.uid, false);
     expect(fs.readdirSync(path.join(mountDir, 'vol1'))).toEqual([]);

@@ -1,14 +1,15 @@
 /**
  * What every long-running subcommand shares: logger, metrics, health, the HTTP
- * endpoints, the API client with its rate limit and metrics hook, and a clean
- * shutdown on SIGTERM (the kubelet's stop) or SIGINT.
+ * endpoints, the API client with its rate limit and metrics hook, and the
+ * runners that own the command's long-running parts, stopped in reverse on
+ * SIGTERM (the kubelet's stop) or SIGINT.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as v8 from 'node:v8';
 import { KubeApi } from '../kube/api-client';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
+import { Runners } from './runners';
 
 export interface Agent {
   readonly logger: Logger;
@@ -21,10 +22,13 @@ export interface Agent {
    */
   readonly eventsApi: KubeApi;
   readonly http: RunningHttpServer;
-  /** Resolves when a stop signal arrives. */
-  readonly stopped: Promise<string>;
-  /** Stops serving and closes the API connections. */
-  close(): Promise<void>;
+  /**
+   * The command's long-running parts. The agent's own (the HTTP endpoints and the
+   * API connections) are the first, so they are the last to stop.
+   */
+  readonly runners: Runners;
+  /** Waits for a stop signal, then stops every runner, the last started first. */
+  runUntilStopped(): Promise<void>;
 }
 
 /** What every long-running command takes: the API client, its rate limit, and logging. */
@@ -56,24 +60,6 @@ export function packageVersion(): string {
   }
 }
 
-let heapOptimizedForSize = false;
-
-/**
- * From now on V8 keeps the heap small; the runners call it once their first pass is done.
- * Left to its defaults, V8 lets the heap grow far past what is live after a burst (the
- * first discovery of thousands of volumes) and keeps those pages resident: measured idle
- * at 5 000 PVs, heap 190 MiB for 57 MiB live, RSS 267 MiB; optimized for size, heap
- * 40 MiB and RSS 109 MiB. Set at start, its frequent collections slowed that first pass
- * itself (5 000 volumes: first PV 1.47 s, 7.6 s of CPU; set after it, 1.14 s and 6.4 s,
- * for 5 MiB more when idle). NODE_OPTIONS does not accept this flag; the heap reads it as
- * it goes, and shrinks at its next collections.
- */
-export function optimizeHeapForSize(): void {
-  if (heapOptimizedForSize) return;
-  heapOptimizedForSize = true;
-  v8.setFlagsFromString('--optimize-for-size');
-}
-
 export async function startAgent(options: AgentOptions): Promise<Agent> {
   const logger = createLogger({ level: isLogLevel(options.logLevel) ? options.logLevel : 'info', format: options.logFormat });
   const metrics = new ProvisionerMetrics({ version: packageVersion() });
@@ -92,10 +78,18 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const stopped = new Promise<string>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
   });
-  const close = async (): Promise<void> => {
-    await http.close();
-    api.close();
-    eventsApi.close();
+  const runners = new Runners(logger);
+  await runners.start('agent endpoints', {
+    stop: async () => {
+      await http.close();
+      api.close();
+      eventsApi.close();
+    },
+  });
+  const runUntilStopped = async (): Promise<void> => {
+    const signal = await stopped;
+    logger.info({ signal }, 'stopping');
+    await runners.stop();
   };
-  return { logger, metrics, health, api, eventsApi, http, stopped, close };
+  return { logger, metrics, health, api, eventsApi, http, runners, runUntilStopped };
 }

@@ -1,4 +1,4 @@
-import { PassScheduler } from '../../../src/runtime/controller/pass-scheduler';
+import { PassScheduler } from '../../../src/runtime/lifecycle/pass-scheduler';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
