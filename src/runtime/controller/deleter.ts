@@ -13,6 +13,9 @@
  * - `hold`, `warn`: a Warning Event, nothing touched.
  * Discovery offers the volume again once its PV is gone. A crash at any point
  * leaves the PV held (or, in legacy mode, Released) and the next run starts over.
+ *
+ * What it is doing with each volume between passes is one table, release-table.ts,
+ * whose header draws its transitions beside the record's and the process table's.
  */
 import * as fs from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -49,6 +52,7 @@ import type { CleanupModeLabel } from '../observability/metrics';
 import { dirtyDisposition, recordedLines, VolumeRecord, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
 import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
+import { CleaningReport, ReleaseTable } from './release-table';
 
 export interface JobCleaning {
   readonly namespace: string;
@@ -124,20 +128,20 @@ export interface HeldVolume {
 /** Decisions that ask for nothing, now or later: the PV is not ours, not Released, or keeps its data. */
 const AT_REST: ReadonlySet<ReleaseDecision['action']> = new Set(['not-ours', 'skip', 'retain']);
 
+/** What one run found, kept for the controller until the next. */
+interface RunSummary {
+  /** Dirty volumes without a PV that are held (Retain, class not configured). */
+  readonly held: readonly HeldVolume[];
+  /** Names of the PVs of dirty volumes to be cleaned without their PV. */
+  readonly orphanNames: ReadonlySet<string>;
+  /** Nothing was decided, warned about, cleaned or let go: the same PVs would be decided the same way again. */
+  readonly atRest: boolean;
+}
+
 export class Deleter {
-  /** PV UID -> what the metrics need once its cleanup is reported. */
-  private readonly started = new Map<string, { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }>();
-  /** UIDs of PVs cleaned and let go here, which a cache may still list for a moment. */
-  private readonly finished = new Set<string>();
-  /** Names of the PVs of dirty volumes being cleaned without their PV (metrics). */
-  private orphanNames = new Set<string>();
-  /** Dirty volumes without a PV that are held (Retain, class not configured), from the last run. */
-  private held: readonly HeldVolume[] = [];
-  /** PV UIDs with a guarded write under way, so a quick next pass does not send it twice. */
-  private readonly writing = new Set<string>();
-  /** In-process cleanups that succeeded and failed since start (upstream's proctable gauges). */
-  private readonly processCleanups = { succeeded: 0, failed: 0 };
-  private restful = false;
+  /** What this deleter is doing with each volume (release-table.ts: its states and transitions). */
+  private readonly volumes = new ReleaseTable();
+  private last: RunSummary = { held: [], orphanNames: new Set(), atRest: false };
 
   constructor(private readonly deps: DeleterDeps) {}
 
@@ -145,13 +149,13 @@ export class Deleter {
   async run(pass: DeleterPass): Promise<void> {
     const byUid = new Map(pass.pvs.map((pv) => [pv.metadata?.uid ?? '', pv]));
     this.reportFinished(byUid);
-    for (const uid of this.finished) if (!byUid.has(uid)) this.finished.delete(uid);
+    this.volumes.forgetLetGoExcept(new Set(byUid.keys()));
     const recorded = this.recordedVolumes();
     const writes: Array<Promise<void>> = [];
     let acted = false;
     for (const pv of pass.pvs) {
       const uid = pv.metadata?.uid ?? '';
-      if (this.finished.has(uid)) continue;
+      if (this.volumes.state(uid) === 'let-go') continue;
       const state = recorded(pv);
       const decision = decideRelease(pv, pass.me, pass.configured, this.deps.mode, state);
       acted ||= !AT_REST.has(decision.action);
@@ -187,15 +191,15 @@ export class Deleter {
     }
     await Promise.all(writes);
     const orphans = this.cleanOrphans(byUid, pass);
-    this.deps.table.retainOnly(new Set([...byUid.keys(), ...orphans]));
-    const running = [...this.started].filter(([uid, info]) => info.type === 'process' && isQueuedOrRunning(this.deps.table.get(uid))).length;
-    this.deps.metrics.setProcTable({ running, ...this.processCleanups });
-    this.restful = !acted && this.started.size === 0 && this.finished.size === 0 && orphans.size === 0;
+    this.deps.table.retainOnly(new Set([...byUid.keys(), ...orphans.keys]));
+    const running = [...this.volumes.cleanings()].filter(([key, report]) => report.type === 'process' && isQueuedOrRunning(this.deps.table.get(key))).length;
+    this.deps.metrics.setProcTableRunning(running);
+    this.last = { held: orphans.held, orphanNames: orphans.names, atRest: !acted && !this.volumes.busy && orphans.keys.size === 0 };
   }
 
   /** The dirty volumes without a PV that are held until an administrator's word, as of the last run. */
   heldVolumes(): readonly HeldVolume[] {
-    return this.held;
+    return this.last.held;
   }
 
   /** Each PV's volume's line in the record. */
@@ -209,12 +213,12 @@ export class Deleter {
    * same PVs would then be decided the same way again.
    */
   get atRest(): boolean {
-    return this.restful;
+    return this.last.atRest;
   }
 
   /** True while a cleanup of this PV name is queued or running, or its volume still waits for one. */
   isCleaning(pvName: string): boolean {
-    return this.deps.table.isActiveForName(pvName) || this.orphanNames.has(pvName);
+    return this.deps.table.isActiveForName(pvName) || this.last.orphanNames.has(pvName);
   }
 
   /** Why the last cleanup of this PV UID did not clean its volume, when it was refused for safety. */
@@ -260,8 +264,7 @@ export class Deleter {
    */
   private async write(pv: V1PersistentVolume, done: string, write: () => Promise<string>, failureEvent?: string): Promise<void> {
     const uid = pv.metadata?.uid ?? '';
-    if (this.writing.has(uid)) return;
-    this.writing.add(uid);
+    if (!this.volumes.beginWrite(uid)) return;
     const log = volumeLogger(this.deps.logger, { pv: pv.metadata?.name ?? '', path: pv.spec?.local?.path ?? '', storageClass: pv.spec?.storageClassName ?? '' });
     try {
       const outcome = await write();
@@ -271,7 +274,7 @@ export class Deleter {
       log.error({ err: (err as Error).message }, `cannot write PV (${done})`);
       if (failureEvent) this.deps.events.warning(persistentVolumeReference(pv), failureEvent, (err as Error).message);
     } finally {
-      this.writing.delete(uid);
+      this.volumes.endWrite(uid);
     }
   }
 
@@ -280,10 +283,10 @@ export class Deleter {
    * was down, its finalizer stripped, deleted in legacy mode before its clean, a Retain
    * PV deleted by hand): cleaned when their policy allows and their class is configured,
    * held otherwise. Upstream offers such volumes again with the old data. Returns the
-   * process-table keys of those being cleaned.
+   * process-table keys and PV names of those being cleaned, and those held.
    */
-  private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass): Set<string> {
-    this.orphanNames = new Set();
+  private cleanOrphans(byUid: ReadonlyMap<string, V1PersistentVolume>, pass: DeleterPass) {
+    const names = new Set<string>();
     const keys = new Set<string>();
     const held: HeldVolume[] = [];
     const withPv = new Set([...byUid.values()].map((pv) => pv.metadata?.annotations?.[VOLUME_IDENTITY_ANNOTATION]));
@@ -298,7 +301,7 @@ export class Deleter {
       }
       const key = recordTaskKey(entry);
       keys.add(key);
-      if (entry.pvName) this.orphanNames.add(entry.pvName);
+      if (entry.pvName) names.add(entry.pvName);
       const state = this.deps.table.get(key)?.state;
       if (state === 'queued' || state === 'running') continue;
       this.start(undefined, located.target, pass);
@@ -308,8 +311,7 @@ export class Deleter {
         `${entry.hostPath} (${entry.identity}) was used by a tenant and is not clean: ${reason}; it is never offered until an administrator runs `
         + `"local-volume-provisioner volumes reclaim ${entry.hostPath}" (clean it, then offer it) or "volumes accept ${entry.hostPath}" (offer it as it is)`);
     }
-    this.held = held;
-    return keys;
+    return { keys, names, held };
   }
 
   /** Whether the volume's class is one this agent offers now. */
@@ -364,7 +366,7 @@ export class Deleter {
       return outcome;
     });
     if (!result.started) return;
-    this.started.set(target.pvUid, { target, capacityBytes: pv ? capacityBytes(pv) : 0, type: useJob ? 'job' : 'process' });
+    this.volumes.cleaning(target.pvUid, { target, capacityBytes: pv ? capacityBytes(pv) : 0, type: useJob ? 'job' : 'process' });
     const where = pv ? persistentVolumeReference(pv) : nodeReference(pass.me.nodeName);
     const message = pv
       ? `cleaning ${target.hostPath}${useJob ? ' in a Job' : ''}`
@@ -489,16 +491,15 @@ export class Deleter {
 
   /** Reports each finished cleanup once: metrics, Event (while its PV exists), log. */
   private reportFinished(pvsByUid: ReadonlyMap<string, V1PersistentVolume>): void {
-    for (const [uid, info] of this.started) {
-      const entry = this.deps.table.consume(uid);
+    for (const [key, report] of [...this.volumes.cleanings()]) {
+      const entry = this.deps.table.consume(key);
       if (!entry) continue;
-      this.started.delete(uid);
-      if (entry.state === 'succeeded') this.finished.add(uid);
-      this.recordOutcome(pvsByUid.get(uid), info, entry);
+      this.volumes.reported(key, entry.state === 'succeeded');
+      this.recordOutcome(pvsByUid.get(key), report, entry);
     }
   }
 
-  private recordOutcome(pv: V1PersistentVolume | undefined, info: { target: CleanTarget; capacityBytes: number; type: 'process' | 'job' }, entry: CleanupEntry): void {
+  private recordOutcome(pv: V1PersistentVolume | undefined, info: CleaningReport, entry: CleanupEntry): void {
     const succeeded = entry.state === 'succeeded';
     const kind = entry.failureKind as CleanupFailureKind | undefined;
     const log = volumeLogger(this.deps.logger, { pv: info.target.pvName, path: info.target.hostPath, storageClass: info.target.storageClassName });
@@ -515,7 +516,7 @@ export class Deleter {
     }
     // Cleaned, then the PV delete failed: the volume is cleaned again before the next delete.
     const deleteFailed = kind === 'delete-failed';
-    if (info.type === 'process') this.processCleanups[succeeded || deleteFailed ? 'succeeded' : 'failed']++;
+    if (info.type === 'process') this.deps.metrics.recordProcessCleanupEnded(succeeded || deleteFailed);
     this.deps.metrics.recordCleanup({
       mode: modeAtPath(info.target.path),
       type: info.type,

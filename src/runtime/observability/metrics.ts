@@ -39,13 +39,6 @@ export interface VolumeStateEntry {
   readonly state: VolumeState;
 }
 
-/** Upstream's proctable gauges: in-process cleanups running now, and those that succeeded and failed since start. */
-export interface ProcTableStats {
-  readonly running: number;
-  readonly succeeded: number;
-  readonly failed: number;
-}
-
 /**
  * Upstream's `mode` label of the delete metrics: what is at the volume's path (a block
  * device is `Block` even in a Filesystem class), `unknown` when that cannot be told.
@@ -191,7 +184,7 @@ export class ProvisionerMetrics {
     this.buildInfo.set({ version: options.version, node_version: process.version }, 1);
     // Both modes always have a series, so "no Block volumes" reads 0, not absent.
     this.setCapacity({});
-    this.setProcTable({ running: 0, succeeded: 0, failed: 0 });
+    for (const gauge of [this.procTableRunning, this.procTableSucceeded, this.procTableFailed]) gauge.set(0);
     this.setWaitingForAnotherAgent(false);
     this.setVolumeRecordUsable(true);
     this.setVolumeRecordDurable(true);
@@ -251,11 +244,17 @@ export class ProvisionerMetrics {
     this.cleanupBytes.inc({ mode, type }, bytes);
   }
 
-  /** The cleanup process table's counts; call whenever they change. */
-  setProcTable(stats: ProcTableStats): void {
-    this.procTableRunning.set(stats.running);
-    this.procTableSucceeded.set(stats.succeeded);
-    this.procTableFailed.set(stats.failed);
+  /** Upstream's proctable_running: in-process cleanups running now. */
+  setProcTableRunning(running: number): void {
+    this.procTableRunning.set(running);
+  }
+
+  /**
+   * An in-process cleanup ended: upstream's proctable_succeeded or proctable_failed
+   * counts it (gauges upstream, so gauges here, counting since start).
+   */
+  recordProcessCleanupEnded(succeeded: boolean): void {
+    (succeeded ? this.procTableSucceeded : this.procTableFailed).inc();
   }
 
   /**

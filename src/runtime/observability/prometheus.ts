@@ -95,6 +95,10 @@ export class Gauge<L extends string = never> extends Family<L, number> {
     else this.child(labelsOrValue).value = value!;
   }
 
+  inc(labels: Labels<L> = {} as Labels<L>, by = 1): void {
+    this.child(labels).value += by;
+  }
+
   protected initial(): number {
     return 0;
   }

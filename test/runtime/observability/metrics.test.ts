@@ -11,7 +11,9 @@ function busyMetrics(): ProvisionerMetrics {
   m.recordCleanup({ mode: 'Block', type: 'process', succeeded: true, capacityBytes: 750 * GiB, cleanupCommand: ['/scripts/shred.sh', '2'], seconds: 3600 });
   m.recordCleanup({ mode: 'Block', type: 'job', succeeded: false, capacityBytes: 750 * GiB, cleanupCommand: ['/scripts/shred.sh', '2'], seconds: 5 });
   m.addCleanupBytes('Block', 'process', 750 * GiB);
-  m.setProcTable({ running: 1, succeeded: 2, failed: 3 });
+  m.setProcTableRunning(1);
+  m.recordProcessCleanupEnded(true);
+  m.recordProcessCleanupEnded(false);
   m.recordApiRequest('create', 'persistentvolumes', 0.01, false);
   m.recordApiRequest('delete', 'persistentvolumes', 0.5, true);
   m.setVolumeStates([
