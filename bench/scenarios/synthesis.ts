@@ -1,14 +1,14 @@
 /** How fast the construct synthesizes a large stack in process. */
 import { performance } from 'node:perf_hooks';
 import { Chart, Testing } from 'cdk8s';
-import { LocalVolumeProvisioner } from '../../src/constructs';
+import { LocalVolumeProvisioner, VolumeMode } from '../../src/constructs';
 import { millis, percentile, row } from '../table';
 
 export function synthesis(): void {
   const synth = () => {
     const chart = new Chart(Testing.app(), 'bench');
     new LocalVolumeProvisioner(chart, 'lvp', {
-      storageClasses: Array.from({ length: 20 }, (_, i) => ({ name: `class-${i}`, hostDir: `/mnt/class-${i}`, volumeMode: i % 2 ? 'Block' as const : 'Filesystem' as const })),
+      storageClasses: Array.from({ length: 20 }, (_, i) => ({ name: `class-${i}`, hostDir: `/mnt/class-${i}`, volumeMode: i % 2 ? VolumeMode.BLOCK : VolumeMode.FILESYSTEM })),
     });
     return Testing.synth(chart).length;
   };

@@ -1,6 +1,5 @@
 import type { Duration } from 'cdk8s';
 import type { k8s } from 'cdk8s-plus-28';
-import type { AccessMode, DeviceFsType, DeviceWipe, ReclaimPolicy, VolumeMode } from '../config/model';
 
 /**
  * Public props of {@link LocalVolumeProvisioner}. Every field is optional unless the
@@ -748,4 +747,50 @@ export enum ImagePullPolicy {
   IF_NOT_PRESENT = 'IfNotPresent',
   /** Never: the image must be on the node. */
   NEVER = 'Never',
+}
+
+/** How a PV is consumed (a PV's `volumeMode`). */
+export enum VolumeMode {
+  /** A filesystem, mounted into the pod. */
+  FILESYSTEM = 'Filesystem',
+  /** The raw block device, given to the pod as a device. */
+  BLOCK = 'Block',
+}
+
+/** How many nodes and pods may use a PV at once (a PV's `accessModes`). */
+export enum AccessMode {
+  /** Read-write by one node. */
+  READ_WRITE_ONCE = 'ReadWriteOnce',
+  /** Read-only by many nodes (a local volume has one node, so: its pods). */
+  READ_ONLY_MANY = 'ReadOnlyMany',
+  /** Read-write by many nodes (a local volume has one node, so: its pods). */
+  READ_WRITE_MANY = 'ReadWriteMany',
+  /** Read-write by one pod. */
+  READ_WRITE_ONCE_POD = 'ReadWriteOncePod',
+}
+
+/** What happens to a volume once its claim is deleted (a StorageClass's and PV's `reclaimPolicy`). */
+export enum ReclaimPolicy {
+  /** The volume is cleaned and offered again as a new PV. */
+  DELETE = 'Delete',
+  /** The PV and its data stay until an administrator deletes the PV. */
+  RETAIN = 'Retain',
+}
+
+/** The filesystem kubelet formats a device dialect's Filesystem-mode device with. */
+export enum DeviceFsType {
+  EXT4 = 'ext4',
+  XFS = 'xfs',
+  BTRFS = 'btrfs',
+}
+
+/** How much of a device the device dialect's wipe zeroes. */
+export enum DeviceWipe {
+  /** Every byte: no tenant's data reaches the next one. */
+  FULL = 'full',
+  /**
+   * Only 100 MiB at 0, 1, 10, 100 and 1000 GiB, as the device-selecting provisioner
+   * did: most of the previous tenant's data stays readable by the next.
+   */
+  UPSTREAM_RANGES = 'upstream-ranges',
 }

@@ -2,6 +2,7 @@ import { Duration } from 'cdk8s';
 import { DEVICES, FULL } from './stacks';
 import { one, synth } from './support';
 import { parseDeviceSpec, parseProvisionerConfig } from '../../src/config';
+import { DeviceWipe } from '../../src/constructs';
 
 describe('the provisioner ConfigMap', () => {
   test('parses, with the runtime model, to the classes given in the props', () => {
@@ -95,7 +96,7 @@ describe('the device-dialect PV spec ConfigMaps', () => {
   });
 
   test('a spec\'s wipe is written as given, and full without it', () => {
-    const specs = [{ ...DEVICES.devices!.specs[0], wipe: 'upstream-ranges' as const }, DEVICES.devices!.specs[1]];
+    const specs = [{ ...DEVICES.devices!.specs[0], wipe: DeviceWipe.UPSTREAM_RANGES }, DEVICES.devices!.specs[1]];
     const written = synth({ ...DEVICES, devices: { ...DEVICES.devices!, specs } });
     expect(one(written, 'ConfigMap', specs[0].name).data.wipe).toBe('upstream-ranges');
     expect(one(written, 'ConfigMap', specs[1].name).data.wipe).toBe('full');

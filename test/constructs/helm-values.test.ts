@@ -2,6 +2,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { DEFAULTS } from './stacks';
 import { all, Manifest, one, synth } from './support';
 import { parseProvisionerConfig } from '../../src/config';
+import { VolumeMode } from '../../src/constructs';
 
 /**
  * Helm chart values of the Go provisioner (chart v2.9.0) and what the chart renders for
@@ -56,7 +57,7 @@ describe('securityContext', () => {
 
   test('applies to the device agent as well', () => {
     const manifests = synth({
-      devices: { specs: [{ name: 'nvme', storageClassName: 'local-nvme', volumeMode: 'Block', deviceDir: '/dev/disk/by-path', deviceNameFilter: '-nvme-' }] },
+      devices: { specs: [{ name: 'nvme', storageClassName: 'local-nvme', volumeMode: VolumeMode.BLOCK, deviceDir: '/dev/disk/by-path', deviceNameFilter: '-nvme-' }] },
       securityContext: { runAsUser: 0 },
     });
     expect(one(manifests, 'DaemonSet', `${AGENT}-devices`).spec.template.spec.containers[0].securityContext).toEqual({ runAsUser: 0, privileged: true });
@@ -110,7 +111,7 @@ describe('serviceMonitor defaults', () => {
 });
 
 describe('tolerations are copied to jobTolerations, as the chart does', () => {
-  const block = { name: 'block-disks', hostDir: '/mnt/block-disks', volumeMode: 'Block' as const };
+  const block = { name: 'block-disks', hostDir: '/mnt/block-disks', volumeMode: VolumeMode.BLOCK };
   const jobTolerations = (manifests: Manifest[]) => {
     const parsed = parseProvisionerConfig(one(manifests, 'ConfigMap', `${AGENT}-config`).data);
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));

@@ -1,7 +1,7 @@
 import { Duration } from 'cdk8s';
 import { DEFAULTS, DEVICES } from './stacks';
 import { synth } from './support';
-import { LocalVolumeProvisionerProps, RelabelAction } from '../../src/constructs';
+import { DeviceFsType, LocalVolumeProvisionerProps, RelabelAction, VolumeMode } from '../../src/constructs';
 
 /** Bad props fail at synth time, each error naming the prop and what is wrong. */
 function errorOf(props: LocalVolumeProvisionerProps): string {
@@ -50,7 +50,7 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     { storageClasses: [{ name: 'a', hostDir: '/mnt/a', namePattern: 'ssd[' }] },
     /storageClasses\[0\]\.namePattern: glob "ssd\[" is malformed/],
   ['fsType with Block',
-    { storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: 'Block', fsType: 'ext4' }] },
+    { storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: VolumeMode.BLOCK, fsType: 'ext4' }] },
     /storageClasses\[0\]\.fsType: "ext4" is not allowed with volumeMode Block/],
   ['a class name that is not a Kubernetes name',
     { storageClasses: [{ name: 'Fast_Disks', hostDir: '/mnt/a' }] },
@@ -62,7 +62,7 @@ test.each<[string, LocalVolumeProvisionerProps, RegExp]>([
     { devices: { specs: [{ ...spec, deviceNameFilter: '(' }] } },
     /devices\.specs\[0\]\.deviceNameFilter: "\(" is not a valid regular expression/],
   ['fsType with Block in a device spec',
-    { devices: { specs: [{ ...spec, fsType: 'ext4' }] } },
+    { devices: { specs: [{ ...spec, fsType: DeviceFsType.EXT4 }] } },
     /devices\.specs\[0\]\.fsType: "ext4" is not allowed with volumeMode Block/],
   ['a relative deviceDir',
     { devices: { specs: [{ ...spec, deviceDir: 'dev/disk' }] } },
@@ -178,7 +178,7 @@ describe('each mistake is reported once, against the prop that holds it', () => 
   });
 
   test('fsType with volumeMode Block', () => {
-    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: 'Block', fsType: 'ext4' }] }))
+    expect(problemsOf({ storageClasses: [{ name: 'a', hostDir: '/mnt/a', volumeMode: VolumeMode.BLOCK, fsType: 'ext4' }] }))
       .toEqual(['storageClasses[0].fsType: "ext4" is not allowed with volumeMode Block (a raw block volume has no filesystem)']);
   });
 

@@ -1,6 +1,6 @@
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
-import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel, RelabelAction } from '../../src/constructs';
+import { AccessMode, DeviceFsType, ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel, ReclaimPolicy, RelabelAction, VolumeMode } from '../../src/constructs';
 
 /** The stacks the snapshot tests pin down, reused by the targeted tests. */
 
@@ -13,8 +13,8 @@ export const DEFAULTS: LocalVolumeProvisionerProps = {
 export const DEVICES: LocalVolumeProvisionerProps = {
   devices: {
     specs: [
-      { name: 'nvme-block', storageClassName: 'local-nvme', volumeMode: 'Block', deviceDir: '/dev/disk/by-path', deviceNameFilter: '^pci-0000:3c:00\\.0-nvme-.*' },
-      { name: 'sas-xfs', storageClassName: 'local-sas', volumeMode: 'Filesystem', fsType: 'xfs', deviceDir: '/var/lib/disks', deviceNameFilter: 'sd[ab]', reclaimPolicy: 'Retain' },
+      { name: 'nvme-block', storageClassName: 'local-nvme', volumeMode: VolumeMode.BLOCK, deviceDir: '/dev/disk/by-path', deviceNameFilter: '^pci-0000:3c:00\\.0-nvme-.*' },
+      { name: 'sas-xfs', storageClassName: 'local-sas', volumeMode: VolumeMode.FILESYSTEM, fsType: DeviceFsType.XFS, deviceDir: '/var/lib/disks', deviceNameFilter: 'sd[ab]', reclaimPolicy: ReclaimPolicy.RETAIN },
     ],
     defaultSpec: 'nvme-block',
     pollingInterval: Duration.minutes(1),
@@ -24,7 +24,7 @@ export const DEVICES: LocalVolumeProvisionerProps = {
 
 /** Block volumes cleaned by Jobs. */
 export const JOB_CLEANING: LocalVolumeProvisionerProps = {
-  storageClasses: [{ name: 'block-disks', hostDir: '/mnt/block-disks', volumeMode: 'Block', blockCleanerCommand: ['/scripts/blkdiscard.sh'] }],
+  storageClasses: [{ name: 'block-disks', hostDir: '/mnt/block-disks', volumeMode: VolumeMode.BLOCK, blockCleanerCommand: ['/scripts/blkdiscard.sh'] }],
   useJobForCleaning: true,
   jobTolerations: [{ key: 'storage', operator: 'Exists', effect: 'NoSchedule' }],
 };
@@ -45,13 +45,13 @@ export const FULL: LocalVolumeProvisionerProps = {
       name: 'fast-disks',
       hostDir: '/mnt/fast-disks',
       mountDir: '/discovery/fast-disks',
-      volumeMode: 'Filesystem',
-      accessMode: 'ReadWriteOncePod',
+      volumeMode: VolumeMode.FILESYSTEM,
+      accessMode: AccessMode.READ_WRITE_ONCE_POD,
       fsType: 'ext4',
       namePattern: 'ssd*,nvme*',
       selector: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['zone-a'] }] }],
       storageClass: {
-        reclaimPolicy: 'Retain',
+        reclaimPolicy: ReclaimPolicy.RETAIN,
         isDefaultClass: true,
         provisioner: 'example.com/local-no-provisioner',
         allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['zone-a'] }] }],
@@ -62,13 +62,13 @@ export const FULL: LocalVolumeProvisionerProps = {
     {
       name: 'block-disks',
       hostDir: '/mnt/block-disks',
-      volumeMode: 'Block',
+      volumeMode: VolumeMode.BLOCK,
       blockCleanerCommand: ['/scripts/shred.sh', '2'],
       storageClass: { create: false },
     },
   ],
   devices: {
-    specs: [{ name: 'hdd', storageClassName: 'local-hdd', volumeMode: 'Filesystem', fsType: 'ext4', deviceDir: '/dev/disk/by-id', deviceNameFilter: '^wwn-', wipeDevicesHoldingData: true }],
+    specs: [{ name: 'hdd', storageClassName: 'local-hdd', volumeMode: VolumeMode.FILESYSTEM, fsType: DeviceFsType.EXT4, deviceDir: '/dev/disk/by-id', deviceNameFilter: '^wwn-', wipeDevicesHoldingData: true }],
   },
   nodeCleanup: {
     storageClassNames: ['fast-disks', 'local-hdd'],

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration } from 'cdk8s';
 import { Cluster, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
 import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../support/privileged';
@@ -34,10 +35,10 @@ describePrivileged('end to end: both dialects on one node', () => {
     cluster = await Cluster.start(synthesize({
       storageClasses: [
         { name: 'e2e-fs', hostDir: fsDir },
-        { name: 'e2e-block', hostDir: blockDir, volumeMode: 'Block' },
+        { name: 'e2e-block', hostDir: blockDir, volumeMode: VolumeMode.BLOCK },
       ],
       devices: {
-        specs: [{ name: 'e2e-nvme', storageClassName: 'e2e-nvme', volumeMode: 'Block', deviceDir, deviceNameFilter: '^nvme' }],
+        specs: [{ name: 'e2e-nvme', storageClassName: 'e2e-nvme', volumeMode: VolumeMode.BLOCK, deviceDir, deviceNameFilter: '^nvme' }],
         defaultSpec: 'e2e-nvme',
         pollingInterval: Duration.minutes(5),
       },

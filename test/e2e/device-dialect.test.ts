@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Duration } from 'cdk8s';
 import { Cluster, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { upstreamDevicePVName } from '../../src/runtime/pv';
 import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../support/privileged';
@@ -26,7 +27,7 @@ describePrivileged('end to end: device dialect', () => {
     deviceDir = makeTempDir('lvp-e2e-devices-');
     cluster = await Cluster.start(synthesize({
       devices: {
-        specs: [{ name: 'e2e-nvme', storageClassName: 'e2e-nvme', volumeMode: 'Block', deviceDir, deviceNameFilter: '^pci-.*-nvme-' }],
+        specs: [{ name: 'e2e-nvme', storageClassName: 'e2e-nvme', volumeMode: VolumeMode.BLOCK, deviceDir, deviceNameFilter: '^pci-.*-nvme-' }],
         defaultSpec: 'e2e-nvme',
         pollingInterval: Duration.minutes(5),
       },

@@ -11,6 +11,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Duration } from 'cdk8s';
 import { parse, stringify } from 'yaml';
 import { Cluster, find, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { directoryPVName } from '../../src/runtime/pv';
 import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../support/privileged';
@@ -36,7 +37,7 @@ describePrivileged('end to end: directory dialect, in-process cleaning', () => {
     manifests = synthesize({
       storageClasses: [
         { name: 'e2e-fs', hostDir: dirs.fs },
-        { name: 'e2e-block', hostDir: dirs.block, volumeMode: 'Block' },
+        { name: 'e2e-block', hostDir: dirs.block, volumeMode: VolumeMode.BLOCK },
       ],
       setPVOwnerRef: true,
       configSyncPeriod: Duration.seconds(1),

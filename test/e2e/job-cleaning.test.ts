@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { V1Job } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { directoryPVName } from '../../src/runtime/pv';
 import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsExt4, mount } from '../support/privileged';
@@ -33,7 +34,7 @@ describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
     cluster = await Cluster.start(synthesize({
       storageClasses: [
         { name: 'e2e-fs', hostDir: dirs.fs },
-        { name: 'e2e-block', hostDir: dirs.block, volumeMode: 'Block' },
+        { name: 'e2e-block', hostDir: dirs.block, volumeMode: VolumeMode.BLOCK },
       ],
       useJobForCleaning: true,
       image: IMAGE,

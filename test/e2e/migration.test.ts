@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster, installImageScripts, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { promtoolCheckMetrics, samplesOf } from '../runtime/observability/exposition';
 import { referenceFnv1a32 } from '../runtime/pv/reference-fnv1a';
 import { AgentProcess, parseJson } from '../support/agent-process';
@@ -159,7 +160,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     const loop = createLoopDevice(16 * MiB);
     const baseName = 'pci-0000:3c:00.0-nvme-1';
     fs.symlinkSync(loop.device, path.join(deviceDir, baseName));
-    const spec = { name: 'nvme-block', storageClassName: 'local-storage', volumeMode: 'Block' as const, deviceDir, deviceNameFilter: '^pci-.*-nvme-' };
+    const spec = { name: 'nvme-block', storageClassName: 'local-storage', volumeMode: VolumeMode.BLOCK, deviceDir, deviceNameFilter: '^pci-.*-nvme-' };
     cluster = await Cluster.start(synthesize({ devices: { specs: [spec] } }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': 'nvme-block' });
     const node = cluster.get<V1Node>('Node', NODE_NAME)!;
     const old = await cluster.create<V1PersistentVolume>(devicePv({

@@ -5,11 +5,12 @@
  * second against ~9 s at the bin's defaults; issue 4 asks for at most 10 s).
  */
 import { expandVars, find, Manifest, NODE_NAME, synthesize } from './cluster';
+import { VolumeMode } from '../../src/constructs';
 import { CommandOptions, parseCommandLine } from '../../src/runtime/cli/commands';
 
 const STACK = synthesize({
   storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks' }],
-  devices: { specs: [{ name: 'nvme', storageClassName: 'local-nvme', volumeMode: 'Block', deviceDir: '/dev/disk/by-path', deviceNameFilter: '-nvme-' }] },
+  devices: { specs: [{ name: 'nvme', storageClassName: 'local-nvme', volumeMode: VolumeMode.BLOCK, deviceDir: '/dev/disk/by-path', deviceNameFilter: '-nvme-' }] },
   nodeCleanup: {},
 });
 

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PodContainer, podmanRunArgs } from './pod-container';
 import { PrivateNetwork } from './private-network';
-import { DEFAULT_IMAGE } from '../../src/constructs';
+import { DEFAULT_IMAGE, VolumeMode } from '../../src/constructs';
 import { directoryPVName } from '../../src/runtime/pv';
 import { Cluster, find, Manifest, NODE_NAME, synthesize } from '../e2e/cluster';
 import { REPO } from '../support/agent-process';
@@ -50,7 +50,7 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
       image: DEFAULT_IMAGE,
       storageClasses: [
         { name: 'image-fs', hostDir: dirs.fs },
-        { name: 'image-block', hostDir: dirs.block, volumeMode: 'Block' },
+        { name: 'image-block', hostDir: dirs.block, volumeMode: VolumeMode.BLOCK },
       ],
     });
     cluster = await Cluster.start(manifests);

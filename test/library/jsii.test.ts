@@ -17,7 +17,12 @@ beforeAll(() => {
 }, 600_000);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-interface Assembly { readonly types: Record<string, { readonly kind: string }> }
+interface Assembly {
+  readonly types: Record<string, {
+    readonly kind: string;
+    readonly properties?: ReadonlyArray<{ readonly name: string; readonly type: { readonly fqn?: string; readonly primitive?: string } }>;
+  }>;
+}
 
 test('the assembly has the construct, its props and the monitoring objects', () => {
   const assembly = JSON.parse(readFileSync(join(LIBRARY_DIR, '.jsii'), 'utf8')) as Assembly;
@@ -27,6 +32,25 @@ test('the assembly has the construct, its props and the monitoring objects', () 
     'NodeCleanupProps', 'ServiceMonitor', 'PrometheusRule',
   ]));
   expect(assembly.types[`${LIBRARY.name}.LocalVolumeProvisioner`].kind).toBe('class');
+});
+
+test('every closed set of the props is an enum, so Python and Java callers get typed values', () => {
+  const assembly = JSON.parse(readFileSync(join(LIBRARY_DIR, '.jsii'), 'utf8')) as Assembly;
+  const typeOf = (struct: string, prop: string) => assembly.types[`${LIBRARY.name}.${struct}`].properties!.find((p) => p.name === prop)!.type;
+  const closedSets: Array<[string, string, string]> = [
+    ['LocalStorageClassProps', 'volumeMode', 'VolumeMode'],
+    ['LocalStorageClassProps', 'accessMode', 'AccessMode'],
+    ['StorageClassOptions', 'reclaimPolicy', 'ReclaimPolicy'],
+    ['DeviceSpecProps', 'volumeMode', 'VolumeMode'],
+    ['DeviceSpecProps', 'fsType', 'DeviceFsType'],
+    ['DeviceSpecProps', 'reclaimPolicy', 'ReclaimPolicy'],
+    ['DeviceSpecProps', 'wipe', 'DeviceWipe'],
+    ['RelabelConfig', 'action', 'RelabelAction'],
+  ];
+  for (const [struct, prop, enumName] of closedSets) {
+    expect([struct, prop, typeOf(struct, prop)]).toEqual([struct, prop, { fqn: `${LIBRARY.name}.${enumName}` }]);
+    expect(assembly.types[`${LIBRARY.name}.${enumName}`].kind).toBe('enum');
+  }
 });
 
 test('the Python package is valid Python with the construct and its props, requiring the same peers', () => {
