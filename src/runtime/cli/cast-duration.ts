@@ -21,7 +21,7 @@ export interface CastDuration {
 }
 
 /** cast's test for "has a unit": any of these characters anywhere (µ is the micro sign, U+00B5). */
-const UNIT_CHARACTERS = /[nsuµmh]/;
+const UNIT_CHARACTERS = /[nsu\u00b5mh]/;
 
 export function castDuration(text: string): CastDuration {
   const appendedNs = !UNIT_CHARACTERS.test(text);

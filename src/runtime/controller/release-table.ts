@@ -43,19 +43,19 @@ export class ReleaseTable {
     return this.entries.get(key)?.state;
   }
 
-  /** (none) → writing. False when the volume is in another state: the write is not sent. */
+  /** (none) -> writing. False when the volume is in another state: the write is not sent. */
   beginWrite(key: string): boolean {
     if (this.entries.has(key)) return false;
     this.entries.set(key, { state: 'writing' });
     return true;
   }
 
-  /** writing → (none): the next pass decides again from what the server answered. */
+  /** writing -> (none): the next pass decides again from what the server answered. */
   endWrite(key: string): void {
     if (this.entries.get(key)?.state === 'writing') this.entries.delete(key);
   }
 
-  /** (none) or writing → cleaning: the process table accepted the cleanup. */
+  /** (none) or writing -> cleaning: the process table accepted the cleanup. */
   cleaning(key: string, report: CleaningReport): void {
     this.entries.set(key, { state: 'cleaning', report });
   }
@@ -65,14 +65,14 @@ export class ReleaseTable {
     for (const [key, entry] of this.entries) if (entry.state === 'cleaning') yield [key, entry.report];
   }
 
-  /** cleaning → let-go when cleaned (its PV was let go), else → (none). */
+  /** cleaning -> let-go when cleaned (its PV was let go), else -> (none). */
   reported(key: string, cleaned: boolean): void {
     if (this.entries.get(key)?.state !== 'cleaning') return;
     if (cleaned) this.entries.set(key, { state: 'let-go' });
     else this.entries.delete(key);
   }
 
-  /** let-go → (none) for every volume whose PV is no longer listed. */
+  /** let-go -> (none) for every volume whose PV is no longer listed. */
   forgetLetGoExcept(listed: ReadonlySet<string>): void {
     for (const [key, entry] of this.entries) if (entry.state === 'let-go' && !listed.has(key)) this.entries.delete(key);
   }
