@@ -19,21 +19,14 @@
  */
 import * as fs from 'node:fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { ProvisionerConfig } from '../../config';
 import {
-  buildCleanupJob,
-  cleanupJobName,
   CleanTarget,
-  cleanerWords,
-  cleanupJobOutcome,
   cleanVolume,
   CleanupEntry,
-  CleanerStalled,
   CleanupProcessTable,
   CleanVolumeResult,
   ConfiguredVolumes,
   decideRelease,
-  JOB_LABEL_PV_UID,
   locateRecordedVolume,
   NodeIdentity,
   NotCleanedKind,
@@ -52,15 +45,8 @@ import type { CleanupModeLabel } from '../observability/metrics';
 import { dirtyDisposition, recordedLines, VolumeRecord, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
 import { VOLUME_IDENTITY_ANNOTATION } from '../well-known';
+import { cleanInJob, JobCleaning } from './job-cleaning';
 import { CleaningReport, ReleaseTable } from './release-table';
-
-export interface JobCleaning {
-  readonly namespace: string;
-  readonly image: string;
-  readonly config: Pick<ProvisionerConfig, 'jobTolerations' | 'cleanupTimeout'>;
-  /** How often a running Job's status is read. */
-  readonly pollIntervalMs?: number;
-}
 
 export interface DeleterDeps {
   readonly api: KubeApi;
@@ -355,7 +341,7 @@ export class Deleter {
         stallTimeoutMs: this.deps.stallTimeoutMs,
         onOutput: (line, stream) => log.info({ stream }, line),
         onWritten: (bytes) => this.deps.metrics.addCleanupBytes(target.volumeMode, useJob ? 'job' : 'process', bytes),
-        ...(useJob ? { runCommandElsewhere: (s) => this.cleanInJob(target, pass.jobs!, pass.me.nodeName, s ?? signal) } : {}),
+        ...(useJob ? { runCommandElsewhere: (s) => cleanInJob(this.deps, target, pass.jobs!, pass.me.nodeName, s ?? signal) } : {}),
       });
       if (!cleaned.ok) return this.notCleaned(cleaned, fresh, target, signal);
       const outcome = pv ? await this.finish(fresh!, target, log) : { ok: true as const };
@@ -428,67 +414,6 @@ export class Deleter {
     return { ok: true };
   }
 
-  /** Runs the class's command in upstream's Job: create (or reuse one for this very PV UID), wait, delete the Job. */
-  private async cleanInJob(target: CleanTarget, jobs: JobCleaning, nodeName: string, signal: AbortSignal): Promise<TaskOutcome> {
-    const method = target.method;
-    if (method.kind !== 'class' || target.hostDir === undefined) return { ok: false, reason: 'a Job cleans directory-dialect Block volumes only' };
-    const name = cleanupJobName(target.pvName);
-    const existing = await this.deps.api.getJob(jobs.namespace, name);
-    // A Job left by an earlier run counts only if it cleaned this very PV (same UID).
-    const reusable = existing?.metadata?.labels?.[JOB_LABEL_PV_UID] === target.pvUid;
-    if (existing && !reusable) {
-      await this.deps.api.deleteJob(jobs.namespace, name);
-      await waitUntil(async () => (await this.deps.api.getJob(jobs.namespace, name)) === undefined, signal, jobs.pollIntervalMs);
-    }
-    if (!reusable) {
-      await this.deps.api.createJob(jobs.namespace, buildCleanupJob({
-        pvName: target.pvName,
-        pvUid: target.pvUid,
-        path: target.path,
-        hostDir: target.hostDir,
-        mountDir: target.classDir,
-        blockCleanerCommand: method.blockCleanerCommand,
-        nodeName,
-        namespace: jobs.namespace,
-        image: jobs.image,
-        tolerations: jobs.config.jobTolerations,
-        timeoutMs: jobs.config.cleanupTimeout,
-        startTime: new Date(),
-      }));
-      this.deps.logger.info({ job: name, pv: target.pvName }, 'cleanup Job created');
-    }
-    let outcome = cleanupJobOutcome(existing ?? {});
-    try {
-      await waitUntil(async () => {
-        const job = await this.deps.api.getJob(jobs.namespace, name);
-        outcome = job ? cleanupJobOutcome(job) : { state: 'failed', reason: `Job ${name} disappeared before it finished` };
-        return outcome.state !== 'running';
-      }, signal, jobs.pollIntervalMs);
-    } catch (e) {
-      // A stalled Job is stopped as a stalled process is; at shutdown it runs on, and the next agent waits for it.
-      if (signal.reason instanceof CleanerStalled) await this.deps.api.deleteJob(jobs.namespace, name);
-      throw e;
-    }
-    // What the cleaner said, read before the Job (and its pod) is deleted: a failed one is retried with a new Job after the backoff.
-    const said = outcome.state === 'failed' ? await this.cleanerWordsOf(jobs.namespace, name) : undefined;
-    await this.deps.api.deleteJob(jobs.namespace, name);
-    if (outcome.state === 'succeeded') return { ok: true };
-    return { ok: false, reason: outcome.state === 'failed' ? `${outcome.reason}${said ? `; the cleaner: ${said}` : ''}` : 'Job still running' };
-  }
-
-  /**
-   * How the failed Job's cleaner ended, from its pod; undefined where pods may not be
-   * listed (the Helm chart's RBAC grants nothing on pods) or none has ended.
-   */
-  private async cleanerWordsOf(namespace: string, jobName: string): Promise<string | undefined> {
-    try {
-      return cleanerWords((await this.deps.api.listJobPods(namespace, jobName)).items);
-    } catch (err) {
-      this.deps.logger.debug({ job: jobName, err: String(err) }, 'the failed Job\'s pod could not be read; its Event gives the Job\'s condition only');
-      return undefined;
-    }
-  }
-
   /** Reports each finished cleanup once: metrics, Event (while its PV exists), log. */
   private reportFinished(pvsByUid: ReadonlyMap<string, V1PersistentVolume>): void {
     for (const [key, report] of [...this.volumes.cleanings()]) {
@@ -541,11 +466,4 @@ export class Deleter {
 
 function capacityBytes(pv: V1PersistentVolume): number {
   return parseQuantity(pv.spec?.capacity?.storage) ?? 0;
-}
-
-async function waitUntil(done: () => Promise<boolean>, signal: AbortSignal, intervalMs = 1000): Promise<void> {
-  while (!(await done())) {
-    if (signal.aborted) throw new Error(`aborted: ${String(signal.reason)}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
