@@ -48,14 +48,14 @@ export function memoryWithChildren(pid: number): { rss: number; private: number;
   return [pid, ...childrenOf(pid)].map(one).reduce((a, b) => ({ rss: a.rss + b.rss, private: a.private + b.private, pss: a.pss + b.pss }));
 }
 
-/** RSS (and its file-backed part: the node binary's pages) of an idle node process of the same binary running `args`. */
-export async function nodeRss(args: string[]): Promise<{ rss: number; file: number }> {
+/** RSS (its file-backed part: the node binary's pages; its private part, RssAnon) of an idle node process of the same binary running `args`. */
+export async function nodeRss(args: string[]): Promise<{ rss: number; file: number; private: number }> {
   const child = spawn(process.execPath, args, { stdio: 'ignore' });
   try {
     await new Promise((r) => setTimeout(r, 2000));
     const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
     const field = (name: string) => Number(/^\S+:\s+(\d+)/.exec(status.split('\n').find((l) => l.startsWith(`${name}:`))!)![1]) * 1024;
-    return { rss: field('VmRSS'), file: field('RssFile') };
+    return { rss: field('VmRSS'), file: field('RssFile'), private: field('RssAnon') };
   } finally {
     child.kill();
   }

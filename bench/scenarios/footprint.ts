@@ -216,10 +216,10 @@ export async function discoveryAndFootprint(): Promise<void> {
     { text: `≤ ${GO_PEER.cpuTo1000PvsS.toFixed(2)} s (the peer's)`, ok: (n) => n <= GO_PEER.cpuTo1000PvsS });
   const bare = await nodeRss(['-e', 'setInterval(() => {}, 1000)']);
   row('RSS of a bare node process (`node -e`, the same binary), idle: the floor under the rows above',
-    `${mib(bare.rss)} (${mib(bare.file)} of it the node binary's pages)`);
+    `${mib(bare.rss)} (${mib(bare.file)} of it the node binary's pages; private ${mib(bare.private)})`);
   const builtins = await nodeRss(NODE_WITH_THE_AGENTS_BUILTINS);
   row('RSS of node `--jitless` with only the builtin modules the agent loads (https, crypto, child_process, readline, v8) and a listening HTTP server, no agent code, idle',
-    `${mib(builtins.rss)} (${mib(builtins.file)} of it the node binary's pages)`);
+    `${mib(builtins.rss)} (${mib(builtins.file)} of it the node binary's pages; private ${mib(builtins.private)}, above the 12 MiB goal at 100 PVs before any PV)`);
   row('RSS idle with 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map(rssCell).join('; '));
   row(`RSS idle with 1 000 / 5 000 PVs, ${flags}`, [nodeDefaults1000, nodeDefaults5000].map(rssCell).join('; '));
   row('CPU from start until all PVs exist, 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map((f) => `${f.cpuToAllS.toFixed(2)} s`).join('; '));
