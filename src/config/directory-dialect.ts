@@ -1,7 +1,7 @@
 import { formatGoDuration } from './duration';
 import { IssueCollector } from './issues';
-import { ConfigIssue, ConfigMapData, ParseResult, ProvisionerConfig, SkippedClass } from './model';
-import { CLASS_KEYS, EXTENSION_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
+import { ClassConfig, ConfigIssue, ConfigMapData, ParseResult, ProvisionerConfig, SkippedClass } from './model';
+import { CLASS_EXTENSION_KEYS, CLASS_KEYS, EXTENSION_KEYS, resolveProvisionerConfigInto, TOP_LEVEL_KEYS } from './resolve-provisioner';
 import { parseYamlValue, stringifyYamlValue } from './yaml-values';
 
 const DURATION_KEYS: ReadonlySet<string> = new Set(['minResyncPeriod', 'cleanupTimeout', 'cleanupStallTimeout', 'missingVolumeGracePeriod']);
@@ -65,8 +65,10 @@ export function serializeProvisionerConfig(c: ProvisionerConfig): ConfigMapData 
   for (const key of TOP_LEVEL_KEYS) {
     const value = c[key];
     if (key === 'storageClassMap') {
+      // Our class keys only where set: a class without them reads exactly as upstream writes it.
+      const fields = (entry: ClassConfig) => [...CLASS_KEYS, ...CLASS_EXTENSION_KEYS.filter((field) => entry[field] !== undefined)];
       const classes = Object.fromEntries(Object.entries(c.storageClassMap).map(([name, entry]) =>
-        [name, Object.fromEntries(CLASS_KEYS.map((field) => [field, entry[field]]))]));
+        [name, Object.fromEntries(fields(entry).map((field) => [field, entry[field]]))]));
       data[key] = stringifyYamlValue(classes);
     } else if (DURATION_KEYS.has(key)) {
       data[key] = stringifyYamlValue(formatGoDuration(value as number));

@@ -21,6 +21,14 @@ export type VolumeMode = (typeof VOLUME_MODES)[number];
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const;
 export type AccessMode = (typeof ACCESS_MODES)[number];
 
+/**
+ * How a pool class limits each volume to its claim's size: `btrfs`, a subvolume with a
+ * qgroup limit on a btrfs filesystem. The only backend offered: this project offers a
+ * backend only where its tests run it for real (docs/pools.md).
+ */
+export const POOL_BACKENDS = ['btrfs'] as const;
+export type PoolBackend = (typeof POOL_BACKENDS)[number];
+
 export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;
 export type NodeSelectorOperator = (typeof NODE_SELECTOR_OPERATORS)[number];
 
@@ -65,6 +73,12 @@ export interface ClassConfig {
   readonly namePattern: string;
   /** Extra node selector terms, ORed with the hostname term. */
   readonly selector: NodeSelectorTerm[];
+  /**
+   * Ours: a pool class. Its directory is not scanned for volumes: each claim of the
+   * class the scheduler puts on this node gets a new volume made in it, limited to the
+   * claim's size. Absent for a class of discovered volumes.
+   */
+  readonly pool?: PoolBackend;
 }
 
 /** The directory dialect: the Go static provisioner's ConfigMap, fully resolved. */
@@ -194,6 +208,8 @@ export interface ClassConfigInput {
   readonly namePattern?: string;
   /** @default [] */
   readonly selector?: NodeSelectorTerm[];
+  /** @default none: a class of discovered volumes */
+  readonly pool?: PoolBackend;
 }
 
 /** The directory dialect before defaults. */

@@ -4,7 +4,7 @@ import { formatGoDuration, parseGoDuration } from './duration';
 import { matchesNamePattern, validateNamePattern } from './glob';
 import { describeValue, IssueCollector, joinPath } from './issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
-import { ACCESS_MODES, ClassConfig, ParseResult, ProvisionerConfig, ProvisionerConfigInput, VOLUME_MODES } from './model';
+import { ACCESS_MODES, ClassConfig, ParseResult, POOL_BACKENDS, ProvisionerConfig, ProvisionerConfigInput, VOLUME_MODES } from './model';
 import { readNodeSelectorTerm } from './node-selector';
 import { readToleration } from './tolerations';
 import {
@@ -34,6 +34,9 @@ export const TOP_LEVEL_KEYS = [
 export const CLASS_KEYS = [
   'hostDir', 'mountDir', 'blockCleanerCommand', 'volumeMode', 'accessMode', 'fsType', 'namePattern', 'selector',
 ] as const satisfies readonly (keyof ClassConfig)[];
+
+/** Class keys of ours, which the Go provisioner ignores; written only when set. */
+export const CLASS_EXTENSION_KEYS = ['pool'] as const satisfies readonly (keyof ClassConfig)[];
 
 /** Upstream decodes through encoding/json, which matches field names case-insensitively. */
 const FIELDS: FieldsOptions = { caseInsensitive: true };
@@ -166,7 +169,7 @@ function warnAboutNestedMountDirs(classes: Record<string, ClassConfig>, issues: 
 
 function resolveClass(value: unknown, at: string, issues: IssueCollector): ClassConfig | undefined {
   const before = issues.errors.length;
-  const f = readFields(value, CLASS_KEYS, at, issues, FIELDS);
+  const f = readFields(value, [...CLASS_KEYS, ...CLASS_EXTENSION_KEYS], at, issues, FIELDS);
   if (!f) return undefined;
   const d = CLASS_DEFAULTS;
   const field = (name: string) => joinPath(at, name);
@@ -205,6 +208,11 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
 
   const selector = readList(readNodeSelectorTerm(FIELDS))(f.selector, field('selector'), issues) ?? [...d.selector];
 
+  const pool = readEnum(POOL_BACKENDS)(f.pool, field('pool'), issues);
+  if (pool !== undefined && volumeMode !== 'Filesystem') {
+    issues.error(field('volumeMode'), `${JSON.stringify(volumeMode)} is not offered by a pool class: its volumes are directories limited by a quota`);
+  }
+
   if (issues.errors.length > before || hostDir === undefined || mountDir === undefined) return undefined;
   return {
     hostDir,
@@ -215,5 +223,6 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
     fsType,
     namePattern,
     selector,
+    ...(pool !== undefined ? { pool } : {}),
   };
 }

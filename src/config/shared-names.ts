@@ -8,3 +8,12 @@ export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-s
 
 /** The Lease node-cleanup's replicas elect a leader on (the construct grants get/update on this name only). */
 export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
+
+/**
+ * The provisioner name of pool classes (dynamic provisioning from a node's own storage):
+ * the StorageClass's `provisioner`, the claims' storage-provisioner annotation the PV
+ * controller sets, the PVs' provisioned-by, and the CSIDriver object whose
+ * `storageCapacity: true` makes the scheduler read the agents' CSIStorageCapacity
+ * objects. A CSIDriver's name: no "/", at most 63 characters.
+ */
+export const POOL_PROVISIONER = 'pool.local-volume-provisioner.io';

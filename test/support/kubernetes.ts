@@ -29,7 +29,8 @@ const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
 /** What reset() removes, in this order: what uses storage first, then the storage, then its classes and nodes. */
 const RESET_KINDS: Array<[apiVersion: string, kind: string]> = [
   ['batch/v1', 'Job'], ['v1', 'Pod'], ['v1', 'PersistentVolumeClaim'], ['v1', 'Event'], ['v1', 'ConfigMap'], ['coordination.k8s.io/v1', 'Lease'],
-  ['v1', 'PersistentVolume'], ['storage.k8s.io/v1', 'StorageClass'], ['v1', 'Node'],
+  ['v1', 'PersistentVolume'], ['storage.k8s.io/v1', 'StorageClass'], ['storage.k8s.io/v1', 'CSIStorageCapacity'], ['storage.k8s.io/v1', 'CSIDriver'],
+  ['v1', 'Node'],
 ];
 /** Objects the apiserver and controllers make for themselves, which reset() leaves. */
 const SYSTEM_OBJECT = (o: KubernetesObject) => o.metadata?.name === 'kube-root-ca.crt' || o.metadata?.namespace === 'kube-system';
@@ -198,10 +199,13 @@ export class Kubernetes {
     return (await this.objects.list(apiVersion, kind, namespace)).items as T[];
   }
 
-  /** Deletes an object as `kubectl delete` does (finalizers hold it); a missing one is no error. */
-  async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<void> {
+  /**
+   * Deletes an object as `kubectl delete` does (finalizers hold it); a missing one is no error.
+   * `gracePeriodSeconds: 0` deletes a pod at once, as `--force` does: no kubelet here ends it.
+   */
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string, gracePeriodSeconds?: number): Promise<void> {
     try {
-      await this.objects.delete({ apiVersion, kind, metadata: { name, namespace } });
+      await this.objects.delete({ apiVersion, kind, metadata: { name, namespace } }, undefined, undefined, gracePeriodSeconds);
     } catch (e) {
       if (!(e instanceof ApiException && e.code === 404)) throw e;
     }

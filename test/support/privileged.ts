@@ -123,6 +123,11 @@ export function mkfsExt4(device: string): void {
   run('mkfs.ext4', ['-q', '-F', '-E', 'lazy_itable_init=0,lazy_journal_init=0', device]);
 }
 
+/** Makes a btrfs filesystem on a device (a pool's, quotas turned on by the agent). */
+export function mkfsBtrfs(device: string): void {
+  run('mkfs.btrfs', ['-q', '-f', device]);
+}
+
 /** Mounts `source` on `target` (a device, or with `bind` a directory). Unmounted by cleanupPrivileged(). */
 export function mount(source: string, target: string, options: { bind?: boolean; type?: string } = {}): void {
   fs.mkdirSync(target, { recursive: true });

@@ -113,7 +113,7 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
     stallTimeoutMs: PROVISIONER_DEFAULTS.cleanupStallTimeout,
     namespace,
     defaultPvSpecConfigMap: options.defaultPvSpecConfigMap,
-    configMap: (name) => configMaps.get(name),
+    configMap: (name) => configMaps.get(`${namespace}/${name}`),
   });
   const devices = new DirectoryWatcher();
   const passes = new PassLoop({

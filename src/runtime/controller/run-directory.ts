@@ -6,23 +6,11 @@
  * period and on every change seen in a discovery directory, the mount table or
  * this node's PVs.
  */
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
-import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
-import type { KubeApi } from '../kube/api-client';
-import { isForbidden } from '../kube/errors';
-import { EventRecorder, nodeReference } from '../kube/event-recorder';
-import { removeNodeTaint } from '../kube/node-taint';
-import { NodePvCache } from '../kube/pv-cache';
-import { StorageClassCache } from '../kube/storage-class-cache';
-import { Agent, startAgent } from '../lifecycle/agent';
-import { stopping, together } from '../lifecycle/runners';
-import { EventReasons, Logger } from '../observability';
-import { provisionerName } from '../pv';
-import { StartupError } from '../startup-error';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { cleanupParts } from './cleanup-parts';
 import { AppliedConfig, ConfigReloader } from './config-reloader';
@@ -33,6 +21,22 @@ import { PassLoop } from './pass-loop';
 import { needsPassNow } from './pv-stewardship';
 import { reclaimModeOf, WithoutPatch, withoutPatchWarning } from './reclaim-mode';
 import { claimVolumesOfEarlierNode, isOfEarlierNodeIncarnation } from './recreated-node';
+import { adoptUnlabelledPersistentVolumes, provisionedBy } from '../kube/adoption';
+import type { KubeApi } from '../kube/api-client';
+import { isForbidden } from '../kube/errors';
+import { EventRecorder, nodeReference } from '../kube/event-recorder';
+import { removeNodeTaint } from '../kube/node-taint';
+import { NodePvCache } from '../kube/pv-cache';
+import { Reflector } from '../kube/reflector';
+import { StorageClassCache } from '../kube/storage-class-cache';
+import { fromWire } from '../kube/wire';
+import { Agent, startAgent } from '../lifecycle/agent';
+import { OnDemand, stopping, together } from '../lifecycle/runners';
+import { EventReasons, Logger } from '../observability';
+import { PoolController } from '../pool/pool-controller';
+import { discoveredClassesOf } from '../pool/pool-decisions';
+import { provisionerName } from '../pv';
+import { StartupError } from '../startup-error';
 
 /** What the directory agent does, beyond the finalizer, where it may not patch PVs. */
 const WITHOUT_PATCH: WithoutPatch = {
@@ -105,6 +109,17 @@ function reportApplied(agent: Agent, events: EventRecorder, nodeName: string, ap
   }
 }
 
+/** Every claim of the cluster: the scheduler may put a pool class's claim of any namespace on this node. */
+function claimsOfAllNamespaces(api: KubeApi, logger: Logger): Reflector<V1PersistentVolumeClaim> {
+  return new Reflector<V1PersistentVolumeClaim>(api, {
+    resource: 'persistentvolumeclaims',
+    watchPath: '/api/v1/persistentvolumeclaims',
+    list: (page, callOptions) => api.listPersistentVolumeClaims(page, callOptions),
+    fromWire: (raw) => fromWire<V1PersistentVolumeClaim>(raw, 'V1PersistentVolumeClaim'),
+    logger,
+  });
+}
+
 /** The node's startup taint, removed after a pass once the configuration asks for it (upstream's removeNodeNotReadyTaint). */
 class StartupTaint {
   private removed = false;
@@ -171,6 +186,18 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,
   });
+  // Pool classes' claims are watched once a pool class is configured: the watch costs requests, and RBAC a Helm chart lacks.
+  const claims = claimsOfAllNamespaces(api, logger);
+  const claimWatch = new OnDemand(runners, 'claim watch', claims);
+  const pools = new PoolController({
+    api,
+    events,
+    logger,
+    namespace: options.namespace,
+    claims: () => claims.list(),
+    pvs: () => cache.list(),
+    storageClass: (name) => storageClasses.get(name),
+  });
   const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
   const taint = new StartupTaint(api, node.name, logger);
   const classDirectories = () => Object.values(reloader.current?.storageClassMap ?? {}).map((c) => c.mountDir);
@@ -182,8 +209,12 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     metrics,
     pass: async (underLocks) => {
       const config = reloader.current!;
+      const havePools = PoolController.directories(config.storageClassMap).length > 0;
+      if (havePools) await claimWatch.ensure();
       await underLocks(classDirectories(), async () => {
-        await controller.pass(config, await nodes.get());
+        const info = await nodes.get();
+        await controller.pass({ ...config, storageClassMap: discoveredClassesOf(config.storageClassMap) }, info);
+        if (havePools) await pools.pass(config.storageClassMap, info);
       });
       await taint.removeIfAsked(config);
     },
@@ -204,6 +235,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
   });
   storageClasses.onChange(() => passes.trigger());
+  // A claim the scheduler puts on a node is provisioned now.
+  claims.onChange(() => passes.trigger());
   cache.onChange((change) => {
     if (needsPassNow(change)) passes.trigger();
   });

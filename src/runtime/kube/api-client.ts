@@ -1,6 +1,7 @@
 import type {
   CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PodList,
-  V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeList, V1SelfSubjectAccessReview, V1StorageClass,
+  V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeClaimList, V1PersistentVolumeList,
+  V1SelfSubjectAccessReview, V1StorageClass,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
 import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './http-transport';
@@ -156,10 +157,53 @@ export class KubeApi {
       resourcePath(CORE, 'persistentvolumeclaims', namespace, name));
   }
 
+  /** Claims in every namespace (the pool classes' claims may be anywhere). */
+  listPersistentVolumeClaims(page: PageRequest, options?: CallOptions): Promise<V1PersistentVolumeClaimList> {
+    return this.list({ verb: 'list', resource: 'persistentvolumeclaims' }, resourcePath(CORE, 'persistentvolumeclaims'), page, options);
+  }
+
+  /**
+   * Sets (string) or removes (null) the claim's annotations only if it is still at
+   * `resourceVersion` (else 409 Conflict): a claim given back to the scheduler must be
+   * the one that was judged not to fit.
+   */
+  patchPersistentVolumeClaimAnnotations(namespace: string, name: string, resourceVersion: string,
+    annotations: Readonly<Record<string, string | null>>): Promise<V1PersistentVolumeClaim> {
+    return this.send({ verb: 'patch', resource: 'persistentvolumeclaims', namespace, name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { metadata: { resourceVersion, annotations } }, contentType: MERGE_PATCH });
+  }
+
   /** Deletes the claim only if its UID is still `uid` (else 409 Conflict). */
   deletePersistentVolumeClaim(namespace: string, name: string, uid: string): Promise<unknown> {
     return this.send({ verb: 'delete', resource: 'persistentvolumeclaims', namespace, name },
       { method: 'DELETE', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { preconditions: { uid } } });
+  }
+
+  // CSIStorageCapacity: what a node's pools can still give, for the scheduler
+
+  getStorageCapacity(namespace: string, name: string): Promise<V1CSIStorageCapacity | undefined> {
+    return this.read({ verb: 'get', resource: 'csistoragecapacities', namespace, name }, resourcePath(STORAGE, 'csistoragecapacities', namespace, name));
+  }
+
+  createStorageCapacity(namespace: string, capacity: V1CSIStorageCapacity): Promise<V1CSIStorageCapacity> {
+    return this.send({ verb: 'create', resource: 'csistoragecapacities', namespace, name: capacity.metadata?.name },
+      { method: 'POST', path: resourcePath(STORAGE, 'csistoragecapacities', namespace), body: capacity });
+  }
+
+  /** A full update; 409 when `capacity.metadata.resourceVersion` is stale. */
+  replaceStorageCapacity(namespace: string, capacity: V1CSIStorageCapacity): Promise<V1CSIStorageCapacity> {
+    const name = capacity.metadata!.name!;
+    return this.send({ verb: 'update', resource: 'csistoragecapacities', namespace, name },
+      { method: 'PUT', path: resourcePath(STORAGE, 'csistoragecapacities', namespace, name), body: capacity });
+  }
+
+  async deleteStorageCapacity(namespace: string, name: string): Promise<void> {
+    try {
+      await this.send({ verb: 'delete', resource: 'csistoragecapacities', namespace, name },
+        { method: 'DELETE', path: resourcePath(STORAGE, 'csistoragecapacities', namespace, name) });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   // Jobs

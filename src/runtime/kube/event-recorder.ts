@@ -1,4 +1,4 @@
-import type { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1ObjectReference, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi } from './api-client';
 import { Clock, systemClock } from './clock';
 import { isForbidden, isNotFound } from './errors';
@@ -229,6 +229,11 @@ function summaryMessage(events: readonly EventInput[]): string {
 /** The PV an Event is about. */
 export function persistentVolumeReference(pv: V1PersistentVolume): V1ObjectReference {
   return { apiVersion: 'v1', kind: 'PersistentVolume', name: pv.metadata?.name, uid: pv.metadata?.uid };
+}
+
+/** The claim an Event is about (it is written in the claim's namespace). */
+export function persistentVolumeClaimReference(claim: V1PersistentVolumeClaim): V1ObjectReference {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: claim.metadata?.namespace, name: claim.metadata?.name, uid: claim.metadata?.uid };
 }
 
 /**

@@ -149,8 +149,9 @@ export class Reflector<T extends KubernetesObject> {
     return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
   }
 
-  get(name: string): T | undefined {
-    return this.store.get(name);
+  /** The object by its key: its name, or `namespace/name` for a namespaced one (client-go's MetaNamespaceKeyFunc). */
+  get(key: string): T | undefined {
+    return this.store.get(key);
   }
 
   list(): T[] {
@@ -413,6 +414,8 @@ function isNewer(candidate: string | undefined, known: string): boolean {
   return candidate !== undefined && /^\d+$/.test(candidate) && /^\d+$/.test(known) && BigInt(candidate) > BigInt(known);
 }
 
+/** The store's key: objects of one name in two namespaces (claims, watched in all of them) are two objects. */
 function nameOf(object: KubernetesObject): string {
-  return object.metadata?.name ?? '';
+  const name = object.metadata?.name ?? '';
+  return object.metadata?.namespace ? `${object.metadata.namespace}/${name}` : name;
 }

@@ -59,6 +59,12 @@ export class Runners {
     this.started.push({ name, runner });
   }
 
+  /** Takes a runner already started elsewhere into the stop order, as if started now. */
+  add(name: string, runner: Runner): void {
+    if (this.stopping) throw new Error(`cannot add ${name}: stopping`);
+    this.started.push({ name, runner });
+  }
+
   /**
    * Stops every started runner, the last started first. A runner whose stop
    * throws is logged and the others still stop: a stuck cache must not keep the
@@ -77,5 +83,28 @@ export class Runners {
         this.logger.error({ err, runner: next.name }, 'stopping failed; stopping the others');
       }
     }
+  }
+}
+
+/**
+ * A runner started the first time something needs it, then owned (and stopped) by
+ * `runners` like the others: a watch that costs requests, and may need RBAC a
+ * deployment lacks, runs only once its configuration asks for it.
+ */
+export class OnDemand {
+  private starting: Promise<void> | undefined;
+
+  constructor(private readonly runners: Runners, private readonly name: string, private readonly runner: Runner) {}
+
+  /** Starts it, once; a start that failed stops nothing else, and is tried again on the next call. */
+  ensure(): Promise<void> {
+    this.starting ??= (async () => {
+      await this.runner.start?.();
+      this.runners.add(this.name, this.runner);
+    })().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
   }
 }

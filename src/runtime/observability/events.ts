@@ -268,6 +268,49 @@ export const EventReasons = {
     meaning: 'The state directory was not there at start, so it is no host directory the DaemonSet mounts: the record lives in the container and is lost when the pod is replaced; mount a hostPath there (the construct does).',
     example: 'state directory /var/lib/local-volume-provisioner did not exist, so it is not a host directory: the volume record is lost when this pod is replaced; mount a hostPath at /var/lib/local-volume-provisioner (the construct does)',
   },
+  // Pools: volumes made for claims from a node's own storage.
+  PoolVolumeProvisioned: {
+    reason: 'PoolVolumeProvisioned',
+    type: 'Normal',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'A pool class made a volume for the claim on the node the scheduler chose, limited to its size, and a PV bound to it.',
+    example: 'made /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b (limit 10Gi) on node "worker-1"; PV pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b',
+  },
+  PoolClaimRescheduled: {
+    reason: 'PoolClaimRescheduled',
+    type: 'Warning',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The pool on the chosen node cannot hold the claim (its capacity object was a little stale); the node choice is given back to the scheduler, which picks again.',
+    example: 'pool /mnt/pool of class "local-pool" on node "worker-1" has 3Gi left, the claim asks 10Gi; given back to the scheduler',
+  },
+  PoolClaimRefused: {
+    reason: 'PoolClaimRefused',
+    type: 'Warning',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim asks what a pool class cannot give (a Block volume, a data source, no size); nothing is made until the claim changes.',
+    example: 'a pool class gives Filesystem volumes only; class local-pool cannot give a Block volume',
+  },
+  PoolVolumeDeleted: {
+    reason: 'PoolVolumeDeleted',
+    type: 'Normal',
+    regarding: 'PersistentVolume',
+    meaning: 'The claim is gone and the policy is Delete: the pool volume and its data were destroyed, its space is free, and the PV goes.',
+    example: 'destroyed /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b and its quota; the PV goes',
+  },
+  PoolVolumeKept: {
+    reason: 'PoolVolumeKept',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'A PV of policy Retain was deleted: its pool volume and data stay on the node, using space, until an administrator removes them.',
+    example: 'PV deleted with reclaimPolicy Retain: /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b stays; remove it with "btrfs subvolume delete" when its data is no longer wanted',
+  },
+  PoolUnusable: {
+    reason: 'PoolUnusable',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A pool class\'s directory cannot be used (not on btrfs, quotas cannot be turned on, missing); the class makes no volumes on this node and offers no capacity.',
+    example: 'pool /mnt/pool of class "local-pool": /mnt/pool is not on a btrfs filesystem; a btrfs pool needs one',
+  },
   // Node cleanup (the node-cleanup command).
   StaleVolumeDeleted: {
     reason: 'StaleVolumeDeleted',

@@ -10,6 +10,7 @@ import {
 } from '../../config';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
+import { discoveredClassesOf } from '../pool/pool-decisions';
 import { StartupError } from '../startup-error';
 
 /** A directory flag of `plan` that names nothing usable, or a configuration there that is invalid. */
@@ -59,7 +60,9 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
     return devicePlan(options.nodeName, config, await discoverDevices(config), warnings);
   }
   const { config, warnings } = parsed('config-dir', options.configDir, parseProvisionerConfig, directoryAgentVerdict);
-  return directoryPlan(options.nodeName, await discoverDirectoryVolumes(config.storageClassMap, await readMountTable()), warnings);
+  // A pool class has nothing to discover: its volumes are made for claims.
+  const volumes = await discoverDirectoryVolumes(discoveredClassesOf(config.storageClassMap), await readMountTable());
+  return directoryPlan(options.nodeName, volumes, warnings);
 }
 
 export function formatPlan(plan: Plan, output: PlanOptions['output']): string {

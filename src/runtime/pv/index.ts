@@ -10,3 +10,4 @@ export * from './node-info';
 export * from './node-owner-reference';
 export * from './provisioner-name';
 export * from './storage-class-fields';
+export * from './pool-pv';

@@ -1,4 +1,4 @@
-import { Runner, Runners, stopping, together } from '../../../src/runtime/lifecycle/runners';
+import { OnDemand, Runner, Runners, stopping, together } from '../../../src/runtime/lifecycle/runners';
 import { createLogger } from '../../../src/runtime/observability';
 
 const logger = createLogger({ level: 'fatal' });
@@ -105,5 +105,36 @@ describe('stopping', () => {
     }));
     await runners.stop();
     expect(stopped).toBe(true);
+  });
+});
+
+describe('OnDemand', () => {
+  test('starts its runner on first need only, and the runners stop it in order with the others', async () => {
+    const log: string[] = [];
+    const runners = new Runners(logger);
+    await runners.start('endpoints', recorded('endpoints', log));
+    const claims = new OnDemand(runners, 'claims', recorded('claims', log));
+    await runners.start('passes', recorded('passes', log));
+    expect(log).toEqual(['start endpoints', 'start passes']);
+    await Promise.all([claims.ensure(), claims.ensure()]);
+    await runners.stop();
+    expect(log).toEqual(['start endpoints', 'start passes', 'start claims', 'stop claims', 'stop passes', 'stop endpoints']);
+  });
+
+  test('a failed start stops nothing and is tried again on the next need', async () => {
+    const log: string[] = [];
+    const runners = new Runners(logger);
+    await runners.start('endpoints', recorded('endpoints', log));
+    let fail = true;
+    const claims = new OnDemand(runners, 'claims', {
+      start: () => {
+        log.push('start claims');
+        if (fail) throw new Error('forbidden');
+      },
+    });
+    await expect(claims.ensure()).rejects.toThrow('forbidden');
+    fail = false;
+    await claims.ensure();
+    expect(log).toEqual(['start endpoints', 'start claims', 'start claims']);
   });
 });

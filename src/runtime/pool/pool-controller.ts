@@ -1,0 +1,199 @@
+/**
+ * One pass over this node's pool classes (run by the directory agent's pass loop,
+ * under the locks of the pool directories):
+ * 1. each pool directory is made ready (btrfs, quotas on) or reported unusable;
+ * 2. each claim the scheduler put on this node gets its volume, limited to its size,
+ *    and a PV bound to it; one that no longer fits is given back to the scheduler;
+ * 3. each pool PV whose claim is gone (policy Delete), or that is being deleted, has
+ *    its volume destroyed (or, for Retain, kept) before the PV goes;
+ * 4. each class's capacity object says what the pool can still give.
+ * Every step is repeatable: a pass interrupted anywhere is finished by the next.
+ */
+import type { V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { ClassConfig } from '../../config';
+import type { KubeApi } from '../kube/api-client';
+import { isAlreadyExists, isConflict } from '../kube/errors';
+import { EventRecorder, nodeReference, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
+import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanupFinalizer } from '../kube/pv-writes';
+import { EventReasons, Logger } from '../observability';
+import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
+import { formatBinaryQuantity } from '../volume';
+import { createVolume, deleteVolume, poolFreeBytes, poolUsage, preparePool } from './btrfs';
+import { ClaimDecision, decideClaims, decideRelease, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION } from './pool-decisions';
+import { availableBytes, buildStorageCapacity } from './storage-capacity';
+
+const MiB = 1024 * 1024;
+
+export interface PoolControllerDeps {
+  readonly api: KubeApi;
+  readonly events: EventRecorder;
+  readonly logger: Logger;
+  /** Where the capacity objects live (the agent's namespace). */
+  readonly namespace: string;
+  readonly claims: () => readonly V1PersistentVolumeClaim[];
+  readonly pvs: () => readonly V1PersistentVolume[];
+  readonly storageClass: (name: string) => Promise<V1StorageClass | undefined>;
+}
+
+/** A pool this pass can use: its free space and its volumes' usage, as read at the start of the pass. */
+interface PoolState {
+  readonly className: string;
+  readonly pool: PoolClassConfig;
+  available: number;
+}
+
+export class PoolController {
+  /** The pool classes' directories: the pass loop locks them for the pass. */
+  static directories(storageClassMap: Readonly<Record<string, ClassConfig>>): string[] {
+    return Object.values(poolClassesOf(storageClassMap)).map((p) => p.mountDir);
+  }
+
+  /** Capacity objects this agent published, by name, as last written. */
+  private readonly published = new Map<string, V1CSIStorageCapacity>();
+  /** Pools reported unusable, with the message, so each problem is said once. */
+  private readonly unusable = new Map<string, string>();
+
+  constructor(private readonly deps: PoolControllerDeps) {}
+
+  async pass(storageClassMap: Readonly<Record<string, ClassConfig>>, node: NodeInfo): Promise<void> {
+    const pools = poolClassesOf(storageClassMap);
+    const states = new Map<string, PoolState>();
+    for (const [className, pool] of Object.entries(pools)) {
+      const state = await this.open(className, pool, node);
+      if (state) states.set(className, state);
+    }
+    const pvs = this.deps.pvs();
+    for (const pv of pvs) await this.release(pv, node, pools);
+    const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
+    for (const decision of decideClaims(this.deps.claims(), pvNames, node.name, pools)) {
+      await this.provision(decision, states, node);
+    }
+    await this.publish(node, states);
+  }
+
+  /** The pool ready for use, with what it can still give; undefined (said once) when it cannot be used. */
+  private async open(className: string, pool: PoolClassConfig, node: NodeInfo): Promise<PoolState | undefined> {
+    try {
+      await preparePool(pool.mountDir);
+      // Every pool volume on the filesystem counts: pools on one filesystem share its free space.
+      const usage = await poolUsage(pool.mountDir);
+      if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
+      return { className, pool, available: availableBytes(poolFreeBytes(pool.mountDir), usage.values()) };
+    } catch (err) {
+      const message = `pool ${pool.mountDir} of class "${className}": ${(err as Error).message}`;
+      if (this.unusable.get(className) !== message) {
+        this.deps.logger.error({ storageClass: className }, message);
+        this.deps.events.warning(nodeReference(node.name), EventReasons.PoolUnusable.reason, message);
+      }
+      this.unusable.set(className, message);
+      return undefined;
+    }
+  }
+
+  private async provision(decision: ClaimDecision, states: Map<string, PoolState>, node: NodeInfo): Promise<void> {
+    const { claim } = decision;
+    const ref = persistentVolumeClaimReference(claim);
+    if (decision.action === 'refuse') {
+      this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, decision.reason);
+      return;
+    }
+    const state = states.get(decision.className);
+    if (!state) return; // unusable here: said on the Node
+    const fields = storageClassFields(decision.className, await this.deps.storageClass(decision.className));
+    if (!fields.ok) {
+      this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, fields.message);
+      return;
+    }
+    if (decision.sizeBytes > state.available) {
+      await this.giveBack(claim, `pool ${state.pool.mountDir} of class "${decision.className}" on node "${node.name}" has `
+        + `${formatBinaryQuantity(Math.floor(state.available / MiB) * MiB)} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
+      return;
+    }
+    const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
+    const at = await createVolume(state.pool.mountDir, decision.name, decision.sizeBytes);
+    state.available -= decision.sizeBytes;
+    const hostPath = `${state.pool.hostDir.replace(/\/$/, '')}/${decision.name}`;
+    const pv = buildPoolPV({
+      name: decision.name, claim, className: decision.className, hostPath, selector: state.pool.selector, node, storageClass: fields,
+    });
+    await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
+      && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
+    log.info({ path: at, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
+    this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
+      `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
+  }
+
+  /**
+   * The scheduler's choice undone, as external provisioners undo it: without the
+   * selected-node annotation the scheduler chooses again, with fresher capacity. Only
+   * the claim as judged is changed (its resourceVersion is the precondition).
+   */
+  private async giveBack(claim: V1PersistentVolumeClaim, message: string): Promise<void> {
+    const { namespace, name, resourceVersion } = claim.metadata!;
+    try {
+      await this.deps.api.patchPersistentVolumeClaimAnnotations(namespace!, name!, resourceVersion!, { [SELECTED_NODE_ANNOTATION]: null });
+      this.deps.events.warning(persistentVolumeClaimReference(claim), EventReasons.PoolClaimRescheduled.reason, message);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+
+  private async release(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>): Promise<void> {
+    const volume = poolVolumeOf(pv, node.name, pools);
+    if (!volume) return;
+    const action = decideRelease(pv);
+    if (action === 'none') return;
+    const { name, uid, resourceVersion } = pv.metadata!;
+    const ref = persistentVolumeReference(pv);
+    const at = `${volume.pool.hostDir.replace(/\/$/, '')}/${volume.name}`;
+    if (action === 'keep-then-let-go') {
+      this.deps.events.warning(ref, EventReasons.PoolVolumeKept.reason,
+        `PV deleted with reclaimPolicy ${pv.spec?.persistentVolumeReclaimPolicy}: ${at} stays; remove it with "btrfs subvolume delete" when its data is no longer wanted`);
+      await removeCleanupFinalizer(this.deps.api, name!, uid!);
+      return;
+    }
+    // The data goes first; the PV only once it is gone, so a crash between leaves a PV that is deleted again.
+    await deleteVolume(volume.pool.mountDir, volume.name);
+    this.deps.logger.info({ pv: name, path: at }, 'pool volume destroyed');
+    if (action === 'destroy-then-delete') {
+      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
+      if (outcome === 'changed') return;
+    }
+    await removeCleanupFinalizer(this.deps.api, name!, uid!);
+    this.deps.events.normal(ref, EventReasons.PoolVolumeDeleted.reason, `destroyed ${at} and its quota; the PV goes`);
+  }
+
+  /** Each usable pool's capacity object written when it changed; those of pools no longer here deleted. */
+  private async publish(node: NodeInfo, states: ReadonlyMap<string, PoolState>): Promise<void> {
+    const wanted = new Map<string, V1CSIStorageCapacity>();
+    for (const { className, available } of states.values()) {
+      // Whole MiB: a volume's every write does not rewrite the object.
+      const object = buildStorageCapacity(this.deps.namespace, node, className, Math.floor(available / MiB) * MiB);
+      wanted.set(object.metadata!.name!, object);
+    }
+    for (const [name, object] of wanted) {
+      const last = this.published.get(name);
+      if (last && last.capacity === object.capacity) continue;
+      this.published.set(name, await this.write(object));
+    }
+    for (const name of [...this.published.keys()].filter((n) => !wanted.has(n))) {
+      await this.deps.api.deleteStorageCapacity(this.deps.namespace, name);
+      this.published.delete(name);
+    }
+  }
+
+  private async write(object: V1CSIStorageCapacity): Promise<V1CSIStorageCapacity> {
+    const name = object.metadata!.name!;
+    const existing = await this.deps.api.getStorageCapacity(this.deps.namespace, name);
+    if (!existing) {
+      try {
+        return await this.deps.api.createStorageCapacity(this.deps.namespace, object);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        return this.write(object);
+      }
+    }
+    const metadata = { ...object.metadata, resourceVersion: existing.metadata?.resourceVersion };
+    return this.deps.api.replaceStorageCapacity(this.deps.namespace, { ...object, metadata });
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * What a node's agent does for its pool classes, decided from the claims and PVs
+ * it sees; pool-controller.ts acts.
+ *
+ * A claim is this node's to provision when the scheduler chose this node for it
+ * (`volume.kubernetes.io/selected-node`), the PV controller handed it to our
+ * provisioner (`volume.kubernetes.io/storage-provisioner`), its class is a pool
+ * class here, and it is not bound. Its volume and PV are named `pvc-<claim UID>`,
+ * so a provisioning interrupted at any point is finished, not repeated.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { ClassConfig, PoolBackend } from '../../config';
+import { POOL_PROVISIONER } from '../../config';
+import { parseQuantity } from '../volume';
+import { CLEANUP_FINALIZER, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+
+export type PoolClassConfig = ClassConfig & { readonly pool: PoolBackend };
+
+export const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
+export const STORAGE_PROVISIONER_ANNOTATION = 'volume.kubernetes.io/storage-provisioner';
+/** The spelling older controller managers set; both are read, as external provisioners read them. */
+export const BETA_STORAGE_PROVISIONER_ANNOTATION = 'volume.beta.kubernetes.io/storage-provisioner';
+
+/** The pool classes of a configuration. */
+export function poolClassesOf(storageClassMap: Readonly<Record<string, ClassConfig>>): Record<string, PoolClassConfig> {
+  return Object.fromEntries(Object.entries(storageClassMap).filter((e): e is [string, PoolClassConfig] => e[1].pool !== undefined));
+}
+
+/** The classes whose volumes are discovered (every class but the pools). */
+export function discoveredClassesOf(storageClassMap: Readonly<Record<string, ClassConfig>>): Record<string, ClassConfig> {
+  return Object.fromEntries(Object.entries(storageClassMap).filter(([, c]) => c.pool === undefined));
+}
+
+export function poolVolumeName(claim: V1PersistentVolumeClaim): string {
+  return `pvc-${claim.metadata?.uid ?? ''}`;
+}
+
+export type ClaimDecision =
+  /** Make its volume and PV. */
+  | { readonly action: 'provision'; readonly claim: V1PersistentVolumeClaim; readonly className: string; readonly sizeBytes: number; readonly name: string }
+  /** It cannot be provisioned as asked; say why on the claim, once. */
+  | { readonly action: 'refuse'; readonly claim: V1PersistentVolumeClaim; readonly reason: string };
+
+/** The claims this node provisions now, and those it must refuse. */
+export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames: ReadonlySet<string>, nodeName: string,
+  pools: Readonly<Record<string, PoolClassConfig>>): ClaimDecision[] {
+  const decisions: ClaimDecision[] = [];
+  for (const claim of claims) {
+    const annotations = claim.metadata?.annotations ?? {};
+    const className = claim.spec?.storageClassName ?? '';
+    const provisioner = annotations[STORAGE_PROVISIONER_ANNOTATION] ?? annotations[BETA_STORAGE_PROVISIONER_ANNOTATION];
+    if (annotations[SELECTED_NODE_ANNOTATION] !== nodeName || provisioner !== POOL_PROVISIONER) continue;
+    if (!Object.prototype.hasOwnProperty.call(pools, className)) continue;
+    if (claim.spec?.volumeName || claim.metadata?.deletionTimestamp || (claim.status?.phase ?? 'Pending') !== 'Pending') continue;
+    const name = poolVolumeName(claim);
+    if (pvNames.has(name)) continue;
+    if (claim.spec?.volumeMode === 'Block') {
+      decisions.push({ action: 'refuse', claim, reason: `a pool class gives Filesystem volumes only; class ${className} cannot give a Block volume` });
+      continue;
+    }
+    if (claim.spec?.dataSource || claim.spec?.dataSourceRef) {
+      decisions.push({ action: 'refuse', claim, reason: 'a pool class makes empty volumes only; it cannot fill one from a data source' });
+      continue;
+    }
+    const request = claim.spec?.resources?.requests?.storage;
+    const sizeBytes = parseQuantity(request);
+    if (sizeBytes === undefined || sizeBytes <= 0) {
+      decisions.push({ action: 'refuse', claim, reason: `its storage request ${JSON.stringify(request ?? '')} is not a size a pool volume can be limited to` });
+      continue;
+    }
+    decisions.push({ action: 'provision', claim, className, sizeBytes: Math.ceil(sizeBytes), name });
+  }
+  return decisions;
+}
+
+/** A pool PV of this node: made by a pool class, labelled for this node, its path the volume's in the class's pool. */
+export function poolVolumeOf(pv: V1PersistentVolume, nodeName: string, pools: Readonly<Record<string, PoolClassConfig>>):
+{ readonly className: string; readonly pool: PoolClassConfig; readonly name: string } | undefined {
+  const name = pv.metadata?.name ?? '';
+  const className = pv.spec?.storageClassName ?? '';
+  if (pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION] !== POOL_PROVISIONER || pv.metadata?.labels?.[NODE_LABEL] !== nodeName) return undefined;
+  if (!Object.prototype.hasOwnProperty.call(pools, className)) return undefined;
+  const pool = pools[className];
+  if (pv.spec?.local?.path !== `${pool.hostDir.replace(/\/$/, '')}/${name}`) return undefined;
+  return { className, pool, name };
+}
+
+export type ReleaseAction =
+  /** The claim is gone and the policy is Delete: destroy the volume, then delete the PV. */
+  | 'destroy-then-delete'
+  /** The PV is being deleted and its volume may go: destroy it, then let the PV go. */
+  | 'destroy-then-let-go'
+  /** The PV is being deleted but its policy keeps the data: the volume stays, the PV goes. */
+  | 'keep-then-let-go'
+  | 'none';
+
+/** What a pool PV's state asks of this node. */
+export function decideRelease(pv: V1PersistentVolume): ReleaseAction {
+  const policy = pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete';
+  if (pv.metadata?.deletionTimestamp) {
+    // A bound PV being deleted is still a tenant's: its data stays until the claim lets it go.
+    if (!(pv.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER) || pv.status?.phase === 'Bound') return 'none';
+    return policy === 'Delete' ? 'destroy-then-let-go' : 'keep-then-let-go';
+  }
+  return pv.status?.phase === 'Released' && policy === 'Delete' ? 'destroy-then-delete' : 'none';
+}

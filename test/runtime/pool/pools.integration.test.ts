@@ -1,0 +1,165 @@
+/**
+ * Pool classes end to end: three fake nodes, each with an agent (the real bin) that
+ * owns a btrfs pool of its own size on a loop device, against the real control plane
+ * (kube-scheduler with its volume binding, the PV controller). Pods with claims of
+ * the pool class are scheduled where the claim fits, by the agents' capacity objects.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { parseQuantity } from '../../../src/runtime/volume';
+import { AgentProcess } from '../../support/agent-process';
+import { Kubernetes } from '../../support/kubernetes';
+import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
+import { eventually } from '../kube/fixtures';
+
+jest.setTimeout(180_000);
+
+const MiB = 1024 * 1024;
+const CLASS = 'local-pool';
+const NAMESPACE = 'lvp';
+const APP = 'app';
+/** Three nodes, pools of three sizes (btrfs keeps some of each for itself). */
+const NODES = [{ name: 'pool-small', mib: 256 }, { name: 'pool-medium', mib: 512 }, { name: 'pool-large', mib: 1024 }];
+
+describePrivileged('pool classes on btrfs, with the real scheduler', () => {
+  let k: Kubernetes;
+  const agents: AgentProcess[] = [];
+  const poolDir = new Map<string, string>();
+
+  beforeAll(async () => {
+    k = await Kubernetes.forSuite({ controllers: true });
+    await k.reset();
+    await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }).catch(() => undefined);
+    await k.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP } }).catch(() => undefined);
+    await k.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: CLASS },
+      provisioner: POOL_PROVISIONER,
+      volumeBindingMode: 'WaitForFirstConsumer',
+      reclaimPolicy: 'Delete',
+    });
+    await k.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: POOL_PROVISIONER },
+      spec: { attachRequired: false, storageCapacity: true, volumeLifecycleModes: ['Persistent'] },
+    });
+    const work = makeTempDir('lvp-pools-');
+    const kubeconfig = path.join(work, 'kubeconfig');
+    await k.writeKubeconfig(kubeconfig);
+    for (const node of NODES) {
+      await k.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: node.name, labels: { 'kubernetes.io/hostname': node.name } } });
+      const loop = createLoopDevice(node.mib * MiB);
+      mkfsBtrfs(loop.device);
+      const dir = path.join(work, node.name, 'pool');
+      mount(loop.device, dir, { type: 'btrfs' });
+      poolDir.set(node.name, dir);
+      const configDir = path.join(work, node.name, 'config');
+      fs.mkdirSync(configDir, { recursive: true });
+      const config = resolveProvisionerConfig({ storageClassMap: { [CLASS]: { hostDir: dir, mountDir: dir, pool: 'btrfs' } } });
+      if (!config.ok) throw new Error(JSON.stringify(config.errors));
+      for (const [key, value] of Object.entries(serializeProvisionerConfig(config.config))) fs.writeFileSync(path.join(configDir, key), value);
+      const stateDir = path.join(work, node.name, 'state');
+      fs.mkdirSync(stateDir);
+      agents.push(AgentProcess.start(
+        ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--discovery-period', '1m', '--state-dir', stateDir],
+        { KUBECONFIG: kubeconfig, MY_NODE_NAME: node.name, MY_NAMESPACE: NAMESPACE },
+      ));
+    }
+    await Promise.all(agents.map((a) => a.waitReady()));
+  });
+
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    await k?.reset();
+    cleanupPrivileged();
+  });
+
+  const capacities = async () => (k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE));
+  const capacityOf = async (node: string) => {
+    const found = (await capacities()).find((c) => c.nodeTopology?.matchLabels?.['kubernetes.io/hostname'] === node);
+    return found ? parseQuantity(found.capacity) : undefined;
+  };
+
+  async function claimAndPod(name: string, size: string): Promise<void> {
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: APP },
+      spec: { storageClassName: CLASS, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+    });
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: APP },
+      spec: {
+        containers: [{ name: 'app', image: 'registry.invalid/app:1' }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: name } }],
+      },
+    });
+  }
+
+  const pod = (name: string) => k.get<V1Pod>('v1', 'Pod', name, APP);
+  const claim = (name: string) => k.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', name, APP);
+  const logs = () => agents.map((a, i) => `--- ${NODES[i].name}\n${a.log()}`).join('\n');
+
+  async function removePodAndClaim(name: string): Promise<void> {
+    // No kubelet runs the pod: it is deleted at once, as a kubelet's would be once stopped.
+    await k.delete('v1', 'Pod', name, APP, 0).catch(() => undefined);
+    await k.delete('v1', 'PersistentVolumeClaim', name, APP).catch(() => undefined);
+  }
+
+  test('every node publishes what its pool can give, and only its own', async () => {
+    await eventually(async () => (await capacities()).length === NODES.length, `a capacity object per node (logs:\n${logs()})`, 60_000);
+    const small = (await capacityOf('pool-small'))!;
+    const large = (await capacityOf('pool-large'))!;
+    expect(small).toBeGreaterThan(0);
+    expect(large).toBeGreaterThan(small);
+    expect((await capacities()).every((c) => c.storageClassName === CLASS)).toBe(true);
+  });
+
+  test('a pod\'s claim lands only on the node whose pool holds it, limited to its size (writes beyond fail with EDQUOT)', async () => {
+    await eventually(async () => (await capacities()).length === NODES.length, 'capacity objects', 60_000);
+    const before = (await capacityOf('pool-large'))!;
+    await claimAndPod('big', '600Mi');
+    await eventually(async () => (await pod('big'))?.spec?.nodeName !== undefined, `the pod is scheduled (logs:\n${logs()})`, 120_000);
+    expect((await pod('big'))!.spec!.nodeName).toBe('pool-large');
+    const bound = (await claim('big'))!;
+    expect(bound.status?.phase).toBe('Bound');
+    const pv = (await k.get<V1PersistentVolume>('v1', 'PersistentVolume', bound.spec!.volumeName!))!;
+    expect(pv.spec?.local?.path).toBe(path.join(poolDir.get('pool-large')!, `pvc-${bound.metadata!.uid}`));
+    expect(pv.spec?.capacity?.storage).toBe('600Mi');
+    // The promise counts at once: what the pool can give drops by the claim.
+    await eventually(async () => (await capacityOf('pool-large'))! <= before - 600 * MiB, 'the capacity object follows', 30_000);
+
+    const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(pv.spec!.local!.path!, 'data')}`, 'bs=1M', 'count=700', 'conv=fsync'], { encoding: 'utf8' });
+    expect(write.status).not.toBe(0);
+    expect(write.stderr).toMatch(/Disk quota exceeded/);
+  });
+
+  test('a claim no pool can hold stays Pending and its pod unscheduled, saying why', async () => {
+    await claimAndPod('huge', '5Gi');
+    await eventually(async () => {
+      const scheduled = (await pod('huge'))?.status?.conditions?.find((c) => c.type === 'PodScheduled');
+      return scheduled?.status === 'False' && /enough free storage|storage capacity/i.test(scheduled.message ?? '');
+    }, 'the scheduler says no node has the storage', 60_000);
+    expect((await claim('huge'))!.status?.phase).toBe('Pending');
+    await removePodAndClaim('huge');
+  });
+
+  test('a deleted claim\'s volume is destroyed, its PV goes, and the capacity object gives the space back', async () => {
+    await eventually(async () => (await claim('big'))?.status?.phase === 'Bound', 'the claim of the earlier test is bound', 60_000);
+    const bound = (await claim('big'))!;
+    const pvName = bound.spec!.volumeName!;
+    const volume = path.join(poolDir.get('pool-large')!, pvName);
+    const held = (await capacityOf('pool-large'))!;
+    await removePodAndClaim('big');
+    await eventually(async () => (await k.get('v1', 'PersistentVolume', pvName)) === undefined, `the PV goes (logs:\n${logs()})`, 60_000);
+    expect(fs.existsSync(volume)).toBe(false);
+    await eventually(async () => (await capacityOf('pool-large'))! >= held + 600 * MiB, 'the space is given back', 30_000);
+  });
+});
