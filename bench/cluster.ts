@@ -8,7 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
+import { Chart, Testing } from 'cdk8s';
 import { ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig } from '../src/config';
+import { LocalVolumeProvisioner } from '../src/constructs';
 import { directoryPVName } from '../src/runtime/pv';
 import { AgentProcess, REPO } from '../test/support/agent-process';
 import { Kubernetes } from '../test/support/kubernetes';
@@ -29,6 +31,14 @@ export const IMAGE_NODE_OPTIONS = (() => {
   if (!match) throw new Error('image/Dockerfile sets no NODE_OPTIONS="..."');
   return match[1];
 })();
+
+export /** The `--kube-api-qps` and `--kube-api-burst` args the construct gives the agent by default. */
+function constructRateLimitArgs(): string[] {
+  const chart = new Chart(Testing.app(), 'bench');
+  new LocalVolumeProvisioner(chart, 'lvp', { storageClasses: [{ name: CLASS, hostDir: '/mnt/disks' }] });
+  const ds = Testing.synth(chart).find((m) => m.kind === 'DaemonSet');
+  return (ds!.spec.template.spec.containers[0].args as string[]).filter((a) => /^--kube-api-(qps|burst)=/.test(a));
+}
 
 export const pvName = (entry: string) => directoryPVName(entry, NODE, CLASS);
 
@@ -83,10 +93,14 @@ export class BenchCluster {
     return file;
   }
 
-  /** The bundled bin's `run` with one Filesystem class over `dir`, the bin's default flags and `nodeOptions` in NODE_OPTIONS. */
-  async startAgent(dir: string, extraArgs: string[] = [], nodeOptions = IMAGE_NODE_OPTIONS): Promise<AgentProcess> {
+  /**
+   * The bundled bin's `run` with one Filesystem class over `dir` (or the classes given), the bin's
+   * default flags and `nodeOptions` in NODE_OPTIONS.
+   */
+  async startAgent(dir: string, extraArgs: string[] = [], nodeOptions = IMAGE_NODE_OPTIONS,
+    storageClassMap: ProvisionerConfigInput['storageClassMap'] = { [CLASS]: { hostDir: dir, mountDir: dir } }): Promise<AgentProcess> {
     const configDir = makeTempDir('lvp-bench-config-');
-    const config: ProvisionerConfigInput = { storageClassMap: { [CLASS]: { hostDir: dir, mountDir: dir } } };
+    const config: ProvisionerConfigInput = { storageClassMap };
     const resolved = resolveProvisionerConfig(config);
     if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
     for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);

@@ -5,10 +5,8 @@
  */
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Chart, Testing } from 'cdk8s';
-import { LocalVolumeProvisioner } from '../../src/constructs';
 import { cleanupPrivileged, makeMountPoint, makeTempDir } from '../../test/support/privileged';
-import { BenchCluster, CLASS, pvName, until } from '../cluster';
+import { BenchCluster, constructRateLimitArgs, pvName, until } from '../cluster';
 import { GO_PEER } from '../go-peer';
 import { cpuSeconds, memoryWithChildren, nodeRss, rssWithChildren } from '../process-stats';
 import { MiB, mib, millis, peerRow, row, seconds } from '../table';
@@ -27,14 +25,6 @@ const NODE_WITH_THE_AGENTS_BUILTINS = [
   "for (const m of ['https', 'crypto', 'child_process', 'fs/promises', 'timers/promises', 'readline', 'v8']) require(m);" +
     " require('http').createServer().listen(0, '127.0.0.1');",
 ];
-
-/** The `--kube-api-qps` and `--kube-api-burst` args the construct gives the agent by default. */
-function constructRateLimitArgs(): string[] {
-  const chart = new Chart(Testing.app(), 'bench');
-  new LocalVolumeProvisioner(chart, 'lvp', { storageClasses: [{ name: CLASS, hostDir: '/mnt/disks' }] });
-  const ds = Testing.synth(chart).find((m) => m.kind === 'DaemonSet');
-  return (ds!.spec.template.spec.containers[0].args as string[]).filter((a) => /^--kube-api-(qps|burst)=/.test(a));
-}
 
 /** `count` bind mounts under one directory, made once per count and shared by the runs. */
 const mountDirs = new Map<number, string>();

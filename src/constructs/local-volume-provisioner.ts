@@ -3,6 +3,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { dashboardJson } from './dashboard';
 import { alertGroups, formatPrometheusDuration, PrometheusRule, ServiceMonitor } from './monitoring';
+import { POOL_PROVISIONER } from '../config';
 import { LocalVolumeProvisionerProps } from './props';
 import { agentRules, nodeCleanupRules, RoleRules } from './rbac';
 import { ResolvedProps, resolveProps } from './resolve';
@@ -100,6 +101,15 @@ export class LocalVolumeProvisioner extends Construct {
         reclaimPolicy: sc.reclaimPolicy,
         allowedTopologies: sc.allowedTopologies.length > 0 ? sc.allowedTopologies : undefined,
         mountOptions: sc.mountOptions.length > 0 ? sc.mountOptions : undefined,
+      }));
+    }
+
+    if (r.rbac.features.pools) {
+      // Named as the pool classes' provisioner: with storageCapacity, the scheduler places their claims by the
+      // agents' CSIStorageCapacity objects. No CSI driver runs: the volumes are local PVs, which kubelet mounts itself.
+      this.clusterScoped(new k8s.KubeCsiDriver(this, 'PoolCapacity', {
+        metadata: { name: POOL_PROVISIONER, labels },
+        spec: { attachRequired: false, storageCapacity: true, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },
       }));
     }
 

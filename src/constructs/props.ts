@@ -109,6 +109,15 @@ export interface LocalStorageClassProps {
    * @default 0 (no alert)
    */
   readonly expectedVolumesPerNode?: number;
+  /**
+   * Makes this a pool class: `hostDir` is not scanned; instead each claim of the class
+   * the scheduler puts on a node gets a new volume there, limited to the claim's size.
+   * `hostDir` must be on a filesystem of that backend, prepared by the administrator.
+   * The StorageClass's provisioner is then `pool.local-volume-provisioner.io`, and a
+   * CSIDriver of that name makes the scheduler place claims by each node's free space.
+   * @default - none: a class of discovered volumes
+   */
+  readonly pool?: PoolBackend;
 }
 
 /** One device-dialect "PV spec ConfigMap" (seed 003), selected per node by annotation. */
@@ -781,6 +790,12 @@ export enum ReclaimPolicy {
 export enum DeviceFsType {
   EXT4 = 'ext4',
   XFS = 'xfs',
+  BTRFS = 'btrfs',
+}
+
+/** How a pool class limits each volume to its claim's size. */
+export enum PoolBackend {
+  /** A btrfs subvolume per volume, limited by a qgroup. */
   BTRFS = 'btrfs',
 }
 

@@ -46,8 +46,14 @@ export function agentRules(f: RbacFeatures): RoleRules {
       { apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs },
       // core/v1 Events (what `kubectl describe` shows), created and then counted up by patch.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      // Pool classes: every claim is listed and watched (the scheduler may put one of any namespace on this node),
+      // and a claim that no longer fits is given back to the scheduler by patching off its selected-node annotation.
+      ...(f.pools ? [{ apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'patch'] }] : []),
     ],
     namespaced: [
+      // Pool classes: each node's CSIStorageCapacity objects, read by name, made, updated as the pool fills and
+      // empties, and deleted with a pool class.
+      ...(f.pools ? [{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], verbs: ['get', 'create', 'update', 'delete'] }] : []),
       // Cleanup Jobs `cleanup-<pv>` live in the provisioner's namespace only; read by name while they run.
       ...(f.jobCleaning ? [
         { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULTS, DEVICES, FULL, JOB_CLEANING, NODE_CLEANUP } from './stacks';
+import { DEFAULTS, DEVICES, FULL, JOB_CLEANING, NODE_CLEANUP, POOLS } from './stacks';
 import { Manifest, synth } from './support';
 import { Kubernetes } from '../support/kubernetes';
 
@@ -45,6 +45,6 @@ test('the committed dist/local-volume-provisioner.k8s.yaml is accepted', async (
   expect(await refusals(manifests)).toEqual([]);
 });
 
-test.each(Object.entries({ DEFAULTS, DEVICES, JOB_CLEANING, NODE_CLEANUP, FULL }))('the %s stack is accepted', async (_name, props) => {
+test.each(Object.entries({ DEFAULTS, DEVICES, JOB_CLEANING, NODE_CLEANUP, POOLS, FULL }))('the %s stack is accepted', async (_name, props) => {
   expect(await refusals(synth(props))).toEqual([]);
 });

@@ -1,6 +1,9 @@
-import { AuthorizationV1Api, V1ConfigMap, V1Node, V1StorageClass, V1SubjectAccessReview } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api, V1ConfigMap, V1CSIStorageCapacity, V1Node, V1PersistentVolumeClaim, V1StorageClass, V1SubjectAccessReview,
+} from '@kubernetes/client-node';
 import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
+import { PoolBackend } from '../../src/constructs';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { LeaderElector } from '../../src/runtime/kube/leader-election';
 import { removeNodeTaint } from '../../src/runtime/kube/node-taint';
@@ -30,6 +33,7 @@ const LEASE = 'local-volume-provisioner-node-cleanup';
 /** Every feature that adds a rule. */
 const ALL_FEATURES = synth({
   ...DEFAULTS,
+  storageClasses: [...DEFAULTS.storageClasses!, { name: 'local-pool', hostDir: '/mnt/pool', pool: PoolBackend.BTRFS }],
   devices: DEVICES.devices,
   useJobForCleaning: true,
   removeNodeNotReadyTaint: true,
@@ -157,6 +161,14 @@ interface Case {
 const LABELLED_PV = { ...PV, metadata: { name: 'local-pv-2', labels: { 'local.storage.k8s.io/node': 'node-1' } } };
 const STORAGE_CLASS = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'added-class' }, provisioner: 'kubernetes.io/no-provisioner' };
 const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'edited-spec', namespace: NAMESPACE }, data: {} };
+const CAPACITY = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'CSIStorageCapacity',
+  metadata: { name: 'pool-node-1', namespace: NAMESPACE },
+  storageClassName: 'local-pool',
+  nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'node-1' } },
+  capacity: '1Gi',
+};
 
 /**
  * Starts a reflector (its list), creates `obj` as the administrator, and waits until the
@@ -164,15 +176,16 @@ const CONFIG_MAP = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'edi
  */
 async function watchDelivers(
   user: string,
-  start: () => { start(): Promise<void>; stop(): Promise<void>; get(name: string): unknown },
+  start: () => { start(): Promise<void>; stop(): Promise<void>; get(key: string): unknown },
   obj: Manifest,
 ): Promise<void> {
   const reflector = start();
+  const key = obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
   await reflector.start();
   try {
     await server.create(obj);
-    await eventually(async () => reflector.get(obj.metadata.name) !== undefined || server.denials(user).length > 0, 'the watch delivers or is denied');
-    if (reflector.get(obj.metadata.name) === undefined) throw new Error('the watch was denied');
+    await eventually(async () => reflector.get(key) !== undefined || server.denials(user).length > 0, 'the watch delivers or is denied');
+    if (reflector.get(key) === undefined) throw new Error('the watch was denied');
   } finally {
     await reflector.stop();
   }
@@ -254,6 +267,45 @@ const CASES: Case[] = [
   { role: A, verb: 'get', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.getJob(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'delete', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.deleteJob(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'list', resource: 'pods', user: AGENT, call: (api) => api.listJobPods(NAMESPACE, 'cleanup-local-pv-1') },
+  { role: A, verb: 'list', resource: 'persistentvolumeclaims', user: AGENT, call: (api) => api.listPersistentVolumeClaims({}) },
+  {
+    role: A,
+    verb: 'watch',
+    resource: 'persistentvolumeclaims',
+    user: AGENT,
+    call: (api, user) => watchDelivers(user, () => new Reflector<V1PersistentVolumeClaim>(api, {
+      resource: 'persistentvolumeclaims',
+      watchPath: '/api/v1/persistentvolumeclaims',
+      list: (page, options) => api.listPersistentVolumeClaims(page, options),
+      fromWire: (raw) => fromWire<V1PersistentVolumeClaim>(raw, 'V1PersistentVolumeClaim'),
+      backoff: { initialMs: 10, maxMs: 50 },
+    }), CLAIM),
+  },
+  {
+    role: A,
+    verb: 'patch',
+    resource: 'persistentvolumeclaims',
+    user: AGENT,
+    given: [CLAIM],
+    call: async (api) => api.patchPersistentVolumeClaimAnnotations('default', 'data-db-0',
+      (await server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'data-db-0', 'default'))!.metadata!.resourceVersion!,
+      { 'volume.kubernetes.io/selected-node': null }),
+  },
+  { role: A, verb: 'get', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.getStorageCapacity(NAMESPACE, CAPACITY.metadata.name) },
+  { role: A, verb: 'create', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.createStorageCapacity(NAMESPACE, CAPACITY) },
+  {
+    role: A,
+    verb: 'update',
+    resource: 'csistoragecapacities',
+    user: AGENT,
+    given: [CAPACITY],
+    call: async (api) => api.replaceStorageCapacity(NAMESPACE, {
+      ...CAPACITY,
+      capacity: '2Gi',
+      metadata: { ...CAPACITY.metadata, resourceVersion: (await server.get<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', CAPACITY.metadata.name, NAMESPACE))!.metadata!.resourceVersion },
+    }),
+  },
+  { role: A, verb: 'delete', resource: 'csistoragecapacities', user: AGENT, given: [CAPACITY], call: (api) => api.deleteStorageCapacity(NAMESPACE, CAPACITY.metadata.name) },
   { role: LEASE, verb: 'list', resource: 'nodes', user: NODE_CLEANUP, call: (api) => api.listNodes({}) },
   { role: LEASE, verb: 'list', resource: 'persistentvolumes', user: NODE_CLEANUP, call: (api) => api.listPersistentVolumes({}) },
   { role: LEASE, verb: 'get', resource: 'persistentvolumes', user: NODE_CLEANUP, given: [PV], call: (api) => api.getPersistentVolume('local-pv-1') },
@@ -313,7 +365,7 @@ function expectLeads(leads: boolean): void {
 }
 
 /** Every object a case may make, removed after it (finalizers first) so the next case starts from the same cluster. */
-const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP,
+const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP, CAPACITY,
   { ...PV, metadata: { name: 'local-pv-bound' } }, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: NAMESPACE } }];
 
 afterEach(async () => {

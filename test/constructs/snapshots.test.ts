@@ -1,4 +1,4 @@
-import { DEFAULTS, DEVICES, FULL, JOB_CLEANING, NODE_CLEANUP } from './stacks';
+import { DEFAULTS, DEVICES, FULL, JOB_CLEANING, NODE_CLEANUP, POOLS } from './stacks';
 import { schemaErrors, synth } from './support';
 import { LocalVolumeProvisionerProps } from '../../src/constructs';
 
@@ -12,6 +12,7 @@ const STACKS: [string, LocalVolumeProvisionerProps][] = [
   ['device dialect', DEVICES],
   ['job cleaning', JOB_CLEANING],
   ['node cleanup', NODE_CLEANUP],
+  ['pools', POOLS],
 ];
 
 describe.each(STACKS)('the %s stack', (_name, props) => {

@@ -1,6 +1,6 @@
 import { Duration } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
-import { AccessMode, DeviceFsType, ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel, ReclaimPolicy, RelabelAction, VolumeMode } from '../../src/constructs';
+import { AccessMode, DeviceFsType, ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel, PoolBackend, ReclaimPolicy, RelabelAction, VolumeMode } from '../../src/constructs';
 
 /** The stacks the snapshot tests pin down, reused by the targeted tests. */
 
@@ -33,6 +33,14 @@ export const JOB_CLEANING: LocalVolumeProvisionerProps = {
 export const NODE_CLEANUP: LocalVolumeProvisionerProps = {
   storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks' }],
   nodeCleanup: { storageClassNames: ['fast-disks'], pvcDeletionDelay: Duration.minutes(2), replicas: 2 },
+};
+
+/** A pool class beside a class of discovered volumes. */
+export const POOLS: LocalVolumeProvisionerProps = {
+  storageClasses: [
+    { name: 'fast-disks', hostDir: '/mnt/fast-disks' },
+    { name: 'local-pool', hostDir: '/mnt/pool', pool: PoolBackend.BTRFS },
+  ],
 };
 
 /** Every prop set to something other than its default. */

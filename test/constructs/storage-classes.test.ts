@@ -1,5 +1,6 @@
-import { DEFAULTS, DEVICES, FULL } from './stacks';
+import { DEFAULTS, DEVICES, FULL, POOLS } from './stacks';
 import { all, one, synth } from './support';
+import { LocalVolumeProvisionerProps, PoolBackend } from '../../src/constructs';
 
 describe('StorageClasses', () => {
   test('a class gets a no-provisioner, WaitForFirstConsumer StorageClass with reclaimPolicy Delete', () => {
@@ -36,5 +37,36 @@ describe('StorageClasses', () => {
     expect(clusterScoped.length).toBe(6);
     expect(clusterScoped.filter((m) => m.metadata.namespace !== undefined)).toEqual([]);
     expect(one(manifests, 'DaemonSet').metadata.namespace).toBe('storage');
+  });
+});
+
+describe('pool classes', () => {
+  test('a pool class\'s StorageClass names the pools\' provisioner; the other classes keep no-provisioner', () => {
+    const manifests = synth(POOLS);
+    expect(one(manifests, 'StorageClass', 'local-pool')).toMatchObject({ provisioner: 'pool.local-volume-provisioner.io', volumeBindingMode: 'WaitForFirstConsumer' });
+    expect(one(manifests, 'StorageClass', 'fast-disks').provisioner).toBe('kubernetes.io/no-provisioner');
+  });
+
+  test('a CSIDriver of the provisioner\'s name turns on capacity-aware scheduling, without attachment', () => {
+    expect(one(synth(POOLS), 'CSIDriver', 'pool.local-volume-provisioner.io').spec).toEqual({
+      attachRequired: false, storageCapacity: true, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'],
+    });
+    expect(all(synth(DEFAULTS), 'CSIDriver')).toEqual([]);
+  });
+
+  test('the class is a pool in the agent\'s ConfigMap', () => {
+    expect(one(synth(POOLS), 'ConfigMap').data.storageClassMap).toMatch(/local-pool:[\s\S]*pool: "btrfs"/);
+  });
+
+  test('a pool class with another provisioner is refused, naming the prop', () => {
+    const props: LocalVolumeProvisionerProps = {
+      storageClasses: [{ name: 'local-pool', hostDir: '/mnt/pool', pool: PoolBackend.BTRFS, storageClass: { provisioner: 'example.com/other' } }],
+    };
+    expect(() => synth(props)).toThrow(/storageClasses\[0\]\.storageClass\.provisioner: "example.com\/other" cannot serve a pool class/);
+  });
+
+  test('a pool class of Block volumes is refused by the configuration model, under the prop\'s name', () => {
+    const props = { storageClasses: [{ name: 'local-pool', hostDir: '/mnt/pool', pool: PoolBackend.BTRFS, volumeMode: 'Block' }] } as unknown as LocalVolumeProvisionerProps;
+    expect(() => synth(props)).toThrow(/storageClasses\[0\]\.volumeMode: "Block" is not offered by a pool class/);
   });
 });

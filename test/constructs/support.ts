@@ -7,6 +7,7 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { CSIDriver } from 'kubernetes-models/storage.k8s.io/v1/CSIDriver';
 import { StorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -71,6 +72,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'rbac.authorization.k8s.io/v1/Role': Role,
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
   'storage.k8s.io/v1/StorageClass': StorageClass,
+  'storage.k8s.io/v1/CSIDriver': CSIDriver,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
   'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 };

@@ -45,6 +45,7 @@ test('every closed set of the props is an enum, so Python and Java callers get t
     ['DeviceSpecProps', 'fsType', 'DeviceFsType'],
     ['DeviceSpecProps', 'reclaimPolicy', 'ReclaimPolicy'],
     ['DeviceSpecProps', 'wipe', 'DeviceWipe'],
+    ['LocalStorageClassProps', 'pool', 'PoolBackend'],
     ['RelabelConfig', 'action', 'RelabelAction'],
   ];
   for (const [struct, prop, enumName] of closedSets) {

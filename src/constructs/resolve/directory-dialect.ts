@@ -1,5 +1,5 @@
 /** The directory dialect's part: its ConfigMap, its hostDir mounts, its StorageClasses. */
-import { NodeSelectorTerm, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig, Toleration, ConfigMapData } from '../../config';
+import { NodeSelectorTerm, POOL_PROVISIONER, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig, Toleration, ConfigMapData } from '../../config';
 import { absolutePathProblem, integerProblem, pathsOverlap, PropIssues } from '../prop-issues';
 import { LocalStorageClassProps, LocalVolumeProvisionerProps } from '../props';
 import { CONFIG_MOUNT_PATH, DEFAULT_TAINT_KEY, SCRIPTS_PATH } from './constants';
@@ -63,7 +63,11 @@ export function resolveDirectoryDialect(
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
-    storageClasses.push(resolveStorageClass(c.name, c.storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
+    if (c.pool !== undefined && c.storageClass?.provisioner !== undefined && c.storageClass.provisioner !== POOL_PROVISIONER) {
+      issues.add(`${at}.storageClass.provisioner`, `"${c.storageClass.provisioner}" cannot serve a pool class; its claims are provisioned by ${POOL_PROVISIONER}`);
+    }
+    const storageClass = c.pool !== undefined ? { ...c.storageClass, provisioner: POOL_PROVISIONER } : c.storageClass;
+    storageClasses.push(resolveStorageClass(c.name, storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
   });
 
   // The props use the Kubernetes types, whose operators are free strings; the model
@@ -78,6 +82,7 @@ export function resolveDirectoryDialect(
       fsType: c.fsType,
       namePattern: c.namePattern,
       selector: c.selector as NodeSelectorTerm[] | undefined,
+      pool: c.pool,
     }])),
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,

@@ -58,6 +58,8 @@ export interface RbacFeatures {
   readonly deviceDialect: boolean;
   readonly jobCleaning: boolean;
   readonly removeNodeNotReadyTaint: boolean;
+  /** A pool class is configured: claims are watched, capacity published. */
+  readonly pools: boolean;
 }
 
 export interface ResolvedRbac {
@@ -150,6 +152,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
         deviceDialect: devices !== undefined,
         jobCleaning: directory?.config.useJobForCleaning ?? false,
         removeNodeNotReadyTaint: removeTaint,
+        pools: Object.values(directory?.config.storageClassMap ?? {}).some((c) => c.pool !== undefined),
       },
     },
     serviceAccount: { create: createServiceAccount, name: serviceAccountName },
