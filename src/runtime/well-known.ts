@@ -19,6 +19,9 @@ export const CLEANUP_FINALIZER = 'local.storage.k8s.io/cleanup';
 /** Ours: the stable identity of the disk or filesystem a PV was made for (volume/identity.ts). */
 export const VOLUME_IDENTITY_ANNOTATION = 'local.storage.k8s.io/volume-identity';
 
+/** Ours, on a pool volume's PV: the UUID of its btrfs subvolume, by which alone it is ever deleted. */
+export const POOL_VOLUME_ANNOTATION = 'local.storage.k8s.io/pool-volume';
+
 /** Set by the PV binder on a volume it bound; it stays when an administrator clears claimRef. */
 export const BOUND_BY_CONTROLLER_ANNOTATION = 'pv.kubernetes.io/bound-by-controller';
 

@@ -3,9 +3,10 @@
  * limited by a qgroup to its claim's size (writes beyond it fail with EDQUOT).
  * Thin edges over `btrfs` (btrfs-progs): every decision is made by the caller.
  *
- * A subvolume is deleted by `btrfs subvolume delete`, which deletes subvolumes
- * only: a plain directory, a symlink or a mount point swapped in under the name
- * is refused by the kernel, never removed.
+ * A volume is known by its subvolume's UUID, recorded on its PV when it is made,
+ * and is limited and deleted by its subvolume ID, never by a path: a symlink, a
+ * directory or another subvolume swapped in under its name is never touched
+ * (`btrfs subvolume delete <path>` follows a symlink to whatever it points to).
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -58,36 +59,57 @@ export function poolFreeBytes(poolDir: string): number {
   return st.bavail * st.bsize;
 }
 
-/** Whether a subvolume of this name exists in the pool. */
+/** A subvolume's root directory has this inode number (BTRFS_FIRST_FREE_OBJECTID). */
+const SUBVOLUME_ROOT_INODE = 256;
+
+/** Whether a subvolume (not a symlink, not a plain directory) is at this name in the pool. */
 export function volumeExists(poolDir: string, name: string): boolean {
   try {
     const st = fs.lstatSync(volumePath(poolDir, name));
-    // A subvolume's root directory has inode 256 (BTRFS_FIRST_FREE_OBJECTID).
-    return st.isDirectory() && st.ino === 256;
+    return st.isDirectory() && st.ino === SUBVOLUME_ROOT_INODE;
   } catch {
     return false;
   }
 }
 
-/** Makes the volume (a subvolume) and limits it to `limitBytes`; a volume already made is limited again. */
-export async function createVolume(poolDir: string, name: string, limitBytes: number): Promise<string> {
-  const at = volumePath(poolDir, name);
-  if (!volumeExists(poolDir, name)) await btrfs(['subvolume', 'create', at]);
-  await btrfs(['qgroup', 'limit', String(limitBytes), at]);
-  return at;
+/** The subvolume the pool directory is in (its root): where btrfs is told subvolume IDs. */
+function enclosingSubvolume(poolDir: string): string {
+  let dir = path.resolve(poolDir);
+  while (fs.statSync(dir).ino !== SUBVOLUME_ROOT_INODE && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
 }
 
 /**
- * Deletes the volume with its data, then its qgroup (which btrfs keeps, stale, until
- * the subvolume is cleaned). A volume already gone is done.
+ * Makes the volume (a subvolume) unless it is there, and limits it to `limitBytes` by
+ * its ID. Returns its UUID, the volume's identity from now on.
  */
-export async function deleteVolume(poolDir: string, name: string): Promise<void> {
+export async function createVolume(poolDir: string, name: string, limitBytes: number): Promise<string> {
   const at = volumePath(poolDir, name);
-  if (!fs.existsSync(at)) return;
-  const id = (await btrfs(['inspect-internal', 'rootid', at])).trim();
-  await btrfs(['subvolume', 'delete', '--commit-after', at]);
-  await btrfs(['subvolume', 'sync', poolDir, id]);
-  await btrfs(['qgroup', 'destroy', `0/${id}`, poolDir]).catch(() => undefined);
+  if (!fs.existsSync(at)) await btrfs(['subvolume', 'create', at]);
+  const before = fs.lstatSync(at);
+  if (!before.isDirectory() || before.ino !== SUBVOLUME_ROOT_INODE) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
+  const shown = await btrfs(['subvolume', 'show', at]);
+  const uuid = /^\s*UUID:\s+(\S+)/m.exec(shown)?.[1];
+  const id = /^\s*Subvolume ID:\s+(\d+)/m.exec(shown)?.[1];
+  const after = fs.lstatSync(at);
+  if (!uuid || !id || after.dev !== before.dev || after.ino !== before.ino) throw new Error(`${at} changed while it was made; it is left alone`);
+  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${id}`, poolDir]);
+  return uuid;
+}
+
+/**
+ * Deletes the volume of this UUID with its data, by its subvolume ID, wherever it is
+ * now; then its qgroup (btrfs may already have dropped it). A volume already gone is done.
+ */
+export async function deleteVolume(poolDir: string, uuid: string): Promise<void> {
+  const root = enclosingSubvolume(poolDir);
+  const listed = await btrfs(['subvolume', 'list', '-u', root]);
+  const line = listed.split('\n').find((l) => l.split(/\s+/).includes(uuid));
+  const id = line === undefined ? undefined : /^ID (\d+) /.exec(line)?.[1];
+  if (id === undefined) return;
+  await btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', id, root]);
+  await btrfs(['subvolume', 'sync', root, id]);
+  await btrfs(['qgroup', 'destroy', `0/${id}`, root]).catch(() => undefined);
 }
 
 /** Each volume's usage and limit, by name, from the qgroups of the pool's filesystem. */

@@ -110,15 +110,15 @@ export class PoolController {
       return;
     }
     const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
-    const at = await createVolume(state.pool.mountDir, decision.name, decision.sizeBytes);
+    const volumeId = await createVolume(state.pool.mountDir, decision.name, decision.sizeBytes);
     state.available -= decision.sizeBytes;
     const hostPath = `${state.pool.hostDir.replace(/\/$/, '')}/${decision.name}`;
     const pv = buildPoolPV({
-      name: decision.name, claim, className: decision.className, hostPath, selector: state.pool.selector, node, storageClass: fields,
+      name: decision.name, volumeId, claim, className: decision.className, hostPath, selector: state.pool.selector, node, storageClass: fields,
     });
     await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
       && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
-    log.info({ path: at, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
+    log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
     this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
       `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
   }
@@ -153,7 +153,7 @@ export class PoolController {
       return;
     }
     // The data goes first; the PV only once it is gone, so a crash between leaves a PV that is deleted again.
-    await deleteVolume(volume.pool.mountDir, volume.name);
+    await deleteVolume(volume.pool.mountDir, volume.volumeId);
     this.deps.logger.info({ pv: name, path: at }, 'pool volume destroyed');
     if (action === 'destroy-then-delete') {
       const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);

@@ -12,7 +12,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/cl
 import type { ClassConfig, PoolBackend } from '../../config';
 import { POOL_PROVISIONER } from '../../config';
 import { parseQuantity } from '../volume';
-import { CLEANUP_FINALIZER, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export type PoolClassConfig = ClassConfig & { readonly pool: PoolBackend };
 
@@ -73,16 +73,20 @@ export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames
   return decisions;
 }
 
-/** A pool PV of this node: made by a pool class, labelled for this node, its path the volume's in the class's pool. */
+/**
+ * A pool PV of this node: made by a pool class, labelled for this node, its path the
+ * volume's in the class's pool, and carrying the volume's identity.
+ */
 export function poolVolumeOf(pv: V1PersistentVolume, nodeName: string, pools: Readonly<Record<string, PoolClassConfig>>):
-{ readonly className: string; readonly pool: PoolClassConfig; readonly name: string } | undefined {
+{ readonly className: string; readonly pool: PoolClassConfig; readonly name: string; readonly volumeId: string } | undefined {
   const name = pv.metadata?.name ?? '';
   const className = pv.spec?.storageClassName ?? '';
   if (pv.metadata?.annotations?.[PROVISIONED_BY_ANNOTATION] !== POOL_PROVISIONER || pv.metadata?.labels?.[NODE_LABEL] !== nodeName) return undefined;
   if (!Object.prototype.hasOwnProperty.call(pools, className)) return undefined;
   const pool = pools[className];
-  if (pv.spec?.local?.path !== `${pool.hostDir.replace(/\/$/, '')}/${name}`) return undefined;
-  return { className, pool, name };
+  const volumeId = pv.metadata?.annotations?.[POOL_VOLUME_ANNOTATION];
+  if (pv.spec?.local?.path !== `${pool.hostDir.replace(/\/$/, '')}/${name}` || !volumeId) return undefined;
+  return { className, pool, name, volumeId };
 }
 
 export type ReleaseAction =

@@ -10,10 +10,12 @@ import type { NodeInfo } from './node-info';
 import type { StorageClassFields } from './storage-class-fields';
 import { POOL_PROVISIONER } from '../../config';
 import type { NodeSelectorTerm } from '../../config';
-import { CLEANUP_FINALIZER, NODE_LABEL, PROVISIONED_BY_ANNOTATION } from '../well-known';
+import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export interface PoolPVInput {
   readonly name: string;
+  /** The volume's identity (its subvolume's UUID). */
+  readonly volumeId: string;
   readonly claim: V1PersistentVolumeClaim;
   readonly className: string;
   /** The pool volume's path on the host: `spec.local.path`. */
@@ -31,7 +33,7 @@ export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
     metadata: {
       name: input.name,
       labels: { [NODE_LABEL]: node.name },
-      annotations: { [PROVISIONED_BY_ANNOTATION]: POOL_PROVISIONER },
+      annotations: { [PROVISIONED_BY_ANNOTATION]: POOL_PROVISIONER, [POOL_VOLUME_ANNOTATION]: input.volumeId },
       finalizers: [CLEANUP_FINALIZER],
     },
     spec: {

@@ -1,0 +1,138 @@
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { POOL_PROVISIONER } from '../../../src/config';
+import { decideClaims, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
+import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
+
+const UID = '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b';
+const POOLS: Record<string, PoolClassConfig> = {
+  'local-pool': {
+    hostDir: '/mnt/pool',
+    mountDir: '/mnt/pool',
+    pool: 'btrfs',
+    blockCleanerCommand: [],
+    volumeMode: 'Filesystem',
+    accessMode: 'ReadWriteOnce',
+    fsType: '',
+    namePattern: '*',
+    selector: [],
+  },
+};
+
+function claim(change: { annotations?: Record<string, string>; spec?: object; status?: object; uid?: string } = {}): V1PersistentVolumeClaim {
+  return {
+    metadata: {
+      name: 'data',
+      namespace: 'app',
+      uid: change.uid ?? UID,
+      annotations: change.annotations ?? { 'volume.kubernetes.io/selected-node': 'worker-1', 'volume.kubernetes.io/storage-provisioner': POOL_PROVISIONER },
+    },
+    spec: { storageClassName: 'local-pool', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, ...change.spec },
+    status: { phase: 'Pending', ...change.status },
+  };
+}
+
+const decide = (claims: V1PersistentVolumeClaim[], pvNames: string[] = []) => decideClaims(claims, new Set(pvNames), 'worker-1', POOLS);
+
+describe('which claims a node provisions', () => {
+  test('a pending claim of a pool class the scheduler put on this node, handed to our provisioner, gets a volume of its size named for it', () => {
+    expect(decide([claim()])).toEqual([expect.objectContaining({ action: 'provision', className: 'local-pool', sizeBytes: 10 * 1024 ** 3, name: `pvc-${UID}` })]);
+  });
+
+  test('a claim put on another node is that node\'s', () => {
+    expect(decide([claim({ annotations: { 'volume.kubernetes.io/selected-node': 'worker-2', 'volume.kubernetes.io/storage-provisioner': POOL_PROVISIONER } })])).toEqual([]);
+  });
+
+  test('a claim not yet handed to our provisioner waits for the PV controller', () => {
+    expect(decide([claim({ annotations: { 'volume.kubernetes.io/selected-node': 'worker-1' } })])).toEqual([]);
+  });
+
+  test('the older beta provisioner annotation is read too', () => {
+    const old = claim({ annotations: { 'volume.kubernetes.io/selected-node': 'worker-1', 'volume.beta.kubernetes.io/storage-provisioner': POOL_PROVISIONER } });
+    expect(decide([old]).map((d) => d.action)).toEqual(['provision']);
+  });
+
+  test('a claim of a class that is not a pool here is left alone', () => {
+    expect(decide([claim({ spec: { storageClassName: 'fast-disks' } })])).toEqual([]);
+  });
+
+  test('a bound claim, or one whose PV exists already, is not provisioned again', () => {
+    expect(decide([claim({ spec: { volumeName: 'pv-1' } })])).toEqual([]);
+    expect(decide([claim()], [`pvc-${UID}`])).toEqual([]);
+  });
+
+  test('a Block claim, a claim with a data source and a claim without a size are refused, saying why', () => {
+    const refused = decide([
+      claim({ uid: '00000000-0000-0000-0000-000000000001', spec: { volumeMode: 'Block' } }),
+      claim({ uid: '00000000-0000-0000-0000-000000000002', spec: { dataSource: { kind: 'VolumeSnapshot', name: 's' } } }),
+      claim({ uid: '00000000-0000-0000-0000-000000000003', spec: { resources: { requests: {} } } }),
+    ]);
+    expect(refused.map((d) => d.action === 'refuse' && d.reason)).toEqual([
+      expect.stringContaining('Filesystem volumes only'),
+      expect.stringContaining('data source'),
+      expect.stringContaining('is not a size'),
+    ]);
+  });
+});
+
+function pv(change: { phase?: string; policy?: string; deleting?: boolean; finalizers?: string[]; path?: string; node?: string; volumeId?: string } = {}):
+V1PersistentVolume {
+  return {
+    metadata: {
+      name: `pvc-${UID}`,
+      labels: { 'local.storage.k8s.io/node': change.node ?? 'worker-1' },
+      annotations: {
+        'pv.kubernetes.io/provisioned-by': POOL_PROVISIONER,
+        ...(change.volumeId !== '' ? { 'local.storage.k8s.io/pool-volume': change.volumeId ?? 'fc4dcb07-2fde-2a43-9d14-f06589f79398' } : {}),
+      },
+      finalizers: change.finalizers ?? ['local.storage.k8s.io/cleanup'],
+      ...(change.deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    spec: { storageClassName: 'local-pool', persistentVolumeReclaimPolicy: change.policy ?? 'Delete', local: { path: change.path ?? `/mnt/pool/pvc-${UID}` } },
+    status: { phase: change.phase ?? 'Bound' },
+  };
+}
+
+describe('what a pool PV asks of its node', () => {
+  test('a pool PV is this node\'s only with our provisioner, our node label and the path of its volume in the class\'s pool', () => {
+    expect(poolVolumeOf(pv(), 'worker-1', POOLS)).toMatchObject({ className: 'local-pool', name: `pvc-${UID}`, volumeId: 'fc4dcb07-2fde-2a43-9d14-f06589f79398' });
+    expect(poolVolumeOf(pv({ node: 'worker-2' }), 'worker-1', POOLS)).toBeUndefined();
+    expect(poolVolumeOf(pv({ path: '/etc' }), 'worker-1', POOLS)).toBeUndefined();
+  });
+
+  test('a pool PV without its volume\'s identity is never acted on: nothing could say which volume to delete', () => {
+    expect(poolVolumeOf(pv({ volumeId: '' }), 'worker-1', POOLS)).toBeUndefined();
+  });
+
+  test('a Released PV of policy Delete has its volume destroyed, then is deleted', () => {
+    expect(decideRelease(pv({ phase: 'Released' }))).toBe('destroy-then-delete');
+  });
+
+  test('a bound PV is a tenant\'s, even while it is being deleted', () => {
+    expect(decideRelease(pv())).toBe('none');
+    expect(decideRelease(pv({ deleting: true }))).toBe('none');
+  });
+
+  test('a PV being deleted once released: its volume destroyed (Delete) or kept (Retain), then it goes', () => {
+    expect(decideRelease(pv({ phase: 'Released', deleting: true }))).toBe('destroy-then-let-go');
+    expect(decideRelease(pv({ phase: 'Released', deleting: true, policy: 'Retain' }))).toBe('keep-then-let-go');
+  });
+
+  test('a Released PV of policy Retain keeps its volume', () => {
+    expect(decideRelease(pv({ phase: 'Released', policy: 'Retain' }))).toBe('none');
+  });
+
+  test('a PV being deleted without our finalizer is not ours to act on', () => {
+    expect(decideRelease(pv({ phase: 'Released', deleting: true, finalizers: [] }))).toBe('none');
+  });
+});
+
+describe('what a pool can still give', () => {
+  test('free space less what each volume may still write', () => {
+    expect(availableBytes(1000, [{ usedBytes: 100, limitBytes: 300 }, { usedBytes: 50, limitBytes: 50 }])).toBe(800);
+  });
+
+  test('a volume past its limit (or without one) promises nothing more, and the result is never negative', () => {
+    expect(availableBytes(100, [{ usedBytes: 400, limitBytes: 300 }, { usedBytes: 10 }])).toBe(100);
+    expect(availableBytes(100, [{ usedBytes: 0, limitBytes: 300 }])).toBe(0);
+  });
+});
