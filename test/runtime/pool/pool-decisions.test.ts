@@ -74,8 +74,11 @@ describe('which claims a node provisions', () => {
   });
 });
 
-function pv(change: { phase?: string; policy?: string; deleting?: boolean; finalizers?: string[]; path?: string; node?: string; volumeId?: string } = {}):
-V1PersistentVolume {
+interface PvChange {
+  phase?: string; policy?: string; deleting?: boolean; finalizers?: string[]; path?: string; node?: string; volumeId?: string;
+}
+
+function pv(change: PvChange = {}): V1PersistentVolume {
   return {
     metadata: {
       name: `pvc-${UID}`,
@@ -94,7 +97,9 @@ V1PersistentVolume {
 
 describe('what a pool PV asks of its node', () => {
   test('a pool PV is this node\'s only with our provisioner, our node label and the path of its volume in the class\'s pool', () => {
-    expect(poolVolumeOf(pv(), 'worker-1', POOLS)).toMatchObject({ className: 'local-pool', name: `pvc-${UID}`, volumeId: 'fc4dcb07-2fde-2a43-9d14-f06589f79398' });
+    expect(poolVolumeOf(pv(), 'worker-1', POOLS)).toMatchObject({
+      className: 'local-pool', name: `pvc-${UID}`, volumeId: 'fc4dcb07-2fde-2a43-9d14-f06589f79398',
+    });
     expect(poolVolumeOf(pv({ node: 'worker-2' }), 'worker-1', POOLS)).toBeUndefined();
     expect(poolVolumeOf(pv({ path: '/etc' }), 'worker-1', POOLS)).toBeUndefined();
   });
