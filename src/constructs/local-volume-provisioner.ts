@@ -101,6 +101,7 @@ export class LocalVolumeProvisioner extends Construct {
         reclaimPolicy: sc.reclaimPolicy,
         allowedTopologies: sc.allowedTopologies.length > 0 ? sc.allowedTopologies : undefined,
         mountOptions: sc.mountOptions.length > 0 ? sc.mountOptions : undefined,
+        allowVolumeExpansion: sc.allowVolumeExpansion ? true : undefined,
       }));
     }
 

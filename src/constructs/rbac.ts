@@ -48,7 +48,11 @@ export function agentRules(f: RbacFeatures): RoleRules {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       // Pool classes: every claim is listed and watched (the scheduler may put one of any namespace on this node),
       // and a claim that no longer fits is given back to the scheduler by patching off its selected-node annotation.
-      ...(f.pools ? [{ apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'patch'] }] : []),
+      ...(f.pools ? [
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'patch'] },
+        // A resized pool volume: the claim's status says its new capacity, as a resizer writes it.
+        { apiGroups: [''], resources: ['persistentvolumeclaims/status'], verbs: ['patch'] },
+      ] : []),
     ],
     namespaced: [
       // Pool classes: each node's CSIStorageCapacity objects, read by name, made, updated as the pool fills and

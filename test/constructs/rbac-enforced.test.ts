@@ -291,6 +291,16 @@ const CASES: Case[] = [
       (await server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'data-db-0', 'default'))!.metadata!.resourceVersion!,
       { 'volume.kubernetes.io/selected-node': null }),
   },
+  {
+    role: A,
+    verb: 'patch',
+    resource: 'persistentvolumeclaims/status',
+    user: AGENT,
+    given: [CLAIM],
+    call: async (api) => api.patchPersistentVolumeClaimStatus('default', 'data-db-0',
+      (await server.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'data-db-0', 'default'))!.metadata!.resourceVersion!,
+      { allocatedResourceStatuses: null }),
+  },
   { role: A, verb: 'get', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.getStorageCapacity(NAMESPACE, CAPACITY.metadata.name) },
   { role: A, verb: 'create', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.createStorageCapacity(NAMESPACE, CAPACITY) },
   {

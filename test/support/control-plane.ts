@@ -120,7 +120,7 @@ interface AuditEvent {
   readonly stage: string;
   readonly verb: string;
   readonly user: { readonly username: string };
-  readonly objectRef?: { readonly resource?: string; readonly apiGroup?: string; readonly name?: string };
+  readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly apiGroup?: string; readonly name?: string };
 }
 
 /** A request the apiserver refused with 403, from its audit log. */
@@ -249,7 +249,9 @@ export class ControlPlane {
       const event = JSON.parse(line) as AuditEvent;
       if (event.stage !== 'ResponseComplete') continue;
       const ref = event.objectRef;
-      const denial = { user: event.user.username, verb: event.verb, apiGroup: ref?.apiGroup ?? '', resource: ref?.resource ?? '', name: ref?.name ?? '' };
+      // A subresource is named as RBAC names it: persistentvolumeclaims/status.
+      const resource = ref?.subresource ? `${ref.resource}/${ref.subresource}` : ref?.resource ?? '';
+      const denial = { user: event.user.username, verb: event.verb, apiGroup: ref?.apiGroup ?? '', resource, name: ref?.name ?? '' };
       if (user === undefined || denial.user === user) seen.set(JSON.stringify(denial), denial);
     }
     return [...seen.values()];

@@ -67,7 +67,7 @@ export function resolveDirectoryDialect(
       issues.add(`${at}.storageClass.provisioner`, `"${c.storageClass.provisioner}" cannot serve a pool class; its claims are provisioned by ${POOL_PROVISIONER}`);
     }
     const storageClass = c.pool !== undefined ? { ...c.storageClass, provisioner: POOL_PROVISIONER } : c.storageClass;
-    storageClasses.push(resolveStorageClass(c.name, storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues));
+    storageClasses.push(resolveStorageClass(c.name, storageClass, c.storageClass?.reclaimPolicy ?? 'Delete', `${at}.storageClass`, issues, c.pool !== undefined));
   });
 
   // The props use the Kubernetes types, whose operators are free strings; the model

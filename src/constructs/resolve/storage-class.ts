@@ -14,10 +14,12 @@ export interface ResolvedStorageClass {
   readonly provisioner: string;
   readonly allowedTopologies: k8s.TopologySelectorTerm[];
   readonly mountOptions: string[];
+  /** A pool class's claims may grow: the agent raises the volume's limit. */
+  readonly allowVolumeExpansion: boolean;
 }
 
 export function resolveStorageClass(
-  name: string, o: StorageClassOptions | undefined, reclaimPolicy: ReclaimPolicy, at: string, issues: PropIssues,
+  name: string, o: StorageClassOptions | undefined, reclaimPolicy: ReclaimPolicy, at: string, issues: PropIssues, pool = false,
 ): ResolvedStorageClass {
   const provisioner = o?.provisioner ?? NO_PROVISIONER;
   issues.check(`${at}.provisioner`, qualifiedNameProblem(provisioner) && `"${provisioner}" ${qualifiedNameProblem(provisioner)}`);
@@ -29,6 +31,7 @@ export function resolveStorageClass(
     provisioner,
     allowedTopologies: o?.allowedTopologies ?? [],
     mountOptions: o?.mountOptions ?? [],
+    allowVolumeExpansion: pool,
   };
 }
 

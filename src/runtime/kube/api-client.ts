@@ -104,6 +104,17 @@ export class KubeApi {
       { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { resourceVersion, ...change } }, contentType: MERGE_PATCH });
   }
 
+  /** Sets the PV's capacity (a resize) only if it is still at `resourceVersion`. */
+  patchPersistentVolumeCapacity(name: string, resourceVersion: string, storage: string): Promise<V1PersistentVolume> {
+    return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      {
+        method: 'PATCH',
+        path: resourcePath(CORE, 'persistentvolumes', undefined, name),
+        body: { metadata: { resourceVersion }, spec: { capacity: { storage } } },
+        contentType: MERGE_PATCH,
+      });
+  }
+
   /** Sets (string) or removes (null) labels with a JSON merge patch, leaving the others alone. */
   patchPersistentVolumeLabels(name: string, labels: Record<string, string | null>): Promise<V1PersistentVolume> {
     return this.send({ verb: 'patch', resource: 'persistentvolumes', name },
@@ -171,6 +182,20 @@ export class KubeApi {
     annotations: Readonly<Record<string, string | null>>): Promise<V1PersistentVolumeClaim> {
     return this.send({ verb: 'patch', resource: 'persistentvolumeclaims', namespace, name },
       { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { metadata: { resourceVersion, annotations } }, contentType: MERGE_PATCH });
+  }
+
+  /**
+   * Sets the claim's status fields (a resize's outcome) only if it is still at
+   * `resourceVersion`: a JSON merge patch of the status subresource, as a resizer writes it.
+   */
+  patchPersistentVolumeClaimStatus(namespace: string, name: string, resourceVersion: string, status: object): Promise<V1PersistentVolumeClaim> {
+    return this.send({ verb: 'patch', resource: 'persistentvolumeclaims/status', namespace, name },
+      {
+        method: 'PATCH',
+        path: `${resourcePath(CORE, 'persistentvolumeclaims', namespace, name)}/status`,
+        body: { metadata: { resourceVersion }, status },
+        contentType: MERGE_PATCH,
+      });
   }
 
   /** Deletes the claim only if its UID is still `uid` (else 409 Conflict). */

@@ -290,6 +290,20 @@ export const EventReasons = {
     meaning: 'The claim asks what a pool class cannot give (a Block volume, a data source, no size); nothing is made until the claim changes.',
     example: 'a pool class gives Filesystem volumes only; class local-pool cannot give a Block volume',
   },
+  PoolVolumeExpanded: {
+    reason: 'PoolVolumeExpanded',
+    type: 'Normal',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim asked for more: its pool volume\'s limit was raised, and the PV\'s and the claim\'s capacity say the new size.',
+    example: 'pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b grown from 10Gi to 20Gi',
+  },
+  PoolExpansionRefused: {
+    reason: 'PoolExpansionRefused',
+    type: 'Warning',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim asks for more than its node\'s pool can still give; the volume keeps its size, and the resize is done once the pool has the space.',
+    example: 'pool /mnt/pool of class "local-pool" has 3Gi left; growing pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b from 10Gi to 20Gi needs 10Gi',
+  },
   PoolVolumeDeleted: {
     reason: 'PoolVolumeDeleted',
     type: 'Normal',

@@ -103,13 +103,27 @@ export async function createVolume(poolDir: string, name: string, limitBytes: nu
  */
 export async function deleteVolume(poolDir: string, uuid: string): Promise<void> {
   const root = enclosingSubvolume(poolDir);
-  const listed = await btrfs(['subvolume', 'list', '-u', root]);
-  const line = listed.split('\n').find((l) => l.split(/\s+/).includes(uuid));
-  const id = line === undefined ? undefined : /^ID (\d+) /.exec(line)?.[1];
+  const id = await subvolumeIdOf(root, uuid);
   if (id === undefined) return;
   await btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', id, root]);
   await btrfs(['subvolume', 'sync', root, id]);
   await btrfs(['qgroup', 'destroy', `0/${id}`, root]).catch(() => undefined);
+}
+
+/** Sets the volume's limit (a resize), by its identity; false when the volume is gone. */
+export async function limitVolume(poolDir: string, uuid: string, limitBytes: number): Promise<boolean> {
+  const root = enclosingSubvolume(poolDir);
+  const id = await subvolumeIdOf(root, uuid);
+  if (id === undefined) return false;
+  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${id}`, root]);
+  return true;
+}
+
+/** The ID of the subvolume with this UUID on the filesystem of `root`, if it exists. */
+async function subvolumeIdOf(root: string, uuid: string): Promise<string | undefined> {
+  const listed = await btrfs(['subvolume', 'list', '-u', root]);
+  const line = listed.split('\n').find((l) => l.split(/\s+/).includes(uuid));
+  return line === undefined ? undefined : /^ID (\d+) /.exec(line)?.[1];
 }
 
 /** Each volume's usage and limit, by name, from the qgroups of the pool's filesystem. */

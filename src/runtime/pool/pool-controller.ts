@@ -6,7 +6,9 @@
  *    and a PV bound to it; one that no longer fits is given back to the scheduler;
  * 3. each pool PV whose claim is gone (policy Delete), or that is being deleted, has
  *    its volume destroyed (or, for Retain, kept) before the PV goes;
- * 4. each class's capacity object says what the pool can still give.
+ * 4. each bound pool volume whose claim asks for more is resized (its limit raised,
+ *    then the PV's and the claim's capacity), or refused when the pool cannot hold it;
+ * 5. each class's capacity object says what the pool can still give.
  * Every step is repeatable: a pass interrupted anywhere is finished by the next.
  */
 import type { V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
@@ -18,11 +20,16 @@ import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanu
 import { EventReasons, Logger } from '../observability';
 import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
 import { formatBinaryQuantity } from '../volume';
-import { createVolume, deleteVolume, poolFreeBytes, poolUsage, preparePool } from './btrfs';
-import { ClaimDecision, decideClaims, decideRelease, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION } from './pool-decisions';
+import { createVolume, deleteVolume, limitVolume, poolFreeBytes, poolUsage, preparePool } from './btrfs';
+import {
+  ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION,
+} from './pool-decisions';
 import { availableBytes, buildStorageCapacity } from './storage-capacity';
 
 const MiB = 1024 * 1024;
+
+/** The claim conditions of a resize in progress or failed (core/v1 PersistentVolumeClaimConditionType), none left once it is done. */
+const RESIZE_CONDITIONS: ReadonlySet<string> = new Set(['Resizing', 'FileSystemResizePending', 'ControllerResizeError', 'NodeResizeError']);
 
 export interface PoolControllerDeps {
   readonly api: KubeApi;
@@ -50,6 +57,8 @@ export class PoolController {
 
   /** Capacity objects this agent published, by name, as last written. */
   private readonly published = new Map<string, V1CSIStorageCapacity>();
+  /** Resizes refused, by claim UID, with the message, so each refusal is said once. */
+  private readonly refusedResizes = new Map<string, string>();
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
 
@@ -64,8 +73,13 @@ export class PoolController {
     }
     const pvs = this.deps.pvs();
     for (const pv of pvs) await this.release(pv, node, pools);
+    const claims = this.deps.claims();
+    const byKey = new Map(claims.map((c) => [`${c.metadata?.namespace}/${c.metadata?.name}`, c]));
+    for (const expansion of decideExpansions(pvs, (namespace, name) => byKey.get(`${namespace}/${name}`), node.name, pools)) {
+      await this.expand(expansion, states);
+    }
     const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
-    for (const decision of decideClaims(this.deps.claims(), pvNames, node.name, pools)) {
+    for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
       await this.provision(decision, states, node);
     }
     await this.publish(node, states);
@@ -121,6 +135,50 @@ export class PoolController {
     log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
     this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
       `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
+  }
+
+  /**
+   * A resize, in the order a crash can repeat: the limit raised first (what the tenant
+   * can write), then the PV's capacity, then the claim's status as a resizer writes it
+   * (capacity and allocatedResources the new size, no resize condition left: a quota
+   * needs no filesystem resize on the node). Growth the pool cannot hold is refused.
+   */
+  private async expand(e: Expansion, states: Map<string, PoolState>): Promise<void> {
+    const state = states.get(e.className);
+    if (!state) return;
+    const ref = persistentVolumeClaimReference(e.claim);
+    const growth = e.bytes - e.fromBytes;
+    if (growth > state.available) {
+      const message = `pool ${state.pool.mountDir} of class "${e.className}" has ${formatBinaryQuantity(Math.floor(state.available / MiB) * MiB)} left; `
+        + `growing ${e.pv.metadata?.name} from ${e.pv.spec?.capacity?.storage} to ${e.quantity} needs ${formatBinaryQuantity(Math.ceil(growth / MiB) * MiB)}`;
+      if (this.refusedResizes.get(e.claim.metadata?.uid ?? '') !== message) this.deps.events.warning(ref, EventReasons.PoolExpansionRefused.reason, message);
+      this.refusedResizes.set(e.claim.metadata?.uid ?? '', message);
+      return;
+    }
+    this.refusedResizes.delete(e.claim.metadata?.uid ?? '');
+    if (!await limitVolume(state.pool.mountDir, e.volumeId, e.bytes)) return;
+    state.available -= growth;
+    const pvName = e.pv.metadata!.name!;
+    try {
+      await this.deps.api.patchPersistentVolumeCapacity(pvName, e.pv.metadata!.resourceVersion!, e.quantity);
+      // A merge patch replaces the whole list: the others' conditions (e.g. the controller manager's Unused) are
+      // written back as read, under the resourceVersion precondition, without the resize ones.
+      const conditions = e.claim.status?.conditions ?? [];
+      const kept = conditions.filter((c) => !RESIZE_CONDITIONS.has(c.type));
+      const { namespace, name, resourceVersion } = e.claim.metadata!;
+      await this.deps.api.patchPersistentVolumeClaimStatus(namespace!, name!, resourceVersion!, {
+        capacity: { storage: e.quantity },
+        allocatedResources: { storage: e.quantity },
+        allocatedResourceStatuses: null,
+        ...(kept.length < conditions.length ? { conditions: kept } : {}),
+      });
+    } catch (err) {
+      // Changed meanwhile: the next pass reads both again and finishes the resize.
+      if (isConflict(err)) return;
+      throw err;
+    }
+    this.deps.logger.info({ pv: pvName, from: e.pv.spec?.capacity?.storage, to: e.quantity }, 'pool volume resized');
+    this.deps.events.normal(ref, EventReasons.PoolVolumeExpanded.reason, `${pvName} grown from ${e.pv.spec?.capacity?.storage} to ${e.quantity}`);
   }
 
   /**

@@ -108,3 +108,43 @@ export function decideRelease(pv: V1PersistentVolume): ReleaseAction {
   }
   return pv.status?.phase === 'Released' && policy === 'Delete' ? 'destroy-then-delete' : 'none';
 }
+
+/** A bound pool volume whose claim asks for more: its new size. */
+export interface Expansion {
+  readonly pv: V1PersistentVolume;
+  readonly claim: V1PersistentVolumeClaim;
+  readonly className: string;
+  readonly volumeId: string;
+  /** What the claim asks now, as written and in bytes. */
+  readonly quantity: string;
+  readonly bytes: number;
+  /** What the PV has. */
+  readonly fromBytes: number;
+}
+
+/**
+ * The resizes this node owes: a bound pool PV of this node whose claim (the very one,
+ * by UID) requests more than the PV's capacity. The controller manager leaves a Local
+ * PV's resize to an external controller; this is that controller for pool volumes.
+ */
+export function decideExpansions(
+  pvs: readonly V1PersistentVolume[],
+  claimOf: (namespace: string, name: string) => V1PersistentVolumeClaim | undefined,
+  nodeName: string,
+  pools: Readonly<Record<string, PoolClassConfig>>,
+): Expansion[] {
+  const expansions: Expansion[] = [];
+  for (const pv of pvs) {
+    const volume = poolVolumeOf(pv, nodeName, pools);
+    const ref = pv.spec?.claimRef;
+    if (!volume || pv.status?.phase !== 'Bound' || !ref?.namespace || !ref.name) continue;
+    const claim = claimOf(ref.namespace, ref.name);
+    if (!claim || claim.metadata?.uid !== ref.uid) continue;
+    const quantity = claim.spec?.resources?.requests?.storage;
+    const bytes = parseQuantity(quantity);
+    const fromBytes = parseQuantity(pv.spec?.capacity?.storage) ?? 0;
+    if (quantity === undefined || bytes === undefined || bytes <= fromBytes) continue;
+    expansions.push({ pv, claim, className: volume.className, volumeId: volume.volumeId, quantity, bytes: Math.ceil(bytes), fromBytes });
+  }
+  return expansions;
+}

@@ -1,6 +1,6 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../../src/config';
-import { decideClaims, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
+import { decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
 
 const UID = '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b';
@@ -128,6 +128,28 @@ describe('what a pool PV asks of its node', () => {
 
   test('a PV being deleted without our finalizer is not ours to act on', () => {
     expect(decideRelease(pv({ phase: 'Released', deleting: true, finalizers: [] }))).toBe('none');
+  });
+});
+
+describe('which pool volumes a node resizes', () => {
+  const boundTo = (uid: string, storage = '10Gi'): V1PersistentVolume => {
+    const base = pv({ phase: 'Bound' });
+    return { ...base, spec: { ...base.spec, capacity: { storage }, claimRef: { namespace: 'app', name: 'data', uid } } };
+  };
+  const asking = (storage: string) => claim({ spec: { resources: { requests: { storage } } }, status: { phase: 'Bound' } });
+  const expansions = (p: V1PersistentVolume, c: V1PersistentVolumeClaim) => decideExpansions([p], (ns, name) => (ns === 'app' && name === 'data' ? c : undefined), 'worker-1', POOLS);
+
+  test('a bound pool volume whose claim asks for more is grown to what the claim asks', () => {
+    expect(expansions(boundTo(UID), asking('20Gi'))).toEqual([expect.objectContaining({ quantity: '20Gi', bytes: 20 * 1024 ** 3, fromBytes: 10 * 1024 ** 3 })]);
+  });
+
+  test('a claim asking for the same or less changes nothing (a volume never shrinks)', () => {
+    expect(expansions(boundTo(UID), asking('10Gi'))).toEqual([]);
+    expect(expansions(boundTo(UID), asking('5Gi'))).toEqual([]);
+  });
+
+  test('a claim of the same name but another UID is not the PV\'s claim', () => {
+    expect(expansions(boundTo('11111111-1111-1111-1111-111111111111'), asking('20Gi'))).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
 import { parseQuantity } from '../../../src/runtime/volume';
 import { AgentProcess } from '../../support/agent-process';
@@ -41,6 +41,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
       provisioner: POOL_PROVISIONER,
       volumeBindingMode: 'WaitForFirstConsumer',
       reclaimPolicy: 'Delete',
+      allowVolumeExpansion: true,
     });
     await k.create({
       apiVersion: 'storage.k8s.io/v1',
@@ -139,6 +140,31 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(pv.spec!.local!.path!, 'data')}`, 'bs=1M', 'count=700', 'conv=fsync'], { encoding: 'utf8' });
     expect(write.status).not.toBe(0);
     expect(write.stderr).toMatch(/Disk quota exceeded/);
+  });
+
+  test('a claim asking for more has its volume\'s limit raised, and the PV\'s and the claim\'s capacity say so', async () => {
+    await eventually(async () => (await claim('big'))?.status?.phase === 'Bound', 'the claim of the earlier test is bound', 60_000);
+    const bound = (await claim('big'))!;
+    const pvName = bound.spec!.volumeName!;
+    // The controller manager's own condition on the claim, which the resize must keep.
+    await eventually(async () => (await claim('big'))?.status?.conditions?.some((c) => c.type === 'Unused') === true, 'the Unused condition', 60_000);
+    await k.patch('v1', 'PersistentVolumeClaim', 'big', { spec: { resources: { requests: { storage: '700Mi' } } } }, APP);
+    await eventually(async () => (await claim('big'))?.status?.capacity?.storage === '700Mi', `the claim says 700Mi (logs:\n${logs()})`, 60_000);
+    expect((await k.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName))!.spec!.capacity!.storage).toBe('700Mi');
+    expect((await claim('big'))!.status?.conditions?.map((c) => c.type)).not.toContain('Resizing');
+    // Others' conditions are kept.
+    expect((await claim('big'))!.status?.conditions?.map((c) => c.type)).toContain('Unused');
+    const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(poolDir.get('pool-large')!, pvName, 'more')}`, 'bs=1M', 'count=60', 'conv=fsync'], { encoding: 'utf8' });
+    expect([write.status, write.stderr]).toEqual([0, expect.any(String)]);
+  });
+
+  test('growth the pool cannot hold is refused on the claim, and the volume keeps its size', async () => {
+    const pvName = (await claim('big'))!.spec!.volumeName!;
+    await k.patch('v1', 'PersistentVolumeClaim', 'big', { spec: { resources: { requests: { storage: '5Gi' } } } }, APP);
+    await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', APP))
+      .some((e) => e.reason === 'PoolExpansionRefused' && e.involvedObject.name === 'big'), 'a PoolExpansionRefused Event on the claim', 60_000);
+    expect((await k.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName))!.spec!.capacity!.storage).toBe('700Mi');
+    expect((await claim('big'))!.status?.capacity?.storage).toBe('700Mi');
   });
 
   test('a claim no pool can hold stays Pending and its pod unscheduled, saying why', async () => {
