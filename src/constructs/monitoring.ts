@@ -220,6 +220,15 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `local_volume_provisioner_config_skipped_storageclass{${sel}} == 1`, '0m',
       'A StorageClass of the configuration is not run.',
       `${pod} runs without StorageClass {{ $labels.storageclass }}, whose configuration has problems of its own; the StorageClassSkipped Event on its Node names them.`),
+    alert('LocalVolumeProvisionerPoolVolumeAlmostFull', 'warning',
+      `local_volume_provisioner_pool_volume_used_bytes{${sel}} / local_volume_provisioner_pool_volume_limit_bytes{${sel}} > 0.9`, '15m',
+      'A pool volume is almost full.',
+      'Pool volume {{ $labels.persistentvolume }} (StorageClass {{ $labels.storageclass }}) on ' + pod
+      + ' holds {{ $value | humanizePercentage }} of its size; writes beyond it fail with EDQUOT. Grow its claim (the class allows expansion).'),
+    alert('LocalVolumeProvisionerPoolFull', 'warning',
+      `local_volume_provisioner_pool_available_bytes{${sel}} < 1048576`, '15m',
+      'A node\'s pool can give no new volume.',
+      `${pod} has no space left in the pool of StorageClass {{ $labels.storageclass }}: the scheduler puts no new claim of the class on its node, and its volumes cannot grow.`),
   ];
   const expected = Object.entries(r.directory?.expectedVolumesPerNode ?? {});
   if (expected.length > 0) {

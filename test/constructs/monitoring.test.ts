@@ -95,6 +95,8 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerRecordNotDurable',
     'LocalVolumeProvisionerConfigRejected',
     'LocalVolumeProvisionerClassSkipped',
+    'LocalVolumeProvisionerPoolVolumeAlmostFull',
+    'LocalVolumeProvisionerPoolFull',
     'LocalVolumeProvisionerNodeWithoutVolumes',
   ];
 
@@ -158,6 +160,12 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_config_last_reload_successful{${sel}, pod="agent-b"}`, values: '1x50' },
           { series: `local_volume_provisioner_config_skipped_storageclass{${sel}, pod="agent-b", storageclass="slow-disks"}`, values: '1x50' },
           { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-a", storageclass="fast-disks"}`, values: '1x50' },
+          { series: `local_volume_provisioner_pool_volume_used_bytes{${sel}, pod="agent-a", persistentvolume="pvc-1", storageclass="local-pool"}`, values: '950x50' },
+          { series: `local_volume_provisioner_pool_volume_limit_bytes{${sel}, pod="agent-a", persistentvolume="pvc-1", storageclass="local-pool"}`, values: '1000x50' },
+          { series: `local_volume_provisioner_pool_volume_used_bytes{${sel}, pod="agent-a", persistentvolume="pvc-2", storageclass="local-pool"}`, values: '500x50' },
+          { series: `local_volume_provisioner_pool_volume_limit_bytes{${sel}, pod="agent-a", persistentvolume="pvc-2", storageclass="local-pool"}`, values: '1000x50' },
+          { series: `local_volume_provisioner_pool_available_bytes{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '0x50' },
+          { series: `local_volume_provisioner_pool_available_bytes{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '10737418240x50' },
           { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-b", storageclass="fast-disks"}`, values: '2x50' },
         ],
         alert_rule_test: [
@@ -271,6 +279,24 @@ describe('the PrometheusRule', () => {
               exp_labels: { ...target, pod: 'agent-b', storageclass: 'slow-disks' },
               exp_annotations: annotations('LocalVolumeProvisionerClassSkipped', 'A StorageClass of the configuration is not run.',
                 'Pod storage/agent-b runs without StorageClass slow-disks, whose configuration has problems of its own; the StorageClassSkipped Event on its Node names them.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolVolumeAlmostFull',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-a', persistentvolume: 'pvc-1', storageclass: 'local-pool' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolVolumeAlmostFull', 'A pool volume is almost full.',
+                'Pool volume pvc-1 (StorageClass local-pool) on Pod storage/agent-a holds 95% of its size; writes beyond it fail with EDQUOT. Grow its claim (the class allows expansion).'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolFull',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', storageclass: 'local-pool' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolFull', 'A node\'s pool can give no new volume.',
+                'Pod storage/agent-b has no space left in the pool of StorageClass local-pool: the scheduler puts no new claim of the class on its node, and its volumes cannot grow.'),
             }],
           },
           {

@@ -193,6 +193,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     api,
     events,
     logger,
+    metrics,
     namespace: options.namespace,
     claims: () => claims.list(),
     pvs: () => cache.list(),

@@ -46,6 +46,20 @@ export interface VolumeStateEntry {
 export type CleanupModeLabel = VolumeMode | 'unknown';
 
 /** One finished cleanup of a Released volume, successful or not. */
+/** A pool class on this node. */
+export interface PoolStats {
+  readonly storageClass: string;
+  readonly availableBytes: number;
+}
+
+/** A pool volume, from its quota. */
+export interface PoolVolumeStats {
+  readonly persistentVolume: string;
+  readonly storageClass: string;
+  readonly usedBytes: number;
+  readonly limitBytes?: number;
+}
+
 export interface CleanupOutcome {
   readonly mode: CleanupModeLabel;
   readonly type: CleanupType;
@@ -141,6 +155,12 @@ export class ProvisionerMetrics {
     'Number of local volumes of this node per StorageClass and state (every state, 0 included).', ['storageclass', 'state']);
   private readonly storageClassVolumes = this.gauge(`${PREFIX}storageclass_volumes`,
     'Number of local volumes of this node per StorageClass, 0 for a configured class with none.', ['storageclass']);
+  private readonly poolAvailable = this.gauge(`${PREFIX}pool_available_bytes`,
+    'Bytes a new volume of this pool class can still have on this node: the filesystem\'s free space less what its volumes may still write.', ['storageclass']);
+  private readonly poolVolumeUsed = this.gauge(`${PREFIX}pool_volume_used_bytes`,
+    'Bytes a pool volume holds, from its quota.', ['persistentvolume', 'storageclass']);
+  private readonly poolVolumeLimit = this.gauge(`${PREFIX}pool_volume_limit_bytes`,
+    'The size a pool volume is limited to (its claim\'s); writes beyond fail with EDQUOT.', ['persistentvolume', 'storageclass']);
 
   private readonly configReloads = this.counter(`${PREFIX}config_reloads_total`,
     'Total number of configuration changes, by result: ok (applied) or failed (rejected; the last good configuration stays in use).', ['result']);
@@ -279,6 +299,17 @@ export class ProvisionerMetrics {
    * `volume_state` series of their own.
    * `configuredStorageClasses` get their counts even with no volume.
    */
+  /** The pools of this node, as the last pass read them; pools and volumes not given are dropped. */
+  setPools(pools: readonly PoolStats[], volumes: readonly PoolVolumeStats[]): void {
+    for (const gauge of [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit]) gauge.reset();
+    for (const p of pools) this.poolAvailable.set({ storageclass: p.storageClass }, p.availableBytes);
+    for (const v of volumes) {
+      const labels = { persistentvolume: v.persistentVolume, storageclass: v.storageClass };
+      this.poolVolumeUsed.set(labels, v.usedBytes);
+      if (v.limitBytes !== undefined) this.poolVolumeLimit.set(labels, v.limitBytes);
+    }
+  }
+
   setVolumeStates(volumes: readonly VolumeStateEntry[], configuredStorageClasses: readonly string[] = []): void {
     const perClass = new Map<string, Map<VolumeState, number>>();
     const countsOf = (storageClass: string) => {

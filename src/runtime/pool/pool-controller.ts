@@ -17,10 +17,10 @@ import type { KubeApi } from '../kube/api-client';
 import { isAlreadyExists, isConflict } from '../kube/errors';
 import { EventRecorder, nodeReference, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
 import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanupFinalizer } from '../kube/pv-writes';
-import { EventReasons, Logger } from '../observability';
+import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
 import { formatBinaryQuantity } from '../volume';
-import { createVolume, deleteVolume, limitVolume, poolFreeBytes, poolUsage, preparePool } from './btrfs';
+import { createVolume, deleteVolume, limitVolume, poolFreeBytes, poolUsage, PoolVolumeUsage, preparePool } from './btrfs';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION,
 } from './pool-decisions';
@@ -35,6 +35,7 @@ export interface PoolControllerDeps {
   readonly api: KubeApi;
   readonly events: EventRecorder;
   readonly logger: Logger;
+  readonly metrics: ProvisionerMetrics;
   /** Where the capacity objects live (the agent's namespace). */
   readonly namespace: string;
   readonly claims: () => readonly V1PersistentVolumeClaim[];
@@ -47,6 +48,8 @@ interface PoolState {
   readonly className: string;
   readonly pool: PoolClassConfig;
   available: number;
+  /** Each volume of the pool's filesystem, by name (its PV's), from its qgroup. */
+  readonly usage: ReadonlyMap<string, PoolVolumeUsage>;
 }
 
 export class PoolController {
@@ -83,6 +86,16 @@ export class PoolController {
       await this.provision(decision, states, node);
     }
     await this.publish(node, states);
+    this.report(states);
+  }
+
+  /** The pools' metrics: what each can still give, and each of its volumes' use and limit. */
+  private report(states: ReadonlyMap<string, PoolState>): void {
+    const classOf = new Map(this.deps.pvs().map((pv) => [pv.metadata?.name ?? '', pv.spec?.storageClassName ?? '']));
+    const volumes = [...states.values()].flatMap((state) => [...state.usage]
+      .filter(([name]) => classOf.get(name) === state.className)
+      .map(([name, u]) => ({ persistentVolume: name, storageClass: state.className, usedBytes: u.usedBytes, limitBytes: u.limitBytes })));
+    this.deps.metrics.setPools([...states.values()].map((s) => ({ storageClass: s.className, availableBytes: s.available })), volumes);
   }
 
   /** The pool ready for use, with what it can still give; undefined (said once) when it cannot be used. */
@@ -92,7 +105,7 @@ export class PoolController {
       // Every pool volume on the filesystem counts: pools on one filesystem share its free space.
       const usage = await poolUsage(pool.mountDir);
       if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
-      return { className, pool, available: availableBytes(poolFreeBytes(pool.mountDir), usage.values()) };
+      return { className, pool, usage, available: availableBytes(poolFreeBytes(pool.mountDir), usage.values()) };
     } catch (err) {
       const message = `pool ${pool.mountDir} of class "${className}": ${(err as Error).message}`;
       if (this.unusable.get(className) !== message) {

@@ -156,6 +156,10 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     expect((await claim('big'))!.status?.conditions?.map((c) => c.type)).toContain('Unused');
     const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(poolDir.get('pool-large')!, pvName, 'more')}`, 'bs=1M', 'count=60', 'conv=fsync'], { encoding: 'utf8' });
     expect([write.status, write.stderr]).toEqual([0, expect.any(String)]);
+    // Its agent says so in its metrics, with what the volume holds.
+    const large = agents[NODES.findIndex((n) => n.name === 'pool-large')];
+    await eventually(async () => (await large.get('/metrics')).body
+      .includes(`local_volume_provisioner_pool_volume_limit_bytes{persistentvolume="${pvName}",storageclass="${CLASS}"} ${700 * MiB}`), 'the limit metric', 30_000);
   });
 
   test('growth the pool cannot hold is refused on the claim, and the volume keeps its size', async () => {
