@@ -19,6 +19,7 @@ import { discoveryAndFootprint } from './scenarios/footprint';
 import { imageSize } from './scenarios/image';
 import { memoryWithOtherNodes } from './scenarios/memory';
 import { newDeviceToAvailable, newVolumeToAvailable } from './scenarios/new-volume';
+import { poolClaims, poolIdle } from './scenarios/pools';
 import { releasedToAvailable } from './scenarios/released';
 import { helpStartup } from './scenarios/startup';
 import { synthesis } from './scenarios/synthesis';
@@ -51,6 +52,11 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
     await wholeWipeVersusDd(3);
   }],
   ['memory', memoryWithOtherNodes],
+  ['pools', async () => {
+    await poolClaims();
+    cleanupPrivileged();
+    await poolIdle();
+  }],
   ['help', helpStartup],
   ['control-plane', controlPlane],
   ['synthesis', synthesis],
