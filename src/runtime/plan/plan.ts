@@ -29,10 +29,25 @@ export interface PlannedRejection {
   readonly reason: string;
 }
 
+/** A pool class on this node: what a new volume could have, or why it could have none. */
+export interface PlannedPool {
+  readonly storageClass: string;
+  readonly path: string;
+  readonly backend: string;
+  /** Its volumes now. */
+  readonly volumes: number;
+  /** What a new volume could still have. */
+  readonly available?: string;
+  /** Why the pool cannot be used, or what the agent would do first. */
+  readonly note?: string;
+}
+
 export interface Plan {
   readonly node: string;
   readonly dialect: 'directory' | 'device';
   readonly volumes: PlannedVolume[];
+  /** Pool classes: their volumes are made for claims, so only what each pool can give is planned. */
+  readonly pools?: PlannedPool[];
   readonly rejected: PlannedRejection[];
   /** Configuration warnings (unknown keys, ignored values). */
   readonly warnings: string[];
@@ -104,6 +119,10 @@ export function formatPlanTable(plan: Plan): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const table = rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
   const lines = [`Node ${plan.node} (${plan.dialect} dialect): ${plan.volumes.length} volume(s) would be provisioned.`, table];
+  for (const p of plan.pools ?? []) {
+    lines.push('', `Pool class ${p.storageClass} (${p.backend}) at ${p.path}: ${p.volumes} volume(s)${p.available ? `, ${p.available} available for new ones` : ''}`
+      + `${p.note ? `; ${p.note}` : ''}`);
+  }
   if (plan.rejected.length > 0) {
     lines.push('', `Rejected (${plan.rejected.length}):`, ...plan.rejected.map((r) => `  ${r.path} [${r.storageClass}]: ${r.reason}`));
   }

@@ -9,9 +9,14 @@ import {
   ConfigMapData, formatIssue, parseDeviceSpec, parseProvisionerConfig, parseProvisionerConfigToRun, ParseResult, readConfigMapDirectory,
 } from '../../config';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
-import { devicePlan, directoryPlan, formatPlanTable, Plan } from './plan';
-import { discoveredClassesOf } from '../pool/pool-decisions';
+import { devicePlan, directoryPlan, formatPlanTable, Plan, PlannedPool } from './plan';
+import { inspectPool } from '../pool/btrfs';
+import { discoveredClassesOf, PoolClassConfig, poolClassesOf } from '../pool/pool-decisions';
+import { availableBytes } from '../pool/storage-capacity';
 import { StartupError } from '../startup-error';
+import { formatBinaryQuantity } from '../volume';
+
+const MiB = 1024 * 1024;
 
 /** A directory flag of `plan` that names nothing usable, or a configuration there that is invalid. */
 export class PlanConfigError extends StartupError {}
@@ -62,7 +67,20 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
   const { config, warnings } = parsed('config-dir', options.configDir, parseProvisionerConfig, directoryAgentVerdict);
   // A pool class has nothing to discover: its volumes are made for claims.
   const volumes = await discoverDirectoryVolumes(discoveredClassesOf(config.storageClassMap), await readMountTable());
-  return directoryPlan(options.nodeName, volumes, warnings);
+  const pools = await Promise.all(Object.entries(poolClassesOf(config.storageClassMap)).map(([name, pool]) => planPool(name, pool)));
+  return { ...directoryPlan(options.nodeName, volumes, warnings), ...(pools.length > 0 ? { pools } : {}) };
+}
+
+/** A pool class as the agent would find it, changing nothing. */
+async function planPool(storageClass: string, pool: PoolClassConfig): Promise<PlannedPool> {
+  const planned = { storageClass, path: pool.hostDir, backend: pool.pool };
+  try {
+    const { freeBytes, usage, quotasOn } = await inspectPool(pool.mountDir);
+    const available = formatBinaryQuantity(Math.floor(availableBytes(freeBytes, usage.values()) / MiB) * MiB);
+    return { ...planned, volumes: usage.size, available, ...(quotasOn ? {} : { note: 'quotas are off: the agent turns them on' }) };
+  } catch (err) {
+    return { ...planned, volumes: 0, note: `cannot be used: ${(err as Error).message}` };
+  }
 }
 
 export function formatPlan(plan: Plan, output: PlanOptions['output']): string {

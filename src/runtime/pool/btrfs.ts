@@ -42,15 +42,35 @@ function volumePath(poolDir: string, name: string): string {
   return path.join(poolDir, name);
 }
 
-/** Whether the pool directory is on btrfs with quotas on; turns quotas on when they are off. Throws when not btrfs. */
+/** BTRFS_SUPER_MAGIC: the statfs type of a btrfs filesystem. */
+const BTRFS_MAGIC = 0x9123683e;
+
+/** Throws, saying what is wrong, unless the pool directory is on btrfs. */
+function requireBtrfs(poolDir: string): void {
+  if (fs.statfsSync(poolDir).type !== BTRFS_MAGIC) throw new Error(`${poolDir} is not on a btrfs filesystem; a btrfs pool needs one`);
+}
+
+/** Makes the pool ready: on btrfs (else throws), with quotas on (turned on when they are off). */
 export async function preparePool(poolDir: string): Promise<void> {
-  // BTRFS_SUPER_MAGIC: the statfs type of a btrfs filesystem.
-  if (fs.statfsSync(poolDir).type !== 0x9123683e) throw new Error(`${poolDir} is not on a btrfs filesystem; a btrfs pool needs one`);
-  try {
-    await btrfs(['qgroup', 'show', poolDir]);
-  } catch {
-    await btrfs(['quota', 'enable', poolDir]);
-  }
+  requireBtrfs(poolDir);
+  if (!await quotasOn(poolDir)) await btrfs(['quota', 'enable', poolDir]);
+}
+
+async function quotasOn(poolDir: string): Promise<boolean> {
+  return btrfs(['qgroup', 'show', poolDir]).then(() => true, () => false);
+}
+
+export interface PoolInspection {
+  readonly freeBytes: number;
+  readonly usage: Map<string, PoolVolumeUsage>;
+  readonly quotasOn: boolean;
+}
+
+/** What a pool is now, changing nothing (for `plan`): its free space, its volumes, whether quotas are on. */
+export async function inspectPool(poolDir: string): Promise<PoolInspection> {
+  requireBtrfs(poolDir);
+  const on = await quotasOn(poolDir);
+  return { freeBytes: poolFreeBytes(poolDir), usage: on ? await poolUsage(poolDir) : new Map(), quotasOn: on };
 }
 
 /** Bytes the pool's filesystem can still give (statfs: blocks available to an unprivileged writer). */

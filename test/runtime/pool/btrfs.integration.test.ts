@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { formatPlan, makePlan } from '../../../src/runtime/plan/run-plan';
 import { createVolume, deleteVolume, isPoolVolumeName, poolUsage, preparePool, volumeExists } from '../../../src/runtime/pool/btrfs';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 
@@ -62,6 +64,26 @@ describePrivileged('a btrfs pool', () => {
     expect(isPoolVolumeName('../etc')).toBe(false);
     expect(isPoolVolumeName(`${A}/..`)).toBe(false);
     await expect(createVolume(pool, '../etc', MiB)).rejects.toThrow(/not the name of a pool volume/);
+  });
+
+  test('plan shows a pool class with its volumes and what a new one could have, and says why one cannot be used', async () => {
+    const config = resolveProvisionerConfig({
+      storageClassMap: {
+        'local-pool': { hostDir: pool, mountDir: pool, pool: 'btrfs' },
+        'not-btrfs': { hostDir: makeTempDir('lvp-plan-'), mountDir: makeTempDir('lvp-plan-'), pool: 'btrfs' },
+      },
+    });
+    if (!config.ok) throw new Error(JSON.stringify(config.errors));
+    const configDir = makeTempDir('lvp-plan-config-');
+    for (const [key, value] of Object.entries(serializeProvisionerConfig(config.config))) fs.writeFileSync(path.join(configDir, key), value);
+    const before = await poolUsage(pool);
+    const plan = await makePlan({ configDir, pvSpecDir: '', nodeName: 'worker-1', output: 'table' });
+    expect(plan.volumes).toEqual([]);
+    expect(plan.pools).toEqual([
+      { storageClass: 'local-pool', path: pool, backend: 'btrfs', volumes: before.size, available: expect.stringMatching(/^\d+Mi$/) },
+      { storageClass: 'not-btrfs', path: expect.any(String), backend: 'btrfs', volumes: 0, note: expect.stringContaining('is not on a btrfs filesystem') },
+    ]);
+    expect(formatPlan(plan, 'table')).toContain(`Pool class local-pool (btrfs) at ${pool}: ${before.size} volume(s)`);
   });
 
   test('a directory not on btrfs is no pool', async () => {
