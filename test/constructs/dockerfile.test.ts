@@ -68,7 +68,8 @@ test('the runtime installs only what the agent and the cleaner scripts run, and 
     .filter((packages) => packages !== undefined);
   // The last install is the runtime stage's (the build stage's installs binutils, to strip Node).
   // attr: getfattr and setfattr, with which a clean gives a volume's root its recorded xattrs and ACLs back.
-  expect(installs.at(-1)).toEqual(['util-linux', 'e2fsprogs', 'coreutils', 'attr', 'tini']);
+  // btrfs-progs: pool classes make, limit and destroy their volumes with btrfs.
+  expect(installs.at(-1)).toEqual(['util-linux', 'e2fsprogs', 'coreutils', 'attr', 'btrfs-progs', 'tini']);
 });
 
 test('it ships the cleaner scripts at /scripts, including the default cleaner command', () => {

@@ -127,6 +127,12 @@ describePrivileged('the container image, run as the synthesized DaemonSet runs i
     expect(stdout.split('\n')[0]).toBe(`Usage: local-volume-provisioner ${command} [flags]`);
   });
 
+  test('it carries btrfs, which pool classes make, limit and destroy their volumes with', async () => {
+    const { stdout } = await promisify(execFile)(path.join(REPO, 'scripts/podman.sh'),
+      ['run', '--rm', '--network=none', '--entrypoint=btrfs', daemonSetContainer().image, '--version'], { cwd: REPO });
+    expect(stdout).toMatch(/^btrfs-progs v\d/);
+  });
+
   test('a volume mounted under the class directory after the pod started becomes an Available PV', async () => {
     const loop = createLoopDevice(16 * MiB);
     mkfsExt4(loop.device);
