@@ -123,6 +123,19 @@ export function mkfsExt4(device: string): void {
   run('mkfs.ext4', ['-q', '-F', '-E', 'lazy_itable_init=0,lazy_journal_init=0', device]);
 }
 
+/**
+ * Runs `attempt` again while it was refused because a `losetup` held the device open: another
+ * suite making or detaching its loop devices opens ours for a moment. The agent's refusal is
+ * right (it is retried later there too); a test of something else waits it out.
+ */
+export async function pastLoopSetup<T extends { readonly ok: boolean; readonly reason?: string }>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    const result = await attempt();
+    if (result.ok || !/held open by process \d+ \(losetup\)/.test(result.reason ?? '') || tries >= 50) return result;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Makes a btrfs filesystem on a device (a pool's, quotas turned on by the agent). */
 export function mkfsBtrfs(device: string): void {
   run('mkfs.btrfs', ['-q', '-f', device]);
