@@ -34,7 +34,7 @@ import { Agent, startAgent } from '../lifecycle/agent';
 import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
 import { PoolController } from '../pool/pool-controller';
-import { discoveredClassesOf } from '../pool/pool-decisions';
+import { claimConcernsNode, discoveredClassesOf } from '../pool/pool-decisions';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
 
@@ -237,7 +237,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   });
   storageClasses.onChange(() => passes.trigger());
   // A claim the scheduler puts on a node is provisioned now.
-  claims.onChange(() => passes.trigger());
+  claims.onChange(({ object }) => {
+    if (claimConcernsNode(object, node.name, (name) => cache.get(name) !== undefined)) passes.trigger();
+  });
   cache.onChange((change) => {
     if (needsPassNow(change)) passes.trigger();
   });

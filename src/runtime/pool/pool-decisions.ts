@@ -31,6 +31,15 @@ export function discoveredClassesOf(storageClassMap: Readonly<Record<string, Cla
   return Object.fromEntries(Object.entries(storageClassMap).filter(([, c]) => c.pool === undefined));
 }
 
+/**
+ * Whether a change of this claim may ask something of this node: the scheduler put it
+ * here, or it is bound to one of this node's PVs (a resize). A cluster's other claims
+ * start no pass.
+ */
+export function claimConcernsNode(claim: V1PersistentVolumeClaim, nodeName: string, isOurPv: (name: string) => boolean): boolean {
+  return claim.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] === nodeName || isOurPv(claim.spec?.volumeName ?? '');
+}
+
 export function poolVolumeName(claim: V1PersistentVolumeClaim): string {
   return `pvc-${claim.metadata?.uid ?? ''}`;
 }

@@ -1,6 +1,6 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../../src/config';
-import { decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
+import { claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
 
 const UID = '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b';
@@ -94,6 +94,16 @@ function pv(change: PvChange = {}): V1PersistentVolume {
     status: { phase: change.phase ?? 'Bound' },
   };
 }
+
+describe('which claim changes start a pass on a node', () => {
+  test('a claim the scheduler put on this node, or one bound to a PV of this node; no other claim of the cluster', () => {
+    const ours = (name: string) => name === 'pvc-mine';
+    expect(claimConcernsNode(claim(), 'worker-1', ours)).toBe(true);
+    expect(claimConcernsNode(claim(), 'worker-2', ours)).toBe(false);
+    expect(claimConcernsNode(claim({ annotations: {}, spec: { volumeName: 'pvc-mine' } }), 'worker-2', ours)).toBe(true);
+    expect(claimConcernsNode(claim({ annotations: {}, spec: { volumeName: 'pvc-other' } }), 'worker-2', ours)).toBe(false);
+  });
+});
 
 describe('what a pool PV asks of its node', () => {
   test('a pool PV is this node\'s only with our provisioner, our node label and the path of its volume in the class\'s pool', () => {
