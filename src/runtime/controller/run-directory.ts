@@ -196,6 +196,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     metrics,
     namespace: options.namespace,
     claims: () => claims.list(),
+    claimsComplete: () => claims.usable(),
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
   });

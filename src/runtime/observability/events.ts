@@ -318,6 +318,20 @@ export const EventReasons = {
     meaning: 'A PV of policy Retain was deleted: its pool volume and data stay on the node, using space, until an administrator removes them.',
     example: 'PV deleted with reclaimPolicy Retain: /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b stays; remove it with "btrfs subvolume delete" when its data is no longer wanted',
   },
+  PoolVolumeStrayDestroyed: {
+    reason: 'PoolVolumeStrayDestroyed',
+    type: 'Normal',
+    regarding: 'Node',
+    meaning: 'A pool volume had no PV and no claim (its claim was deleted before its PV was made): no tenant ever had it, and its class\'s policy is Delete, so it was destroyed.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim (its claim was deleted before its PV was made); destroyed, its space given back',
+  },
+  PoolVolumeStrayKept: {
+    reason: 'PoolVolumeStrayKept',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A pool volume has no PV and no claim, and its class keeps volumes (Retain, or the class cannot be read): it stays, using space, until an administrator removes it.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b has no PV and no claim, and StorageClass "local-pool" keeps volumes (Retain); it stays until removed with "btrfs subvolume delete"',
+  },
   PoolUnusable: {
     reason: 'PoolUnusable',
     type: 'Warning',

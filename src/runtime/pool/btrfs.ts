@@ -117,6 +117,21 @@ export async function createVolume(poolDir: string, name: string, limitBytes: nu
   return uuid;
 }
 
+/** The volume's identity (its subvolume's UUID), read from the pool; undefined when no subvolume is at that name. */
+export async function volumeIdentity(poolDir: string, name: string): Promise<string | undefined> {
+  if (!volumeExists(poolDir, name)) return undefined;
+  const at = volumePath(poolDir, name);
+  const before = fs.lstatSync(at);
+  const uuid = /^\s*UUID:\s+(\S+)/m.exec(await btrfs(['subvolume', 'show', at]))?.[1];
+  const after = fs.lstatSync(at);
+  return after.dev === before.dev && after.ino === before.ino && after.isDirectory() ? uuid : undefined;
+}
+
+/** The names of the pool directory's entries. */
+export function poolEntries(poolDir: string): string[] {
+  return fs.readdirSync(poolDir);
+}
+
 /**
  * Deletes the volume of this UUID with its data, by its subvolume ID, wherever it is
  * now; then its qgroup (btrfs may already have dropped it). A volume already gone is done.

@@ -20,9 +20,12 @@ import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanu
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
 import { formatBinaryQuantity } from '../volume';
-import { createVolume, deleteVolume, limitVolume, poolFreeBytes, poolUsage, PoolVolumeUsage, preparePool } from './btrfs';
+import {
+  createVolume, deleteVolume, limitVolume, poolEntries, poolFreeBytes, poolUsage, PoolVolumeUsage, preparePool, volumeIdentity,
+} from './btrfs';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION,
+  strayVolumes,
 } from './pool-decisions';
 import { availableBytes, buildStorageCapacity } from './storage-capacity';
 
@@ -39,6 +42,8 @@ export interface PoolControllerDeps {
   /** Where the capacity objects live (the agent's namespace). */
   readonly namespace: string;
   readonly claims: () => readonly V1PersistentVolumeClaim[];
+  /** Whether `claims` holds every claim of the cluster now (listed, and watched since). */
+  readonly claimsComplete: () => boolean;
   readonly pvs: () => readonly V1PersistentVolume[];
   readonly storageClass: (name: string) => Promise<V1StorageClass | undefined>;
 }
@@ -62,6 +67,8 @@ export class PoolController {
   private readonly published = new Map<string, V1CSIStorageCapacity>();
   /** Resizes refused, by claim UID, with the message, so each refusal is said once. */
   private readonly refusedResizes = new Map<string, string>();
+  /** Stray volumes kept by a Retain class, said once each. */
+  private readonly keptStrays = new Set<string>();
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
 
@@ -82,6 +89,11 @@ export class PoolController {
       await this.expand(expansion, states);
     }
     const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
+    // Only with every claim known: a volume whose claim is merely unseen is never a stray.
+    if (this.deps.claimsComplete()) {
+      const claimUids = new Set(claims.map((c) => c.metadata?.uid ?? ''));
+      for (const state of states.values()) await this.removeStrays(state, pvNames, claimUids, node);
+    }
     for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
       await this.provision(decision, states, node);
     }
@@ -192,6 +204,34 @@ export class PoolController {
     }
     this.deps.logger.info({ pv: pvName, from: e.pv.spec?.capacity?.storage, to: e.quantity }, 'pool volume resized');
     this.deps.events.normal(ref, EventReasons.PoolVolumeExpanded.reason, `${pvName} grown from ${e.pv.spec?.capacity?.storage} to ${e.quantity}`);
+  }
+
+  /**
+   * Volumes nothing refers to (made for a claim deleted before its PV was made): no
+   * tenant ever had them, so under the class's policy Delete they are destroyed, by
+   * identity, and their space given back; under Retain they stay, said once.
+   */
+  private async removeStrays(state: PoolState, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
+    const strays = strayVolumes(poolEntries(state.pool.mountDir), pvNames, claimUids);
+    if (strays.length === 0) return;
+    const fields = storageClassFields(state.className, await this.deps.storageClass(state.className));
+    for (const name of strays) {
+      const at = `${state.pool.hostDir.replace(/\/$/, '')}/${name}`;
+      const volumeId = await volumeIdentity(state.pool.mountDir, name);
+      if (volumeId === undefined) continue;
+      if (!fields.ok || fields.reclaimPolicy !== 'Delete') {
+        if (!this.keptStrays.has(at)) {
+          this.deps.events.warning(nodeReference(node.name), EventReasons.PoolVolumeStrayKept.reason,
+            `${at} has no PV and no claim, and StorageClass "${state.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message}); it stays until removed with "btrfs subvolume delete"`);
+          this.keptStrays.add(at);
+        }
+        continue;
+      }
+      await deleteVolume(state.pool.mountDir, volumeId);
+      this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
+      this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
+        `${at} had no PV and no claim (its claim was deleted before its PV was made); destroyed, its space given back`);
+    }
   }
 
   /**

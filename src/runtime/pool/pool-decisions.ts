@@ -12,6 +12,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/cl
 import type { ClassConfig, PoolBackend } from '../../config';
 import { POOL_PROVISIONER } from '../../config';
 import { parseQuantity } from '../volume';
+import { isPoolVolumeName } from './btrfs';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export type PoolClassConfig = ClassConfig & { readonly pool: PoolBackend };
@@ -156,4 +157,13 @@ export function decideExpansions(
     expansions.push({ pv, claim, className: volume.className, volumeId: volume.volumeId, quantity, bytes: Math.ceil(bytes), fromBytes });
   }
   return expansions;
+}
+
+/**
+ * Volumes in a pool that nothing refers to: named as a pool volume, with no PV of that
+ * name and no claim of the UID in the name. A provisioning interrupted after the volume
+ * was made, and before its PV, whose claim was deleted meanwhile, leaves one.
+ */
+export function strayVolumes(entries: readonly string[], pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>): string[] {
+  return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name) && !claimUids.has(name.slice('pvc-'.length)));
 }

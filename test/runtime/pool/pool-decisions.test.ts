@@ -1,6 +1,8 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../../src/config';
-import { claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf } from '../../../src/runtime/pool/pool-decisions';
+import {
+  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, strayVolumes,
+} from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
 
 const UID = '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b';
@@ -160,6 +162,22 @@ describe('which pool volumes a node resizes', () => {
 
   test('a claim of the same name but another UID is not the PV\'s claim', () => {
     expect(expansions(boundTo('11111111-1111-1111-1111-111111111111'), asking('20Gi'))).toEqual([]);
+  });
+});
+
+describe('stray pool volumes', () => {
+  const stray = '11111111-1111-1111-1111-111111111111';
+  test('a pool volume with no PV of its name and no claim of the UID in its name is a stray', () => {
+    expect(strayVolumes([`pvc-${stray}`], new Set(), new Set())).toEqual([`pvc-${stray}`]);
+  });
+
+  test('a volume with its PV, or whose claim still exists (its PV not made yet), is not', () => {
+    expect(strayVolumes([`pvc-${UID}`], new Set([`pvc-${UID}`]), new Set())).toEqual([]);
+    expect(strayVolumes([`pvc-${UID}`], new Set(), new Set([UID]))).toEqual([]);
+  });
+
+  test('nothing that is not named as a pool volume is ever a stray', () => {
+    expect(strayVolumes(['data', 'pvc-1', `pvc-${stray}.old`, 'lost+found'], new Set(), new Set())).toEqual([]);
   });
 });
 

@@ -181,6 +181,15 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await removePodAndClaim('huge');
   });
 
+  test('a volume with no PV and no claim (its claim deleted before its PV was made) is destroyed under policy Delete', async () => {
+    const stray = path.join(poolDir.get('pool-small')!, 'pvc-11111111-2222-3333-4444-555555555555');
+    spawnSync('btrfs', ['subvolume', 'create', stray], { encoding: 'utf8' });
+    fs.writeFileSync(path.join(stray, 'data'), 'written by nobody who can still claim it');
+    await eventually(async () => !fs.existsSync(stray), `the stray volume is destroyed (logs:\n${logs()})`, 60_000);
+    await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
+      .some((e) => e.reason === 'PoolVolumeStrayDestroyed' && e.message?.includes(stray)), 'a PoolVolumeStrayDestroyed Event on the Node', 30_000);
+  });
+
   test('a deleted claim\'s volume is destroyed, its PV goes, and the capacity object gives the space back', async () => {
     await eventually(async () => (await claim('big'))?.status?.phase === 'Bound', 'the claim of the earlier test is bound', 60_000);
     const bound = (await claim('big'))!;
