@@ -255,22 +255,9 @@ export class Cluster {
    * A user's claim for this very PV (`volumeName`): the PV controller binds the two, as it
    * binds any claim that names its volume. Returns the claim's name.
    */
-  async bindClaim(pvName: string, claimName = `claim-${pvName}`): Promise<string> {
-    const pv = this.pv(pvName) ?? await this.core.readPersistentVolume({ name: pvName });
-    await this.core.createNamespacedPersistentVolumeClaim({
-      namespace: 'default',
-      body: {
-        metadata: { name: claimName },
-        spec: {
-          accessModes: pv.spec!.accessModes,
-          resources: { requests: { storage: pv.spec!.capacity!.storage } },
-          storageClassName: pv.spec!.storageClassName,
-          volumeMode: pv.spec!.volumeMode,
-          volumeName: pvName,
-        },
-      },
-    });
-    return claimName;
+  /** A claim in `default` made for this PV (pre-bound), Bound by the PV controller; see Kubernetes.bindNewClaim. */
+  bindClaim(pvName: string, claimName = `claim-${pvName}`): Promise<string> {
+    return this.kubernetes.bindNewClaim(pvName, claimName);
   }
 
   async deleteClaim(claimName: string): Promise<void> {
