@@ -12,11 +12,9 @@ import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../di
 import { devicePlan, directoryPlan, formatPlanTable, Plan, PlannedPool } from './plan';
 import { inspectPool } from '../pool/btrfs';
 import { discoveredClassesOf, PoolClassConfig, poolClassesOf } from '../pool/pool-decisions';
-import { availableBytes } from '../pool/storage-capacity';
+import { availableBytes, wholeMiB } from '../pool/storage-capacity';
 import { StartupError } from '../startup-error';
 import { formatBinaryQuantity } from '../volume';
-
-const MiB = 1024 * 1024;
 
 /** A directory flag of `plan` that names nothing usable, or a configuration there that is invalid. */
 export class PlanConfigError extends StartupError {}
@@ -76,7 +74,7 @@ async function planPool(storageClass: string, pool: PoolClassConfig): Promise<Pl
   const planned = { storageClass, path: pool.hostDir, backend: pool.pool };
   try {
     const { freeBytes, usage, quotasOn } = await inspectPool(pool.mountDir);
-    const available = formatBinaryQuantity(Math.floor(availableBytes(freeBytes, usage.values()) / MiB) * MiB);
+    const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, usage.values())));
     return { ...planned, volumes: usage.size, available, ...(quotasOn ? {} : { note: 'quotas are off: the agent turns them on' }) };
   } catch (err) {
     return { ...planned, volumes: 0, note: `cannot be used: ${(err as Error).message}` };

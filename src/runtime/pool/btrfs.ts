@@ -100,31 +100,38 @@ function enclosingSubvolume(poolDir: string): string {
 }
 
 /**
+ * The subvolume at this name in the pool, its UUID and ID as `btrfs subvolume show`
+ * reads them, when what is at the name is a subvolume before and after the read (a
+ * symlink or a plain directory, or anything swapped in meanwhile, is none).
+ */
+async function subvolumeAt(poolDir: string, name: string): Promise<{ readonly uuid: string; readonly id: string } | undefined> {
+  if (!volumeExists(poolDir, name)) return undefined;
+  const at = volumePath(poolDir, name);
+  const before = fs.lstatSync(at);
+  const shown = await btrfs(['subvolume', 'show', at]);
+  const uuid = /^\s*UUID:\s+(\S+)/m.exec(shown)?.[1];
+  const id = /^\s*Subvolume ID:\s+(\d+)/m.exec(shown)?.[1];
+  const after = fs.lstatSync(at);
+  if (!uuid || !id || !after.isDirectory() || after.dev !== before.dev || after.ino !== before.ino) return undefined;
+  return { uuid, id };
+}
+
+/**
  * Makes the volume (a subvolume) unless it is there, and limits it to `limitBytes` by
  * its ID. Returns its UUID, the volume's identity from now on.
  */
 export async function createVolume(poolDir: string, name: string, limitBytes: number): Promise<string> {
   const at = volumePath(poolDir, name);
   if (!fs.existsSync(at)) await btrfs(['subvolume', 'create', at]);
-  const before = fs.lstatSync(at);
-  if (!before.isDirectory() || before.ino !== SUBVOLUME_ROOT_INODE) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
-  const shown = await btrfs(['subvolume', 'show', at]);
-  const uuid = /^\s*UUID:\s+(\S+)/m.exec(shown)?.[1];
-  const id = /^\s*Subvolume ID:\s+(\d+)/m.exec(shown)?.[1];
-  const after = fs.lstatSync(at);
-  if (!uuid || !id || after.dev !== before.dev || after.ino !== before.ino) throw new Error(`${at} changed while it was made; it is left alone`);
-  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${id}`, poolDir]);
-  return uuid;
+  const subvolume = await subvolumeAt(poolDir, name);
+  if (!subvolume) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
+  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${subvolume.id}`, poolDir]);
+  return subvolume.uuid;
 }
 
 /** The volume's identity (its subvolume's UUID), read from the pool; undefined when no subvolume is at that name. */
 export async function volumeIdentity(poolDir: string, name: string): Promise<string | undefined> {
-  if (!volumeExists(poolDir, name)) return undefined;
-  const at = volumePath(poolDir, name);
-  const before = fs.lstatSync(at);
-  const uuid = /^\s*UUID:\s+(\S+)/m.exec(await btrfs(['subvolume', 'show', at]))?.[1];
-  const after = fs.lstatSync(at);
-  return after.dev === before.dev && after.ino === before.ino && after.isDirectory() ? uuid : undefined;
+  return (await subvolumeAt(poolDir, name))?.uuid;
 }
 
 /** The names of the pool directory's entries. */

@@ -24,12 +24,13 @@ import {
   createVolume, deleteVolume, limitVolume, poolEntries, poolFreeBytes, poolUsage, PoolVolumeUsage, preparePool, volumeIdentity,
 } from './btrfs';
 import {
-  ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeOf, SELECTED_NODE_ANNOTATION,
-  strayVolumes,
+  ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
+  SELECTED_NODE_ANNOTATION, strayVolumes,
 } from './pool-decisions';
-import { availableBytes, buildStorageCapacity } from './storage-capacity';
+import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
 
 const MiB = 1024 * 1024;
+
 
 /** The claim conditions of a resize in progress or failed (core/v1 PersistentVolumeClaimConditionType), none left once it is done. */
 const RESIZE_CONDITIONS: ReadonlySet<string> = new Set(['Resizing', 'FileSystemResizePending', 'ControllerResizeError', 'NodeResizeError']);
@@ -101,7 +102,7 @@ export class PoolController {
     this.report(states);
   }
 
-  /** The pools' metrics: what each can still give, and each of its volumes' use and limit. */
+  /** The pools' metrics: what each can still give, and each of its volumes' use and limit (with the PVs this pass made). */
   private report(states: ReadonlyMap<string, PoolState>): void {
     const classOf = new Map(this.deps.pvs().map((pv) => [pv.metadata?.name ?? '', pv.spec?.storageClassName ?? '']));
     const volumes = [...states.values()].flatMap((state) => [...state.usage]
@@ -145,13 +146,13 @@ export class PoolController {
     }
     if (decision.sizeBytes > state.available) {
       await this.giveBack(claim, `pool ${state.pool.mountDir} of class "${decision.className}" on node "${node.name}" has `
-        + `${formatBinaryQuantity(Math.floor(state.available / MiB) * MiB)} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
+        + `${formatBinaryQuantity(wholeMiB(state.available))} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
       return;
     }
     const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
     const volumeId = await createVolume(state.pool.mountDir, decision.name, decision.sizeBytes);
     state.available -= decision.sizeBytes;
-    const hostPath = `${state.pool.hostDir.replace(/\/$/, '')}/${decision.name}`;
+    const hostPath = poolVolumeHostPath(state.pool, decision.name);
     const pv = buildPoolPV({
       name: decision.name, volumeId, claim, className: decision.className, hostPath, selector: state.pool.selector, node, storageClass: fields,
     });
@@ -174,7 +175,7 @@ export class PoolController {
     const ref = persistentVolumeClaimReference(e.claim);
     const growth = e.bytes - e.fromBytes;
     if (growth > state.available) {
-      const message = `pool ${state.pool.mountDir} of class "${e.className}" has ${formatBinaryQuantity(Math.floor(state.available / MiB) * MiB)} left; `
+      const message = `pool ${state.pool.mountDir} of class "${e.className}" has ${formatBinaryQuantity(wholeMiB(state.available))} left; `
         + `growing ${e.pv.metadata?.name} from ${e.pv.spec?.capacity?.storage} to ${e.quantity} needs ${formatBinaryQuantity(Math.ceil(growth / MiB) * MiB)}`;
       if (this.refusedResizes.get(e.claim.metadata?.uid ?? '') !== message) this.deps.events.warning(ref, EventReasons.PoolExpansionRefused.reason, message);
       this.refusedResizes.set(e.claim.metadata?.uid ?? '', message);
@@ -216,7 +217,7 @@ export class PoolController {
     if (strays.length === 0) return;
     const fields = storageClassFields(state.className, await this.deps.storageClass(state.className));
     for (const name of strays) {
-      const at = `${state.pool.hostDir.replace(/\/$/, '')}/${name}`;
+      const at = poolVolumeHostPath(state.pool, name);
       const volumeId = await volumeIdentity(state.pool.mountDir, name);
       if (volumeId === undefined) continue;
       if (!fields.ok || fields.reclaimPolicy !== 'Delete') {
@@ -256,7 +257,7 @@ export class PoolController {
     if (action === 'none') return;
     const { name, uid, resourceVersion } = pv.metadata!;
     const ref = persistentVolumeReference(pv);
-    const at = `${volume.pool.hostDir.replace(/\/$/, '')}/${volume.name}`;
+    const at = poolVolumeHostPath(volume.pool, volume.name);
     if (action === 'keep-then-let-go') {
       this.deps.events.warning(ref, EventReasons.PoolVolumeKept.reason,
         `PV deleted with reclaimPolicy ${pv.spec?.persistentVolumeReclaimPolicy}: ${at} stays; remove it with "btrfs subvolume delete" when its data is no longer wanted`);
@@ -278,8 +279,7 @@ export class PoolController {
   private async publish(node: NodeInfo, states: ReadonlyMap<string, PoolState>): Promise<void> {
     const wanted = new Map<string, V1CSIStorageCapacity>();
     for (const { className, available } of states.values()) {
-      // Whole MiB: a volume's every write does not rewrite the object.
-      const object = buildStorageCapacity(this.deps.namespace, node, className, Math.floor(available / MiB) * MiB);
+      const object = buildStorageCapacity(this.deps.namespace, node, className, wholeMiB(available));
       wanted.set(object.metadata!.name!, object);
     }
     for (const [name, object] of wanted) {

@@ -41,6 +41,11 @@ export function claimConcernsNode(claim: V1PersistentVolumeClaim, nodeName: stri
   return claim.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] === nodeName || isOurPv(claim.spec?.volumeName ?? '');
 }
 
+/** A pool volume's path on the host: its PV's `spec.local.path`. */
+export function poolVolumeHostPath(pool: PoolClassConfig, name: string): string {
+  return `${pool.hostDir.replace(/\/$/, '')}/${name}`;
+}
+
 export function poolVolumeName(claim: V1PersistentVolumeClaim): string {
   return `pvc-${claim.metadata?.uid ?? ''}`;
 }
@@ -95,7 +100,7 @@ export function poolVolumeOf(pv: V1PersistentVolume, nodeName: string, pools: Re
   if (!Object.prototype.hasOwnProperty.call(pools, className)) return undefined;
   const pool = pools[className];
   const volumeId = pv.metadata?.annotations?.[POOL_VOLUME_ANNOTATION];
-  if (pv.spec?.local?.path !== `${pool.hostDir.replace(/\/$/, '')}/${name}` || !volumeId) return undefined;
+  if (pv.spec?.local?.path !== poolVolumeHostPath(pool, name) || !volumeId) return undefined;
   return { className, pool, name, volumeId };
 }
 

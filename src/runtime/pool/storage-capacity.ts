@@ -24,6 +24,13 @@ export function availableBytes(freeBytes: number, volumes: Iterable<PoolVolumeUs
   return Math.max(0, freeBytes - promised);
 }
 
+const MiB = 1024 * 1024;
+
+/** Bytes down to whole MiB: what the capacity objects and messages say, so a volume's every write does not change them. */
+export function wholeMiB(bytes: number): number {
+  return Math.floor(bytes / MiB) * MiB;
+}
+
 /** One name per node and class, stable across restarts (a DNS subdomain, whatever the names' length). */
 export function storageCapacityName(nodeName: string, className: string): string {
   return `pool-${fnv1a32(`${nodeName}/${className}`).toString(16).padStart(8, '0')}-${fnv1a32(`${className}/${nodeName}`).toString(16).padStart(8, '0')}`;
