@@ -253,24 +253,30 @@ export class PoolController {
   private async release(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>): Promise<void> {
     const volume = poolVolumeOf(pv, node.name, pools);
     if (!volume) return;
-    const action = decideRelease(pv);
+    let action = decideRelease(pv);
     if (action === 'none') return;
     const { name, uid, resourceVersion } = pv.metadata!;
     const ref = persistentVolumeReference(pv);
     const at = poolVolumeHostPath(volume.pool, volume.name);
+    if (action === 'retire') {
+      // Deleted as it was read: a PV bound meanwhile (its resourceVersion moved) is decided again next pass.
+      if (await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion) !== 'deleted') return;
+      if (pv.status?.phase === 'Available') {
+        this.deps.events.warning(ref, EventReasons.VolumeWithdrawn.reason, `PV ${name} of pool volume ${at} is Available (its claimRef was cleared); `
+          + 'the PV is deleted so that no other claim binds it, and its volume is destroyed or kept by its reclaim policy');
+      }
+      // Being deleted now, with our finalizer: no claim can bind it any more.
+      action = pv.spec?.persistentVolumeReclaimPolicy === 'Retain' ? 'keep-then-let-go' : 'destroy-then-let-go';
+    }
     if (action === 'keep-then-let-go') {
       this.deps.events.warning(ref, EventReasons.PoolVolumeKept.reason,
         `PV deleted with reclaimPolicy ${pv.spec?.persistentVolumeReclaimPolicy}: ${at} stays; remove it with "btrfs subvolume delete" when its data is no longer wanted`);
       await removeCleanupFinalizer(this.deps.api, name!, uid!);
       return;
     }
-    // The data goes first; the PV only once it is gone, so a crash between leaves a PV that is deleted again.
+    // The PV is being deleted and held by our finalizer: a crash from here on leaves it so, and the next pass ends the work.
     await deleteVolume(volume.pool.mountDir, volume.volumeId);
     this.deps.logger.info({ pv: name, path: at }, 'pool volume destroyed');
-    if (action === 'destroy-then-delete') {
-      const outcome = await deletePersistentVolumeIfUnchanged(this.deps.api, name!, uid!, resourceVersion);
-      if (outcome === 'changed') return;
-    }
     await removeCleanupFinalizer(this.deps.api, name!, uid!);
     this.deps.events.normal(ref, EventReasons.PoolVolumeDeleted.reason, `destroyed ${at} and its quota; the PV goes`);
   }

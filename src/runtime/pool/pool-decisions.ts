@@ -105,8 +105,13 @@ export function poolVolumeOf(pv: V1PersistentVolume, nodeName: string, pools: Re
 }
 
 export type ReleaseAction =
-  /** The claim is gone and the policy is Delete: destroy the volume, then delete the PV. */
-  | 'destroy-then-delete'
+  /**
+   * The PV could be bound again and must not be: Released with policy Delete, or
+   * Available (an administrator cleared its claimRef; a pool volume is never offered to
+   * another claim). It is deleted first, with preconditions, so no claim can bind it;
+   * its volume is destroyed or kept by its policy once it is being deleted.
+   */
+  | 'retire'
   /** The PV is being deleted and its volume may go: destroy it, then let the PV go. */
   | 'destroy-then-let-go'
   /** The PV is being deleted but its policy keeps the data: the volume stays, the PV goes. */
@@ -121,7 +126,8 @@ export function decideRelease(pv: V1PersistentVolume): ReleaseAction {
     if (!(pv.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER) || pv.status?.phase === 'Bound') return 'none';
     return policy === 'Delete' ? 'destroy-then-let-go' : 'keep-then-let-go';
   }
-  return pv.status?.phase === 'Released' && policy === 'Delete' ? 'destroy-then-delete' : 'none';
+  const phase = pv.status?.phase;
+  return phase === 'Available' || (phase === 'Released' && policy === 'Delete') ? 'retire' : 'none';
 }
 
 /** A bound pool volume whose claim asks for more: its new size. */

@@ -120,8 +120,17 @@ describe('what a pool PV asks of its node', () => {
     expect(poolVolumeOf(pv({ volumeId: '' }), 'worker-1', POOLS)).toBeUndefined();
   });
 
-  test('a Released PV of policy Delete has its volume destroyed, then is deleted', () => {
-    expect(decideRelease(pv({ phase: 'Released' }))).toBe('destroy-then-delete');
+  test('a Released PV of policy Delete is retired: deleted first, so no claim binds it, its volume destroyed after', () => {
+    expect(decideRelease(pv({ phase: 'Released' }))).toBe('retire');
+  });
+
+  test('an Available pool PV (an administrator cleared its claimRef) is retired whatever its policy: a pool volume is never offered again', () => {
+    expect(decideRelease(pv({ phase: 'Available' }))).toBe('retire');
+    expect(decideRelease(pv({ phase: 'Available', policy: 'Retain' }))).toBe('retire');
+  });
+
+  test('a pool PV not yet bound to its claim (Pending) is left to the binder', () => {
+    expect(decideRelease(pv({ phase: 'Pending' }))).toBe('none');
   });
 
   test('a bound PV is a tenant\'s, even while it is being deleted', () => {

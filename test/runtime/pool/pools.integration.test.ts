@@ -181,6 +181,29 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await removePodAndClaim('huge');
   });
 
+  test('a pool PV made Available again by an administrator (its claimRef cleared while its agent was down) is withdrawn, never offered', async () => {
+    await claimAndPod('reused', '50Mi');
+    await eventually(async () => (await claim('reused'))?.status?.phase === 'Bound', `the claim is bound (logs:\n${logs()})`, 120_000);
+    const pvName = (await claim('reused'))!.spec!.volumeName!;
+    const nodeName = (await k.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName))!.metadata!.labels!['local.storage.k8s.io/node'];
+    const agent = agents[NODES.findIndex((n) => n.name === nodeName)];
+    const volume = path.join(poolDir.get(nodeName)!, pvName);
+    fs.writeFileSync(path.join(volume, 'secret'), 'the first tenant\'s');
+    process.kill(agent.child.pid!, 'SIGSTOP');
+    try {
+      await removePodAndClaim('reused');
+      await eventually(async () => (await k.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName))?.status?.phase === 'Released', 'the PV is Released', 60_000);
+      await k.patch('v1', 'PersistentVolume', pvName, { spec: { claimRef: null } });
+      await eventually(async () => (await k.get<V1PersistentVolume>('v1', 'PersistentVolume', pvName))?.status?.phase === 'Available', 'the PV is Available', 60_000);
+    } finally {
+      process.kill(agent.child.pid!, 'SIGCONT');
+    }
+    await eventually(async () => (await k.get('v1', 'PersistentVolume', pvName)) === undefined, `the PV is withdrawn (logs:\n${logs()})`, 60_000);
+    expect(fs.existsSync(volume)).toBe(false);
+    await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
+      .some((e) => e.reason === 'VolumeWithdrawn' && e.involvedObject.name === pvName), 'a VolumeWithdrawn Event on the PV', 30_000);
+  });
+
   test('a volume with no PV and no claim (its claim deleted before its PV was made) is destroyed under policy Delete', async () => {
     const stray = path.join(poolDir.get('pool-small')!, 'pvc-11111111-2222-3333-4444-555555555555');
     spawnSync('btrfs', ['subvolume', 'create', stray], { encoding: 'utf8' });
