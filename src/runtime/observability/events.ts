@@ -322,8 +322,8 @@ export const EventReasons = {
     reason: 'PoolVolumeStrayDestroyed',
     type: 'Normal',
     regarding: 'Node',
-    meaning: 'A pool volume had no PV and no claim (its claim was deleted before its PV was made): no tenant ever had it, and its class\'s policy is Delete, so it was destroyed.',
-    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim (its claim was deleted before its PV was made); destroyed, its space given back',
+    meaning: 'A pool volume had no PV and no claim (a claim deleted before its PV was made, or a PV deleted with its finalizer stripped while the agent could not act): no claim can use it again, and its class\'s policy is Delete, so it was destroyed.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim; destroyed under the class\'s policy Delete, its space given back',
   },
   PoolVolumeStrayKept: {
     reason: 'PoolVolumeStrayKept',

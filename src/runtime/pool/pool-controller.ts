@@ -208,9 +208,11 @@ export class PoolController {
   }
 
   /**
-   * Volumes nothing refers to (made for a claim deleted before its PV was made): no
-   * tenant ever had them, so under the class's policy Delete they are destroyed, by
-   * identity, and their space given back; under Retain they stay, said once.
+   * Volumes nothing refers to: made for a claim deleted before its PV was made, or left
+   * by a PV deleted (its finalizer stripped) while the agent could not act, with its
+   * claim gone too. No claim can ever use them again, so under the class's policy Delete
+   * they are destroyed, by identity, and their space given back; under Retain they
+   * stay, said once.
    */
   private async removeStrays(state: PoolState, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
     const strays = strayVolumes(poolEntries(state.pool.mountDir), pvNames, claimUids);
@@ -231,7 +233,7 @@ export class PoolController {
       await deleteVolume(state.pool.mountDir, volumeId);
       this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
       this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
-        `${at} had no PV and no claim (its claim was deleted before its PV was made); destroyed, its space given back`);
+        `${at} had no PV and no claim; destroyed under the class's policy Delete, its space given back`);
     }
   }
 

@@ -172,8 +172,9 @@ export function decideExpansions(
 
 /**
  * Volumes in a pool that nothing refers to: named as a pool volume, with no PV of that
- * name and no claim of the UID in the name. A provisioning interrupted after the volume
- * was made, and before its PV, whose claim was deleted meanwhile, leaves one.
+ * name and no claim of the UID in the name. A claim deleted after its volume was made and
+ * before its PV, or a PV deleted with its finalizer stripped while the agent could not
+ * act (its claim gone too), leaves one.
  */
 export function strayVolumes(entries: readonly string[], pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>): string[] {
   return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name) && !claimUids.has(name.slice('pvc-'.length)));
