@@ -34,7 +34,7 @@ import { Agent, startAgent } from '../lifecycle/agent';
 import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
 import { PoolController } from '../pool/pool-controller';
-import { claimConcernsNode, discoveredClassesOf } from '../pool/pool-decisions';
+import { claimConcernsNode, discoveredClassesOf, poolClassesOf } from '../pool/pool-decisions';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
 
@@ -211,7 +211,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     metrics,
     pass: async (underLocks) => {
       const config = reloader.current!;
-      const havePools = PoolController.directories(config.storageClassMap).length > 0;
+      const havePools = Object.keys(poolClassesOf(config.storageClassMap)).length > 0;
       if (havePools) await claimWatch.ensure();
       await underLocks(classDirectories(), async () => {
         const info = await nodes.get();

@@ -59,11 +59,6 @@ interface PoolState {
 }
 
 export class PoolController {
-  /** The pool classes' directories: the pass loop locks them for the pass. */
-  static directories(storageClassMap: Readonly<Record<string, ClassConfig>>): string[] {
-    return Object.values(poolClassesOf(storageClassMap)).map((p) => p.mountDir);
-  }
-
   /** Capacity objects this agent published, by name, as last written. */
   private readonly published = new Map<string, V1CSIStorageCapacity>();
   /** Resizes refused, by claim UID, with the message, so each refusal is said once. */
