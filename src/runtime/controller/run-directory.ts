@@ -109,13 +109,19 @@ function reportApplied(agent: Agent, events: EventRecorder, nodeName: string, ap
   }
 }
 
-/** Every claim of the cluster: the scheduler may put a pool class's claim of any namespace on this node. */
+/**
+ * Every claim of the cluster: the scheduler may put a pool class's claim of any namespace
+ * on this node. Where RBAC forbids them (a Helm chart's roles, with a pool class added),
+ * its start does not wait: the passes go on for the other classes, and the pools make no
+ * volume and remove no stray until the claims can be read (PoolController asks usable()).
+ */
 function claimsOfAllNamespaces(api: KubeApi, logger: Logger): Reflector<V1PersistentVolumeClaim> {
   return new Reflector<V1PersistentVolumeClaim>(api, {
     resource: 'persistentvolumeclaims',
     watchPath: '/api/v1/persistentvolumeclaims',
     list: (page, callOptions) => api.listPersistentVolumeClaims(page, callOptions),
     fromWire: (raw) => fromWire<V1PersistentVolumeClaim>(raw, 'V1PersistentVolumeClaim'),
+    readsWithoutWatch: { whileForbidden: 'pool classes make no volume for a claim and remove no stray volume' },
     logger,
   });
 }
@@ -195,7 +201,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     logger,
     metrics,
     namespace: options.namespace,
-    claims: () => claims.list(),
+    // A copy that may be stale (the watch forbidden) provisions and resizes nothing.
+    claims: () => (claims.usable() ? claims.list() : []),
     claimsComplete: () => claims.usable(),
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
