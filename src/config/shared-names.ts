@@ -3,6 +3,15 @@
  * defined once here, as the configuration model is.
  */
 
+/** Ours, on every PV we create or adopt: lets each node list and watch only its own PVs. */
+export const NODE_LABEL = 'local.storage.k8s.io/node';
+
+/**
+ * Ours, on every PV we create (and add to those we manage): a Released PV cannot
+ * disappear, nor be bound while it is being deleted, until its volume is clean.
+ */
+export const CLEANUP_FINALIZER = 'local.storage.k8s.io/cleanup';
+
 /** The Node annotation naming a node's PV spec ConfigMap (the device-selecting provisioner's). */
 export const PV_SPEC_CONFIGMAP_ANNOTATION = 'local-pv-provisioner.cybozu.io/pv-spec-configmap';
 

@@ -1,6 +1,7 @@
 import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { claimGuardObjects } from './claim-guard';
 import { dashboardJson } from './dashboard';
 import { alertGroups, formatPrometheusDuration, PrometheusRule, ServiceMonitor } from './monitoring';
 import { POOL_PROVISIONER } from '../config';
@@ -14,9 +15,10 @@ type MetadataOf = (name: string, extraLabels?: Record<string, string>) => { name
 
 /**
  * The local volume provisioner, deployed from typed props: the node agents
- * (a DaemonSet per configuration dialect), their ConfigMaps, StorageClasses and
- * least-privilege RBAC, and optionally node cleanup, a Namespace, metrics Service,
- * ServiceMonitor, PrometheusRule and Grafana dashboard.
+ * (a DaemonSet per configuration dialect), their ConfigMaps, StorageClasses,
+ * least-privilege RBAC and the claim guard (an admission policy), and optionally node
+ * cleanup, a Namespace, metrics Service, ServiceMonitor, PrometheusRule and Grafana
+ * dashboard.
  *
  * Every object has an explicit name derived from `name`, so names do not depend on
  * where the construct sits in the tree; construct ids are fixed strings (plus the class
@@ -103,6 +105,10 @@ export class LocalVolumeProvisioner extends Construct {
         mountOptions: sc.mountOptions.length > 0 ? sc.mountOptions : undefined,
         allowVolumeExpansion: sc.allowVolumeExpansion ? true : undefined,
       }));
+    }
+
+    if (r.claimGuard) {
+      for (const obj of claimGuardObjects(this, r.claimGuard, labels)) this.clusterScoped(obj);
     }
 
     if (r.rbac.features.pools) {

@@ -212,6 +212,12 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `local_volume_provisioner_volume_record_durable{${sel}} == 0`, '15m',
       'A node\'s volume record is lost with its pod.',
       `${pod} keeps its volume record in the container, not in a host directory: it is lost when the pod is replaced. Mount a hostPath at --state-dir (the construct does).`),
+    alert('LocalVolumeProvisionerVolumeRebound', 'critical',
+      `local_volume_provisioner_volume_rebound{${sel}} == 1`, undefined,
+      'A tenant was given another tenant\'s data.',
+      'PV "{{ $labels.persistentvolume }}" (StorageClass {{ $labels.storageclass }}) on ' + pod
+      + ' is bound to claim {{ $labels.claim }}, but its volume still holds the data of the claim that used it before: its claimRef was cleared or changed'
+      + ' while no agent ran and the claim guard was not in force. The VolumeRebound Event on the PV names both claims.'),
     alert('LocalVolumeProvisionerConfigRejected', 'warning',
       `local_volume_provisioner_config_last_reload_successful{${sel}} == 0`, '5m',
       'The provisioner configuration was rejected.',
@@ -230,6 +236,14 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       'A node\'s pool can give no new volume.',
       `${pod} has no space left in the pool of StorageClass {{ $labels.storageclass }}: the scheduler puts no new claim of the class on its node, and its volumes cannot grow.`),
   ];
+  // Only where the construct installs the guard: with claimGuard off it is known to be missing, by the user's choice.
+  if (r.claimGuard) {
+    rules.push(alert('LocalVolumeProvisionerClaimGuardInactive', 'warning',
+      `local_volume_provisioner_claim_guard_active{${sel}} == 0`, '15m',
+      'The claim guard is not in force.',
+      `${pod} finds the claim guard (an admission policy) missing, not Deny, or unreadable: while an agent is down, a Released PV whose claimRef an`
+      + ' administrator clears can be bound by another claim with its last tenant\'s data. The ClaimGuardInactive Event on its Node says why.'));
+  }
   const expected = Object.entries(r.directory?.expectedVolumesPerNode ?? {});
   if (expected.length > 0) {
     rules.push(alert('LocalVolumeProvisionerNodeWithoutVolumes', 'warning',

@@ -44,6 +44,13 @@ export function agentRules(f: RbacFeatures): RoleRules {
       // few), so a pass reads them with no request; it reads a class by name where list/watch is not granted.
       ...(f.directoryDialect ? [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] }] : []),
       { apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs },
+      // The claim guard, read by name: each agent checks it is in force and says so when it is not.
+      ...(f.claimGuard ? [{
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'],
+        verbs: ['get'],
+        resourceNames: [f.claimGuard],
+      }] : []),
       // core/v1 Events (what `kubectl describe` shows), created and then counted up by patch.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
       // Pool classes: every claim is listed and watched (the scheduler may put one of any namespace on this node),

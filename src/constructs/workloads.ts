@@ -48,6 +48,7 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--config-sync-period=${formatGoDuration(rt.configSyncPeriodMs)}`,
       `--config-dir=${CONFIG_MOUNT_PATH}`,
       `--state-dir=${rt.stateDirectory}`,
+      ...claimGuardFlag(r),
       ...commonFlags(r),
     ],
     env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],
@@ -80,6 +81,7 @@ export function deviceAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--polling-interval=${formatGoDuration(d.pollingIntervalMs)}`,
       ...(d.defaultSpec ? [`--default-pv-spec-configmap=${d.defaultSpec}`] : []),
       `--state-dir=${rt.stateDirectory}`,
+      ...claimGuardFlag(r),
       ...commonFlags(r),
     ],
     env: [],
@@ -204,6 +206,11 @@ export function nodeCleanupSpec(r: ResolvedProps): k8s.DeploymentSpec {
       },
     },
   };
+}
+
+/** The claim guard each agent checks is in force. */
+function claimGuardFlag(r: ResolvedProps): string[] {
+  return r.claimGuard ? [`--claim-guard=${r.claimGuard.name}`] : [];
 }
 
 function commonFlags(r: ResolvedProps): string[] {

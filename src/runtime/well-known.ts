@@ -7,14 +7,8 @@
 /** Upstream annotation naming the provisioner that created a PV. */
 export const PROVISIONED_BY_ANNOTATION = 'pv.kubernetes.io/provisioned-by';
 
-/** Ours, on every PV we create or adopt: lets each node list and watch only its own PVs. */
-export const NODE_LABEL = 'local.storage.k8s.io/node';
-
-/**
- * Ours, on every PV we create (and add to those we manage): a Released PV cannot
- * disappear, nor be bound while it is being deleted, until its volume is clean.
- */
-export const CLEANUP_FINALIZER = 'local.storage.k8s.io/cleanup';
+/** Ours, shared with the construct (its claim guard matches our PVs by them): defined in the configuration model. */
+export { CLEANUP_FINALIZER, NODE_LABEL } from '../config/shared-names';
 
 /** Ours: the stable identity of the disk or filesystem a PV was made for (volume/identity.ts). */
 export const VOLUME_IDENTITY_ANNOTATION = 'local.storage.k8s.io/volume-identity';

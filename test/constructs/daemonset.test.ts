@@ -70,7 +70,8 @@ describe('the directory agent DaemonSet', () => {
   test('runs the `run` subcommand with the Go provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'run', '--listen-address=:8080', '--metrics-path=/metrics', '--discovery-period=10s', '--config-sync-period=5s',
-      '--config-dir=/etc/provisioner/config', '--state-dir=/var/lib/local-volume-provisioner', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
+      '--config-dir=/etc/provisioner/config', '--state-dir=/var/lib/local-volume-provisioner', '--claim-guard=local-volume-provisioner-claim-guard',
+      '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 
@@ -175,7 +176,8 @@ describe('the device agent DaemonSet', () => {
   test('runs the `devices` subcommand with the device provisioner flags', () => {
     expect(container(ds).args).toEqual([
       'devices', '--node-name=$(MY_NODE_NAME)', '--namespace-name=$(MY_NAMESPACE)', '--metrics-addr=:8080', '--metrics-path=/metrics',
-      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--state-dir=/var/lib/local-volume-provisioner', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
+      '--polling-interval=1m0s', '--default-pv-spec-configmap=nvme-block', '--state-dir=/var/lib/local-volume-provisioner',
+      '--claim-guard=local-volume-provisioner-claim-guard', '--kube-api-qps=100', '--kube-api-burst=200', '--log-level=info',
     ]);
   });
 

@@ -93,10 +93,12 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerVolumeHeldDirty',
     'LocalVolumeProvisionerRecordUnusable',
     'LocalVolumeProvisionerRecordNotDurable',
+    'LocalVolumeProvisionerVolumeRebound',
     'LocalVolumeProvisionerConfigRejected',
     'LocalVolumeProvisionerClassSkipped',
     'LocalVolumeProvisionerPoolVolumeAlmostFull',
     'LocalVolumeProvisionerPoolFull',
+    'LocalVolumeProvisionerClaimGuardInactive',
     'LocalVolumeProvisionerNodeWithoutVolumes',
   ];
 
@@ -109,6 +111,11 @@ describe('the PrometheusRule', () => {
     expect(rule.spec.groups[0].rules.map((r: Manifest) => r.alert)).toEqual(ALERTS);
     const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
     for (const name of ALERTS) expect([name, operations.includes(`\`${name}\``)]).toEqual([name, true]);
+  });
+
+  test('leaves out the claim guard alert when the construct installs no guard (claimGuard: false)', () => {
+    const rules = one(synth({ ...props, claimGuard: false }), 'PrometheusRule').spec.groups[0].rules;
+    expect(rules.map((r: Manifest) => r.alert)).not.toContain('LocalVolumeProvisionerClaimGuardInactive');
   });
 
   test('leaves out the node-without-volumes alert when no class expects volumes', () => {
@@ -167,6 +174,9 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_pool_available_bytes{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '0x50' },
           { series: `local_volume_provisioner_pool_available_bytes{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '10737418240x50' },
           { series: `local_volume_provisioner_storageclass_volumes{${sel}, pod="agent-b", storageclass="fast-disks"}`, values: '2x50' },
+          { series: `local_volume_provisioner_volume_rebound{${sel}, pod="agent-c", persistentvolume="local-pv-9", storageclass="fast-disks", claim="team-b/data-0"}`, values: '1x50' },
+          { series: `local_volume_provisioner_claim_guard_active{${sel}, pod="agent-c"}`, values: '0x50' },
+          { series: `local_volume_provisioner_claim_guard_active{${sel}, pod="agent-a"}`, values: '1x50' },
         ],
         alert_rule_test: [
           {
@@ -265,6 +275,26 @@ describe('the PrometheusRule', () => {
           },
           {
             eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerVolumeRebound',
+            exp_alerts: [{
+              exp_labels: { ...target, severity: 'critical', pod: 'agent-c', persistentvolume: 'local-pv-9', storageclass: 'fast-disks', claim: 'team-b/data-0' },
+              exp_annotations: annotations('LocalVolumeProvisionerVolumeRebound', 'A tenant was given another tenant\'s data.',
+                'PV "local-pv-9" (StorageClass fast-disks) on Pod storage/agent-c is bound to claim team-b/data-0, but its volume still holds the data of the claim that '
+                + 'used it before: its claimRef was cleared or changed while no agent ran and the claim guard was not in force. The VolumeRebound Event on the PV names both claims.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerClaimGuardInactive',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-c' },
+              exp_annotations: annotations('LocalVolumeProvisionerClaimGuardInactive', 'The claim guard is not in force.',
+                'Pod storage/agent-c finds the claim guard (an admission policy) missing, not Deny, or unreadable: while an agent is down, a Released PV whose claimRef an '
+                + 'administrator clears can be bound by another claim with its last tenant\'s data. The ClaimGuardInactive Event on its Node says why.'),
+            }],
+          },
+          {
+            eval_time: '40m',
             alertname: 'LocalVolumeProvisionerConfigRejected',
             exp_alerts: [{
               exp_labels: { ...target, pod: 'agent-a' },
@@ -311,6 +341,7 @@ describe('the PrometheusRule', () => {
           // `for` holds them back at first.
           { eval_time: '3m', alertname: 'LocalVolumeProvisionerDown', exp_alerts: [] },
           { eval_time: '3m', alertname: 'LocalVolumeProvisionerVolumeInError', exp_alerts: [] },
+          { eval_time: '3m', alertname: 'LocalVolumeProvisionerClaimGuardInactive', exp_alerts: [] },
         ],
       }],
     };

@@ -29,6 +29,7 @@ const NAMESPACE = 'local-volume-provisioner';
 const AGENT = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner`;
 const NODE_CLEANUP = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner-node-cleanup`;
 const LEASE = 'local-volume-provisioner-node-cleanup';
+const GUARD = 'local-volume-provisioner-claim-guard';
 
 /** Every feature that adds a rule. */
 const ALL_FEATURES = synth({
@@ -246,6 +247,9 @@ const CASES: Case[] = [
     }), NODE),
   },
   { role: A, verb: 'update', resource: 'nodes', user: AGENT, given: [NODE], call: (api) => removeNodeTaint(api, 'node-1', 'sig-storage-local-static-provisioner/agent-not-ready') },
+  // The claim guard, read by name: a missing one answers 404 (the agent's verdict), a forbidden read 403.
+  { role: A, verb: 'get', resource: 'validatingadmissionpolicies', user: AGENT, call: (api) => api.getValidatingAdmissionPolicy(GUARD) },
+  { role: A, verb: 'get', resource: 'validatingadmissionpolicybindings', user: AGENT, call: (api) => api.getValidatingAdmissionPolicyBinding(GUARD) },
   { role: A, verb: 'create', resource: 'events', user: AGENT, call: (api) => api.createEvent('default', EVENT) },
   { role: A, verb: 'patch', resource: 'events', user: AGENT, given: [EVENT], call: (api) => api.patchEvent('default', 'local-pv-1.1', { count: 2 }) },
   { role: A, verb: 'list', resource: 'configmaps', user: AGENT, call: (api) => api.listConfigMaps(NAMESPACE, {}) },

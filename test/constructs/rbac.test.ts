@@ -9,11 +9,14 @@ function rules(role: Manifest): string[] {
 const AGENT = 'local-volume-provisioner';
 
 describe('the agent ClusterRole', () => {
-  test('with the directory dialect: PVs, StorageClasses read and watched, its Node read and watched, and core Events', () => {
+  const GUARD = 'admissionregistration.k8s.io/validatingadmissionpolicies,validatingadmissionpolicybindings[local-volume-provisioner-claim-guard]: get';
+
+  test('with the directory dialect: PVs, StorageClasses read and watched, its Node read and watched, the claim guard read, and core Events', () => {
     expect(rules(one(synth(DEFAULTS), 'ClusterRole', AGENT))).toEqual([
       'core/persistentvolumes: get,list,watch,create,delete,patch',
       'storage.k8s.io/storageclasses: get,list,watch',
       'core/nodes: get,watch',
+      GUARD,
       'core/events: create,patch',
     ]);
   });
@@ -22,8 +25,13 @@ describe('the agent ClusterRole', () => {
     expect(rules(one(synth(DEVICES), 'ClusterRole', AGENT))).toEqual([
       'core/persistentvolumes: get,list,watch,create,delete,patch',
       'core/nodes: get,watch',
+      GUARD,
       'core/events: create,patch',
     ]);
+  });
+
+  test('reads no claim guard when there is none (claimGuard: false)', () => {
+    expect(rules(one(synth({ ...DEFAULTS, claimGuard: false }), 'ClusterRole', AGENT))).not.toContain(GUARD);
   });
 
   test('updates Nodes only when it removes the startup taint', () => {

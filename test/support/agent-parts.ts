@@ -7,6 +7,7 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import { makeTempDir } from './privileged';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter, ReclaimMode } from '../../src/runtime/cleanup';
 import { Deleter } from '../../src/runtime/controller/deleter';
+import { ReboundReporter } from '../../src/runtime/controller/rebound-reporter';
 import { RecordKeeper } from '../../src/runtime/controller/record-keeper';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
@@ -55,7 +56,8 @@ export abstract class AgentParts {
     this.mode = cleanups.mode ?? 'finalizer';
     this.stateDir = cleanups.stateDir ?? makeTempDir('lvp-state-');
     const record = VolumeRecord.open(this.stateDir).record;
-    this.keeper = new RecordKeeper({ record, events: this.events, metrics: this.metrics, logger: this.logger, nodeName });
+    const reporting = { events: this.events, metrics: this.metrics, logger: this.logger };
+    this.keeper = new RecordKeeper({ record, ...reporting, nodeName, rebound: new ReboundReporter(reporting) });
     this.deleter = new Deleter({
       record: this.keeper.record,
       api,

@@ -26,8 +26,9 @@ type Loose = any;
 
 const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
-/** What reset() removes, in this order: what uses storage first, then the storage, then its classes and nodes. */
+/** What reset() removes, in this order: admission policies, what uses storage, then the storage, then its classes and nodes. */
 const RESET_KINDS: Array<[apiVersion: string, kind: string]> = [
+  ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding'], ['admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy'],
   ['batch/v1', 'Job'], ['v1', 'Pod'], ['v1', 'PersistentVolumeClaim'], ['v1', 'Event'], ['v1', 'ConfigMap'], ['coordination.k8s.io/v1', 'Lease'],
   ['v1', 'PersistentVolume'], ['storage.k8s.io/v1', 'StorageClass'], ['storage.k8s.io/v1', 'CSIStorageCapacity'], ['storage.k8s.io/v1', 'CSIDriver'],
   ['v1', 'Node'],

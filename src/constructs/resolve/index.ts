@@ -15,6 +15,7 @@ import {
   absolutePathProblem, checkLabels, checkPolicyRule, integerProblem, namespaceNameProblem, objectNameProblem, PropIssues, serviceNameProblem,
 } from '../prop-issues';
 import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel } from '../props';
+import { ResolvedClaimGuard, resolveClaimGuard } from './claim-guard';
 import { DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
 import { ResolvedDeviceDialect, resolveDeviceDialect } from './device-dialect';
 import { ResolvedDirectoryDialect, resolveDirectoryDialect } from './directory-dialect';
@@ -26,6 +27,7 @@ import { checkDefaultStorageClass, ResolvedStorageClass } from './storage-class'
 import { intOrString, optionalDuration, quantity } from './values';
 
 export * from './constants';
+export type { ResolvedClaimGuard } from './claim-guard';
 export type { ResolvedDeviceDialect, ResolvedDeviceSpec } from './device-dialect';
 export type { ResolvedDirectoryDialect } from './directory-dialect';
 export type { ResolvedGrafanaDashboard, ResolvedMetrics, ResolvedPrometheusRule, ResolvedServiceMonitor } from './metrics';
@@ -45,6 +47,8 @@ export interface ResolvedProps {
   readonly devices?: ResolvedDeviceDialect;
   readonly storageClasses: ResolvedStorageClass[];
   readonly nodeCleanup?: ResolvedNodeCleanup;
+  /** The admission policy that keeps a used volume's PV from being bound again, even while no agent runs. */
+  readonly claimGuard?: ResolvedClaimGuard;
   readonly rbac: ResolvedRbac;
   readonly serviceAccount: ResolvedServiceAccount;
   readonly runtime: ResolvedRuntime;
@@ -60,6 +64,8 @@ export interface RbacFeatures {
   readonly removeNodeNotReadyTaint: boolean;
   /** A pool class is configured: claims are watched, capacity published. */
   readonly pools: boolean;
+  /** The claim guard's name, which the agents read to check it is in force. */
+  readonly claimGuard?: string;
 }
 
 export interface ResolvedRbac {
@@ -134,6 +140,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
 
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
+  const claimGuard = resolveClaimGuard(props, name, classStorage);
 
   const result: ResolvedProps = {
     warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
@@ -144,6 +151,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
     devices,
     storageClasses: classStorage,
     nodeCleanup,
+    claimGuard,
     rbac: {
       create: props.createRbac ?? true,
       extraRules: props.extraRbacRules ?? [],
@@ -153,6 +161,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
         jobCleaning: directory?.config.useJobForCleaning ?? false,
         removeNodeNotReadyTaint: removeTaint,
         pools: Object.values(directory?.config.storageClassMap ?? {}).some((c) => c.pool !== undefined),
+        claimGuard: claimGuard?.name,
       },
     },
     serviceAccount: { create: createServiceAccount, name: serviceAccountName },

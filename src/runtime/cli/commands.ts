@@ -41,6 +41,19 @@ const STATE_DIR_FLAG: FlagSpec = {
   help: 'Host directory (mounted at the same path) of the node\'s volume record: which volumes are clean, which a tenant used.',
 };
 
+/** The claim guard (an admission policy the construct installs), which each agent checks is in force. */
+const CLAIM_GUARD_FLAG: FlagSpec = {
+  name: 'claim-guard',
+  type: 'string',
+  env: 'LVP_CLAIM_GUARD',
+  default: '',
+  help: 'Name of the ValidatingAdmissionPolicy (and its binding) that keeps a used volume\'s PV from being bound again while no agent runs; '
+    + 'checked at start and every 5 minutes. Unset: none is known, and the agent says so.',
+};
+
+/** Ours, read by both dialects' agents alike: they tell neither dialect. */
+const AGENT_FLAGS: FlagSpec[] = [STATE_DIR_FLAG, CLAIM_GUARD_FLAG];
+
 const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'listen-address', type: 'string', default: ':8080', help: 'Address of the metrics and health endpoints.' },
   { name: 'metrics-path', type: 'string', default: '/metrics', help: 'Path of the Prometheus metrics.' },
@@ -50,7 +63,7 @@ const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'node-name', type: 'string', env: 'MY_NODE_NAME', help: 'This node\'s name (usually from the downward API). Required.' },
   { name: 'namespace', type: 'string', env: 'MY_NAMESPACE', default: 'default', help: 'Namespace for cleanup Jobs and Events.' },
   { name: 'job-container-image', type: 'string', env: 'JOB_CONTAINER_IMAGE', default: '', help: 'Image of cleanup Jobs (useJobForCleaning).' },
-  STATE_DIR_FLAG,
+  ...AGENT_FLAGS,
 ];
 
 const DEVICE_FLAGS: FlagSpec[] = [
@@ -68,7 +81,7 @@ const DEVICE_FLAGS: FlagSpec[] = [
   { name: 'namespace-name', type: 'string', env: 'LP_NAMESPACE_NAME', help: 'Namespace of the PV spec ConfigMaps. Required.' },
   { name: 'default-pv-spec-configmap', type: 'string', env: 'LP_DEFAULT_PV_SPEC_CONFIGMAP', default: '', help: 'PV spec ConfigMap for nodes without the annotation.' },
   { name: 'development', type: 'boolean', env: 'LP_DEVELOPMENT', default: false, ignored: 'the device provisioner read it and never used it; --zap-devel or --log-format=text give readable lines' },
-  STATE_DIR_FLAG,
+  ...AGENT_FLAGS,
 ];
 
 const PLAN_FLAGS: FlagSpec[] = [
@@ -141,8 +154,8 @@ const COMMANDS: readonly CommandDef[] = [
     syntax: PFLAG_SYNTAX,
     envSemantics: 'viper',
     flags: [...DEVICE_FLAGS, ...COMMON, ...ZAP_FLAGS, ...KLOG_FLAGS_CLIENT_ONLY],
-    // The device provisioner's own variables; LVP_STATE_DIR is ours and shared by both dialects, so it tells neither.
-    envCues: DEVICE_FLAGS.flatMap((f) => (f.env && f !== STATE_DIR_FLAG ? [f.env] : [])),
+    // The device provisioner's own variables; ours (LVP_*) are shared by both dialects, so they tell neither.
+    envCues: DEVICE_FLAGS.flatMap((f) => (f.env && !AGENT_FLAGS.includes(f) ? [f.env] : [])),
     binaries: ['local-pv-provisioner'],
   },
   {
@@ -258,6 +271,7 @@ function resolve(
         namespace: v.namespace as string,
         jobContainerImage: v['job-container-image'] as string,
         stateDir: v['state-dir'] as string,
+        claimGuard: v['claim-guard'] as string,
       };
     }
     case 'devices': {
@@ -277,6 +291,7 @@ function resolve(
         namespace: required(v, 'namespace-name', 'LP_NAMESPACE_NAME', errors),
         defaultPvSpecConfigMap: v['default-pv-spec-configmap'] as string,
         stateDir: v['state-dir'] as string,
+        claimGuard: v['claim-guard'] as string,
       };
     }
     case 'plan':

@@ -316,7 +316,8 @@ export class Deleter {
     await this.deps.record.update((record) => {
       const entry = record.get(identity);
       if (!entry || entry.state === 'clean' || !expected(entry)) return { writes: [], result: undefined };
-      const { pvName, pvUid, admin, ...rest } = entry;
+      // Clean: no PV, no tenant, no word of an administrator's any more.
+      const { pvName, pvUid, admin, claim, claimUid, ...rest } = entry;
       return { writes: [{ ...rest, state: 'clean' as const, reason, since: new Date().toISOString() }], result: undefined };
     });
   }

@@ -119,7 +119,9 @@ export class DeviceController {
     // The device provisioner's PVs carry no identity: known by the record from adoption on, else by what is at their path.
     const recorded = this.deps.keeper.identities();
     const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
-    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
+    const seen = withIdentities(owned, identityOf);
+    await this.deps.keeper.observe(seen, this.deps.cache.list(), recordContext);
+    this.deps.keeper.reportRebound(seen);
 
     const { devices, errors } = await this.discover(node, spec, pvs, identityOf);
     const naming = this.name(node, spec, pvs, devices, errors);

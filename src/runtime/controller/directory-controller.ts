@@ -133,7 +133,9 @@ export class DirectoryController {
     // PVs made before identities (the Go provisioner's) are known by the record from adoption on, else by what is at their path.
     const recorded = this.deps.keeper.identities();
     const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
-    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
+    const seen = withIdentities(owned, identityOf);
+    await this.deps.keeper.observe(seen, this.deps.cache.list(), recordContext);
+    this.deps.keeper.reportRebound(seen);
     const { created, planned } = await this.provision(classes, config, node, identityOf);
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);

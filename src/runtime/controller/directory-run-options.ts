@@ -15,4 +15,6 @@ export interface DirectoryRunOptions extends CommonOptions {
   readonly jobContainerImage: string;
   /** The host directory of the node's volume record (record/volume-record.ts). */
   readonly stateDir: string;
+  /** The claim guard's name (controller/claim-guard-check.ts); empty when none is known. */
+  readonly claimGuard: string;
 }

@@ -8,6 +8,7 @@
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import { VolumeRecord } from '../record';
+import type { ReboundReporter } from './rebound-reporter';
 import { RecordKeeper } from './record-keeper';
 
 export interface OpenRecordDeps {
@@ -15,6 +16,7 @@ export interface OpenRecordDeps {
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
   readonly nodeName: string;
+  readonly rebound: ReboundReporter;
 }
 
 export function openRecordKeeper(stateDir: string, deps: OpenRecordDeps): RecordKeeper {

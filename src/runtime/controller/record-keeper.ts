@@ -9,9 +9,10 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import {
-  changesFromPvs, offerVerdict, PvWithIdentity, recordedLines, RecordContext, RecordHealth, VolumeRecord, VolumeRecordEntry,
+  changesFromPvs, offerVerdict, PvWithIdentity, reboundVolumes, recordedLines, RecordContext, RecordHealth, VolumeRecord, VolumeRecordEntry,
 } from '../record';
 import type { RootMetadata } from '../volume';
+import type { ReboundReporter } from './rebound-reporter';
 
 /** A volume discovery would offer, as the record needs to know it. */
 export interface OfferCandidate {
@@ -38,6 +39,7 @@ export interface RecordKeeperDeps {
   readonly metrics: ProvisionerMetrics;
   readonly logger: Logger;
   readonly nodeName: string;
+  readonly rebound: ReboundReporter;
   readonly now?: () => Date;
 }
 
@@ -87,6 +89,11 @@ export class RecordKeeper {
       for (const w of writes) this.deps.logger.info({ path: w.hostPath, identity: w.identity, state: w.state }, `volume record: ${w.reason}`);
       return { writes, result: undefined };
     });
+  }
+
+  /** Says which of this node's PVs (all of the dialect's, once per pass) are bound to another tenant than the one that used their volume. */
+  reportRebound(pvs: readonly PvWithIdentity[]): void {
+    this.deps.rebound.report('record', reboundVolumes(pvs, (i) => this.deps.record.get(i)));
   }
 
   /**

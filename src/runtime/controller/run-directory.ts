@@ -12,6 +12,7 @@ import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
+import { ClaimGuardCheck } from './claim-guard-check';
 import { cleanupParts } from './cleanup-parts';
 import { AppliedConfig, ConfigReloader } from './config-reloader';
 import { DirectoryController } from './directory-controller';
@@ -34,7 +35,7 @@ import { Agent, startAgent } from '../lifecycle/agent';
 import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
 import { PoolController } from '../pool/pool-controller';
-import { claimConcernsNode, discoveredClassesOf, poolClassesOf } from '../pool/pool-decisions';
+import { claimConcernsNode, discoveredClassesOf, poolClassesOf, reboundPoolVolumes } from '../pool/pool-decisions';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
 
@@ -168,8 +169,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   reportAdoptedVolumes(events, cache, adopted, node.name);
   if (warning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, warning);
+  await runners.start('claim guard check', new ClaimGuardCheck({ api, events, metrics, logger, nodeName: node.name, name: options.claimGuard }));
 
-  const { table, keeper, deleter } = cleanupParts(agent, {
+  const { table, keeper, deleter, rebound } = cleanupParts(agent, {
     nodeName: node.name,
     mode,
     stateDir: options.stateDir,
@@ -224,6 +226,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
         const info = await nodes.get();
         await controller.pass({ ...config, storageClassMap: discoveredClassesOf(config.storageClassMap) }, info);
         if (havePools) await pools.pass(config.storageClassMap, info);
+        rebound.report('pool', reboundPoolVolumes(cache.list(), info.name, poolClassesOf(config.storageClassMap)));
       });
       await taint.removeIfAsked(config);
     },

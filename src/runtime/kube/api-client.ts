@@ -1,7 +1,7 @@
 import type {
   CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PodList,
   V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeClaimList, V1PersistentVolumeList,
-  V1SelfSubjectAccessReview, V1StorageClass,
+  V1SelfSubjectAccessReview, V1StorageClass, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
 import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './http-transport';
@@ -38,6 +38,7 @@ const CORE = '/api/v1';
 const STORAGE = '/apis/storage.k8s.io/v1';
 const BATCH = '/apis/batch/v1';
 const COORDINATION = '/apis/coordination.k8s.io/v1';
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
 /** `/api/v1/namespaces/ns/configmaps/name`; namespace and name are left out when undefined. */
 function resourcePath(group: string, resource: string, namespace?: string, name?: string): string {
@@ -276,6 +277,17 @@ export class KubeApi {
     const name = lease.metadata!.name!;
     return this.send({ verb: 'update', resource: 'leases', namespace, name },
       { method: 'PUT', path: resourcePath(COORDINATION, 'leases', namespace, name), body: lease }, options);
+  }
+
+  // The claim guard (an admission policy and its binding), read by name
+
+  getValidatingAdmissionPolicy(name: string): Promise<V1ValidatingAdmissionPolicy | undefined> {
+    return this.read({ verb: 'get', resource: 'validatingadmissionpolicies', name }, resourcePath(ADMISSION, 'validatingadmissionpolicies', undefined, name));
+  }
+
+  getValidatingAdmissionPolicyBinding(name: string): Promise<V1ValidatingAdmissionPolicyBinding | undefined> {
+    return this.read({ verb: 'get', resource: 'validatingadmissionpolicybindings', name },
+      resourcePath(ADMISSION, 'validatingadmissionpolicybindings', undefined, name));
   }
 
   // Authorization

@@ -15,7 +15,8 @@ export interface EventReasonSpec {
   /** The Event's `reason` (CamelCase, as Kubernetes components write them). */
   readonly reason: string;
   readonly type: EventType;
-  readonly regarding: EventRegarding;
+  /** The kind of object an Event is recorded on (each of them, when several). */
+  readonly regarding: EventRegarding | readonly EventRegarding[];
   /** What it means and what happens next, in one line. */
   readonly meaning: string;
   /** A typical message. */
@@ -233,6 +234,17 @@ export const EventReasons = {
     meaning: 'The PV is Available but the node\'s volume record says a tenant used its volume (e.g. an administrator cleared its claimRef); it is deleted so no claim binds it, and the volume is cleaned or held by its reclaim policy.',
     example: 'PV "local-pv-1a2b3c4d" is Available but its volume was used by a tenant and is not clean yet; the PV is deleted so that no claim binds it, and its volume is cleaned or held by its reclaim policy',
   },
+  VolumeRebound: {
+    reason: 'VolumeRebound',
+    type: 'Warning',
+    regarding: ['PersistentVolume', 'PersistentVolumeClaim'],
+    meaning: 'The PV is bound to a claim other than the one whose tenant used its volume, and the volume was not cleaned in between: the '
+      + 'claim was bound while no agent ran, after an administrator cleared the PV\'s claimRef without the claim guard in force. The new '
+      + 'tenant can read the last one\'s data; the volume is never cleaned under it, and is cleaned (or held) by its reclaim policy once it is released.',
+    example: 'PV "local-pv-1a2b3c4d" (/mnt/disks/vol1) is bound to claim team-b/data-0 (uid 5b1e…) but its volume still holds the data of claim '
+      + 'team-a/db-0 (uid 0c7f…), which used it and was never cleaned away: the claim guard was not in force while no agent ran; '
+      + 'the volume is cleaned (or kept, Retain) only once this claim releases it',
+  },
   VolumeHeldDirty: {
     reason: 'VolumeHeldDirty',
     type: 'Warning',
@@ -267,6 +279,17 @@ export const EventReasons = {
     regarding: 'Node',
     meaning: 'The state directory was not there at start, so it is no host directory the DaemonSet mounts: the record lives in the container and is lost when the pod is replaced; mount a hostPath there (the construct does).',
     example: 'state directory /var/lib/local-volume-provisioner did not exist, so it is not a host directory: the volume record is lost when this pod is replaced; mount a hostPath at /var/lib/local-volume-provisioner (the construct does)',
+  },
+  // The claim guard (controller/claim-guard-check.ts).
+  ClaimGuardInactive: {
+    reason: 'ClaimGuardInactive',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The claim guard, the admission policy that keeps a used volume\'s PV from being bound again while no agent runs, is not in force '
+      + '(not configured, deleted, its binding not Deny, unreadable under this RBAC, a cluster older than 1.30); said at start and on each change.',
+    example: 'the claim guard, ValidatingAdmissionPolicy "local-volume-provisioner-claim-guard", does not exist (deleted, or a cluster older than Kubernetes 1.30): '
+      + 'while no agent runs on a node, an administrator who clears the claimRef of a Released PV of ours lets the next claim be bound to it with its last '
+      + 'tenant\'s data (docs/operations.md, guarantee 14)',
   },
   // Pools: volumes made for claims from a node's own storage.
   PoolVolumeProvisioned: {

@@ -60,6 +60,17 @@ export interface PoolVolumeStats {
   readonly limitBytes?: number;
 }
 
+/** Who finds rebound volumes: the volume record (static volumes) or the pools (by the claim UID in a volume's name). */
+export type ReboundSource = 'record' | 'pool';
+
+/** A PV bound to a claim other than the one that used its volume. */
+export interface ReboundVolumeStats {
+  readonly persistentVolume: string;
+  readonly storageClass: string;
+  /** The claim it is bound to now, `namespace/name`. */
+  readonly claim: string;
+}
+
 export interface CleanupOutcome {
   readonly mode: CleanupModeLabel;
   readonly type: CleanupType;
@@ -176,6 +187,11 @@ export class ProvisionerMetrics {
     'Whether the node\'s volume record can be read whole (1); 0: nothing is offered or cleaned until it is repaired.', []);
   private readonly volumeRecordDurable = this.gauge(`${PREFIX}volume_record_durable`,
     'Whether the volume record is in a directory that was there at start (1: a host directory the DaemonSet mounts); 0: it is lost when the pod is replaced.', []);
+  private readonly claimGuardActive = this.gauge(`${PREFIX}claim_guard_active`,
+    'Whether the claim guard is in force (1): the admission policy that keeps a used volume\'s PV from being bound again while no agent runs; 0: not configured, missing, not Deny, or unreadable.', []);
+  private readonly volumeRebound = this.gauge(`${PREFIX}volume_rebound`,
+    '1 for each PV of this node bound to a claim other than the one whose tenant used its volume, with no clean in between (bound while no agent ran).',
+    ['persistentvolume', 'storageclass', 'claim']);
   private readonly buildInfo = this.gauge(`${PREFIX}build_info`,
     'Always 1; labels carry the version of this program and of Node.js.', ['version', 'node_version']);
 
@@ -200,6 +216,8 @@ export class ProvisionerMetrics {
   private readonly nodeCleanupPVCRecreatesFailed = this.counter(`${NODE_CLEANUP_PREFIX}persistentvolumeclaim_recreate_failed_total`,
     'Total number of failed PersistentVolumeClaim re-creations by node cleanup.', []);
 
+  private readonly reboundBySource = new Map<ReboundSource, readonly ReboundVolumeStats[]>();
+
   constructor(options: ProvisionerMetricsOptions) {
     this.buildInfo.set({ version: options.version, node_version: process.version }, 1);
     // Both modes always have a series, so "no Block volumes" reads 0, not absent.
@@ -208,6 +226,8 @@ export class ProvisionerMetrics {
     this.setWaitingForAnotherAgent(false);
     this.setVolumeRecordUsable(true);
     this.setVolumeRecordDurable(true);
+    // Not known to be in force until the agent has read it.
+    this.setClaimGuardActive(false);
     // Nothing rejected yet: a configuration that is unusable at startup ends the process instead.
     this.configLastSuccessful.set(1);
     if (options.processMetrics ?? true) this.registry.register(new ProcessMetrics());
@@ -334,6 +354,19 @@ export class ProvisionerMetrics {
         if (PRESENT_STATES.includes(state)) present += count;
       }
       this.storageClassVolumes.set({ storageclass }, present);
+    }
+  }
+
+  setClaimGuardActive(active: boolean): void {
+    this.claimGuardActive.set(active ? 1 : 0);
+  }
+
+  /** The PVs of `source` (the record's volumes, or the pools') bound to another tenant than the one that used them; replaces that source's last set. */
+  setReboundVolumes(source: ReboundSource, volumes: readonly ReboundVolumeStats[]): void {
+    this.reboundBySource.set(source, volumes);
+    this.volumeRebound.reset();
+    for (const v of [...this.reboundBySource.values()].flat()) {
+      this.volumeRebound.set({ persistentvolume: v.persistentVolume, storageclass: v.storageClass, claim: v.claim }, 1);
     }
   }
 

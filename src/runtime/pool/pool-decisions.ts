@@ -11,6 +11,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { ClassConfig, PoolBackend } from '../../config';
 import { POOL_PROVISIONER } from '../../config';
+import type { ReboundVolume } from '../record';
 import { parseQuantity } from '../volume';
 import { isPoolVolumeName } from './btrfs';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
@@ -178,4 +179,21 @@ export function decideExpansions(
  */
 export function strayVolumes(entries: readonly string[], pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>): string[] {
   return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name) && !claimUids.has(name.slice('pvc-'.length)));
+}
+
+/**
+ * This node's pool PVs bound to a claim other than the one their volume was made for
+ * (the UID in its name): its claimRef was cleared or changed while no agent ran, and
+ * another claim got the first tenant's data. A pool volume is never offered to another
+ * claim, so any other claim is another tenant.
+ */
+export function reboundPoolVolumes(
+  pvs: readonly V1PersistentVolume[], nodeName: string, pools: Readonly<Record<string, PoolClassConfig>>,
+): ReboundVolume[] {
+  return pvs.flatMap((pv) => {
+    const volume = poolVolumeOf(pv, nodeName, pools);
+    const madeFor = volume?.name.slice('pvc-'.length);
+    const boundTo = pv.spec?.claimRef?.uid;
+    return volume && pv.status?.phase === 'Bound' && boundTo && boundTo !== madeFor ? [{ pv, usedBy: { uid: madeFor! } }] : [];
+  });
 }

@@ -37,6 +37,13 @@ export interface VolumeRecordEntry {
   readonly pvUid?: string;
   /** The reclaim policy that applies to the data on it (of the PV that had it). */
   readonly reclaimPolicy?: string;
+  /**
+   * `dirty`: the claim a tenant was seen using it through (`namespace/name`) and that claim's
+   * UID. A PV of it bound to a claim of another UID before it is clean gives that claim
+   * the tenant's data (bound while no agent ran: record-rules.ts, reboundVolumes).
+   */
+  readonly claim?: string;
+  readonly claimUid?: string;
   /** Why it is in this state, for a person. */
   readonly reason: string;
   /** When it entered this state (ISO 8601). */
@@ -67,7 +74,7 @@ export function parseRecordEntry(text: string): { ok: true; entry: VolumeRecordE
     const x = str(key, true);
     if (x instanceof Error) return { ok: false, message: x.message };
   }
-  for (const key of ['pvName', 'pvUid', 'reclaimPolicy']) {
+  for (const key of ['pvName', 'pvUid', 'reclaimPolicy', 'claim', 'claimUid']) {
     const x = str(key, false);
     if (x instanceof Error) return { ok: false, message: x.message };
   }

@@ -51,6 +51,12 @@ export function withIdentities(pvs: readonly V1PersistentVolume[], identityOf: (
   });
 }
 
+/** The claim a PV is (or was last) bound to, as a record line keeps it: none before the binder gave it a UID. */
+function claimOf(pv: V1PersistentVolume): Pick<VolumeRecordEntry, 'claim' | 'claimUid'> {
+  const ref = pv.spec?.claimRef;
+  return ref?.uid ? { claim: `${ref.namespace ?? ''}/${ref.name ?? ''}`, claimUid: ref.uid } : {};
+}
+
 export interface RecordContext {
   readonly dialect: VolumeRecordEntry['dialect'];
   /** The reclaim policy that applies to a PV's data (the device dialect overrides upstream's Retain). */
@@ -93,13 +99,23 @@ export function changesFromPvs(
       ...(entry?.rootMetadata !== undefined ? { rootMetadata: entry.rootMetadata } : {}),
     };
     if (entry?.state === 'dirty') {
-      // Still dirty; follow the PV's reclaim policy (an administrator may change it while it is Released).
-      if (entry.pvUid === uid && entry.reclaimPolicy !== policy) changes.set(identity, { ...entry, ...base, admin: entry.admin });
+      // Still dirty; follow the PV's reclaim policy (an administrator may change it while it is Released), and learn its
+      // tenant's claim once (a line made dirty before its claim was known). The tenant recorded is never replaced.
+      const learnsClaim = entry.claimUid === undefined && claimOf(pv).claimUid !== undefined;
+      if (entry.pvUid === uid && (entry.reclaimPolicy !== policy || learnsClaim)) {
+        changes.set(identity, { ...entry, ...base, ...(learnsClaim ? claimOf(pv) : {}), admin: entry.admin });
+      }
       continue;
     }
     if (seen === 'dirty') {
-      const claim = pv.spec?.claimRef ? `${pv.spec.claimRef.namespace ?? ''}/${pv.spec.claimRef.name ?? ''}` : 'a claim';
-      changes.set(identity, { ...base, state: 'dirty', reason: `PV ${name} was seen ${pv.status?.phase ?? 'bound'} (${claim}): a tenant may have written to it`, since });
+      const used = claimOf(pv);
+      changes.set(identity, {
+        ...base,
+        ...used,
+        state: 'dirty',
+        reason: `PV ${name} was seen ${pv.status?.phase ?? 'bound'} (${used.claim ?? 'a claim'}): a tenant may have written to it`,
+        since,
+      });
       continue;
     }
     // The PV's UID is recorded once seen: whether it went is then told by UID, not by name.
@@ -120,6 +136,27 @@ export function changesFromPvs(
     });
   }
   return [...changes.values()];
+}
+
+/** A PV whose volume holds a tenant's data, bound to another tenant's claim. */
+export interface ReboundVolume {
+  readonly pv: V1PersistentVolume;
+  /** The claim whose tenant used the volume (`namespace/name`, when known) and its UID. */
+  readonly usedBy: { readonly claim?: string; readonly uid: string };
+}
+
+/**
+ * The PVs bound to a claim other than the one whose tenant the record saw use their
+ * volume, which has not been clean since: bound while no agent ran, after the claimRef
+ * was cleared or changed (the claim guard not in force). Only a clean ends it.
+ */
+export function reboundVolumes(pvs: readonly PvWithIdentity[], get: (identity: string) => VolumeRecordEntry | undefined): ReboundVolume[] {
+  return pvs.flatMap(({ pv, identity }) => {
+    const entry = get(identity);
+    const boundTo = pv.spec?.claimRef?.uid;
+    if (entry?.state !== 'dirty' || entry.claimUid === undefined || pv.status?.phase !== 'Bound' || !boundTo || boundTo === entry.claimUid) return [];
+    return [{ pv, usedBy: { claim: entry.claim, uid: entry.claimUid } }];
+  });
 }
 
 /** Why a volume may not be offered now, or undefined when it may (`first-sight`: the record has never seen it). */

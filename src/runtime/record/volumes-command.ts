@@ -44,5 +44,12 @@ function formatLines(entries: readonly VolumeRecordEntry[]): string {
     ...[...entries].sort((a, b) => (a.hostPath < b.hostPath ? -1 : a.hostPath > b.hostPath ? 1 : 0))
       .map((e) => [e.state + (e.admin ? ` (${e.admin})` : ''), e.hostPath, e.storageClass, e.pvName ?? '', e.since, e.reason])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
+  const table = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
+  return entries.some((e) => e.state === 'dirty') ? `${table}\n${RELEASE_HINT}` : table;
 }
+
+/** How an administrator releases a dirty volume's PV that is still in the cluster (Released, or stuck) safely. */
+const RELEASE_HINT = 'A dirty volume whose PV is still in the cluster (Released, or stuck) is offered again only after that PV goes. To release it safely:\n'
+  + '  kubectl delete pv <its PV>\n'
+  + 'The agent then cleans the volume (reclaim policy Delete) or holds it (Retain: then "volumes reclaim PATH" or "volumes accept PATH") '
+  + 'before it offers it again. Never clear or change the PV\'s claimRef: the next claim would be bound to the data (the claim guard refuses it).\n';

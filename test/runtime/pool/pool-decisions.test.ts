@@ -1,7 +1,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../../src/config';
 import {
-  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, strayVolumes,
+  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, reboundPoolVolumes, strayVolumes,
 } from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
 
@@ -171,6 +171,21 @@ describe('which pool volumes a node resizes', () => {
 
   test('a claim of the same name but another UID is not the PV\'s claim', () => {
     expect(expansions(boundTo('11111111-1111-1111-1111-111111111111'), asking('20Gi'))).toEqual([]);
+  });
+});
+
+describe('pool volumes bound to another tenant', () => {
+  const boundTo = (uid: string, phase = 'Bound'): V1PersistentVolume => {
+    const base = pv({ phase });
+    return { ...base, spec: { ...base.spec, claimRef: { namespace: 'app', name: 'other', uid } } };
+  };
+
+  test('a pool PV bound to a claim other than the one its volume was made for (the UID in its name) gave that claim the first tenant\'s data', () => {
+    expect(reboundPoolVolumes([boundTo('c2')], 'worker-1', POOLS)).toEqual([{ pv: boundTo('c2'), usedBy: { uid: UID } }]);
+  });
+
+  test('a pool PV bound to its own claim, or released by another, is not reported', () => {
+    expect(reboundPoolVolumes([boundTo(UID), boundTo('c2', 'Released')], 'worker-1', POOLS)).toEqual([]);
   });
 });
 

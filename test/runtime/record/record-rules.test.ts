@@ -1,5 +1,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { changesFromPvs, dirtyDisposition, offerVerdict, recordedLines, stateSeenOnPv, VolumeRecordEntry } from '../../../src/runtime/record';
+import {
+  changesFromPvs, dirtyDisposition, offerVerdict, reboundVolumes, recordedLines, stateSeenOnPv, VolumeRecordEntry,
+} from '../../../src/runtime/record';
 
 const NOW = new Date('2026-11-27T00:00:00Z');
 const context = { dialect: 'directory' as const, reclaimPolicyOf: (p: V1PersistentVolume) => p.spec?.persistentVolumeReclaimPolicy, now: NOW };
@@ -90,6 +92,21 @@ describe('recording what PVs show', () => {
     expect(c).toMatchObject({ state: 'dirty', reclaimPolicy: 'Retain', pvName: 'local-pv-1' });
   });
 
+  test('a PV seen used records the claim its tenant used it through, by UID', () => {
+    const [c] = changes([entry()], [pv({ phase: 'Released', claimUid: 'c1' })]);
+    expect(c).toMatchObject({ state: 'dirty', claim: 'ns/data', claimUid: 'c1' });
+  });
+
+  test('the tenant recorded is never replaced by a later claim of the same PV', () => {
+    const used = entry({ state: 'dirty', claim: 'ns/data', claimUid: 'c1' });
+    expect(changes([used], [pv({ phase: 'Bound', claimUid: 'c2' })])).toEqual([]);
+  });
+
+  test('a dirty line that does not know its tenant yet learns it from its PV once', () => {
+    expect(changes([entry({ state: 'dirty' })], [pv({ phase: 'Released', claimUid: 'c1' })]))
+      .toEqual([expect.objectContaining({ state: 'dirty', claim: 'ns/data', claimUid: 'c1' })]);
+  });
+
   test('a dirty volume stays dirty when its PV looks unused again (claimRef cleared by an administrator)', () => {
     expect(changes([entry({ state: 'dirty' })], [pv()])).toEqual([]);
   });
@@ -124,6 +141,29 @@ describe('recording what PVs show', () => {
 
   test('nothing changes on a pass that sees what the record says', () => {
     expect(changes([entry()], [pv()])).toEqual([]);
+  });
+});
+
+describe('a volume bound to another tenant than the one that used it', () => {
+  const used = entry({ state: 'dirty', claim: 'ns/db-0', claimUid: 'c1' });
+  const found = (line: VolumeRecordEntry, p: V1PersistentVolume) => reboundVolumes([{ pv: p, identity: line.identity }], () => line);
+
+  test('is a Bound PV whose claim is not the one its record saw use the volume', () => {
+    const bound = pv({ phase: 'Bound', claimUid: 'c2' });
+    expect(found(used, bound)).toEqual([{ pv: bound, usedBy: { claim: 'ns/db-0', uid: 'c1' } }]);
+  });
+
+  test('is not the tenant that used it, still bound or Released', () => {
+    expect(found(used, pv({ phase: 'Bound', claimUid: 'c1' }))).toEqual([]);
+    expect(found(used, pv({ phase: 'Released', claimUid: 'c1' }))).toEqual([]);
+  });
+
+  test('is not a claim bound to a volume offered clean', () => {
+    expect(found(entry({ state: 'offered' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
+  });
+
+  test('cannot be told where the record never learnt the tenant', () => {
+    expect(found(entry({ state: 'dirty' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
   });
 });
 
