@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BIN, COMPILED } from './cluster';
+import { claimGuardCost } from './scenarios/claim-guard';
 import { controlPlane } from './scenarios/control-plane';
 import { discoveryAndFootprint } from './scenarios/footprint';
 import { imageSize } from './scenarios/image';
@@ -57,6 +58,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
     cleanupPrivileged();
     await poolIdle();
   }],
+  ['claim-guard', () => claimGuardCost()],
   ['help', helpStartup],
   ['control-plane', controlPlane],
   ['synthesis', synthesis],

@@ -40,7 +40,10 @@ export const NODE_NAME = 'worker-1';
 export type Manifest = Record<string, any>;
 
 /** The kinds a user applies before the agents start (the workloads are what this suite plays). */
-const APPLIED_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'StorageClass']);
+const APPLIED_KINDS = new Set([
+  'Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'StorageClass', 'CSIDriver',
+  'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+]);
 
 /** Synthesizes one LocalVolumeProvisioner in a chart, in process, as `cdk8s synth` does. */
 export function synthesize(props: LocalVolumeProvisionerProps): Manifest[] {

@@ -1,0 +1,404 @@
+/**
+ * End to end, the first promise while no agent runs: a hurried administrator clears the
+ * claimRef of a Released PV whose agent is down (a crash loop, an upgrade), the way
+ * runbooks say to "unstick" it, and another tenant's claim waits for a volume of the
+ * class. The synthesized stack's claim guard (an admission policy, enforced by the real
+ * kube-apiserver) refuses every form of that edit, the PV stays Released, and the second
+ * tenant gets a volume only once the agent is back and has cleaned it: for the directory
+ * dialect (reclaim policy Delete and Retain), the device dialect and a pool class. With
+ * the guard deleted, or under the Helm chart's RBAC with none, the edit goes through; the
+ * agent that comes back says so on the PV and the claim and cleans nothing under the new
+ * tenant.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { Cluster, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
+import { PoolBackend, ReclaimPolicy, VolumeMode } from '../../src/constructs';
+import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
+import { AgentProcess } from '../support/agent-process';
+import {
+  cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsBtrfs, mkfsExt4, mount,
+} from '../support/privileged';
+import { renderStaticProvisionerChart } from '../support/upstream-deployments';
+
+jest.setTimeout(120_000);
+
+const MiB = 1024 * 1024;
+const NAMESPACE = 'local-volume-provisioner';
+const AGENT_USER = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner`;
+const GUARD = 'local-volume-provisioner-claim-guard';
+const REFUSED = /is forbidden: ValidatingAdmissionPolicy 'local-volume-provisioner-claim-guard' with binding 'local-volume-provisioner-claim-guard' denied request: PersistentVolume (\S+) was bound to claim default\/(\S+) \(uid [0-9a-f-]+\)/;
+
+/** The edits an administrator makes to let a Released PV be bound again, each with the tools they use. */
+const PATCH_FORMS: ReadonlyArray<readonly [string, (c: Cluster, pv: string, t2: V1PersistentVolumeClaim) => Promise<unknown>]> = [
+  ['kubectl patch --type json: remove /spec/claimRef', (c, pv) => c.kubectl('patch', 'pv', pv, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/claimRef"}]')],
+  ['kubectl patch --type json: remove /spec/claimRef/uid', (c, pv) => c.kubectl('patch', 'pv', pv, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/claimRef/uid"}]')],
+  ['kubectl patch --type merge: claimRef null', (c, pv) => c.kubectl('patch', 'pv', pv, '--type', 'merge', '-p', '{"spec":{"claimRef":null}}')],
+  ['kubectl patch (strategic): claimRef null', (c, pv) => c.kubectl('patch', 'pv', pv, '-p', '{"spec":{"claimRef":null}}')],
+  ['kubectl patch: claimRef replaced by the waiting claim', (c, pv, t2) => c.kubectl('patch', 'pv', pv, '--type', 'merge', '-p',
+    JSON.stringify({ spec: { claimRef: { namespace: 'default', name: t2.metadata!.name, uid: t2.metadata!.uid } } }))],
+  ['kubectl edit, deleting the claimRef lines', (c, pv) => editWithoutClaimRef(c, pv)],
+  ['kubectl replace of the PV without its claimRef', async (c, pv) => {
+    const read = JSON.parse(await c.kubectl('get', 'pv', pv, '-o', 'json'));
+    delete read.spec.claimRef;
+    const file = path.join(c.work, `${pv}-replace.json`);
+    fs.writeFileSync(file, JSON.stringify(read));
+    return c.kubectl('replace', '-f', file);
+  }],
+];
+
+/** `kubectl edit` with an editor that deletes the claimRef block, as an administrator does by hand. */
+async function editWithoutClaimRef(c: Cluster, pv: string): Promise<string> {
+  const editor = path.join(c.work, 'remove-claimref.sh');
+  fs.writeFileSync(editor, '#!/bin/sh\nsed -i \'/^  claimRef:/,/^  [a-z]/{/^  claimRef:/d;/^    /d;}\' "$1"\n', { mode: 0o755 });
+  try {
+    return (await promisify(execFile)('kubectl', ['--kubeconfig', c.adminKubeconfig, 'edit', 'pv', pv], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, EDITOR: editor, KUBE_EDITOR: editor },
+    })).stdout;
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`kubectl edit pv ${pv} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
+  }
+}
+
+/** Tries every form; returns what kubectl said of each (all are expected refused). */
+async function tryEveryForm(c: Cluster, pv: string, t2: V1PersistentVolumeClaim): Promise<Array<[string, string]>> {
+  const said: Array<[string, string]> = [];
+  for (const [form, edit] of PATCH_FORMS) said.push([form, await edit(c, pv, t2).then((out) => `ALLOWED: ${String(out)}`, (e: Error) => e.message)]);
+  return said;
+}
+
+describePrivileged('the claim guard: no claim is ever bound to a used volume, even while no agent runs', () => {
+  let cluster: Cluster;
+  let manifests: Manifest[];
+  let removeScripts = () => {};
+  const dirs = { own: '', fs: '', keep: '', pool: '', devices: '' };
+  let agent: AgentProcess | undefined;
+  let deviceAgent: AgentProcess | undefined;
+
+  beforeAll(async () => {
+    removeScripts = installImageScripts();
+    for (const k of Object.keys(dirs) as Array<keyof typeof dirs>) dirs[k] = makeTempDir(`lvp-guard-${k}-`);
+    const pool = createLoopDevice(256 * MiB);
+    mkfsBtrfs(pool.device);
+    mount(pool.device, dirs.pool, { type: 'btrfs' });
+    manifests = synthesize({
+      storageClasses: [
+        // A class of each test's own, so that a volume one offers is never the one another's tenant waits for.
+        { name: 'guard-own', hostDir: dirs.own },
+        { name: 'guard-fs', hostDir: dirs.fs },
+        { name: 'guard-keep', hostDir: dirs.keep, storageClass: { reclaimPolicy: ReclaimPolicy.RETAIN } },
+        { name: 'guard-pool', hostDir: dirs.pool, pool: PoolBackend.BTRFS },
+      ],
+      devices: { specs: [{ name: 'guard-dev', storageClassName: 'guard-dev', volumeMode: VolumeMode.BLOCK, deviceDir: dirs.devices, deviceNameFilter: '^disk-' }], defaultSpec: 'guard-dev' },
+    });
+    cluster = await Cluster.start(manifests);
+  });
+  afterEach(async () => {
+    await agent?.stop();
+    await deviceAgent?.stop();
+    agent = deviceAgent = undefined;
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    cleanupPrivileged();
+    removeScripts();
+  });
+
+  async function startAgent(): Promise<AgentProcess> {
+    agent = cluster.startAgent('local-volume-provisioner');
+    await agent.waitReady();
+    return agent;
+  }
+
+  async function startDeviceAgent(): Promise<AgentProcess> {
+    deviceAgent = cluster.startAgent('local-volume-provisioner-devices');
+    await deviceAgent.waitReady();
+    return deviceAgent;
+  }
+
+  /** A tenant's claim of `className` in default, optionally with a pod that mounts it (the scheduler then places it). */
+  async function tenant(name: string, className: string, options: { pod?: boolean; block?: boolean } = {}): Promise<V1PersistentVolumeClaim> {
+    const claim = await cluster.create<V1PersistentVolumeClaim>({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default' },
+      spec: { storageClassName: className, accessModes: ['ReadWriteOnce'], volumeMode: options.block ? 'Block' : 'Filesystem', resources: { requests: { storage: '1Mi' } } },
+    });
+    if (options.pod) {
+      await cluster.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'default' },
+        spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: name } }] },
+      });
+    }
+    return claim;
+  }
+
+  /** The tenant goes: its pod (no kubelet ends it: at once) and its claim. */
+  async function tenantGoes(name: string): Promise<void> {
+    await cluster.core.deleteNamespacedPod({ name, namespace: 'default', gracePeriodSeconds: 0 }).catch(() => undefined);
+    await cluster.deleteClaim(name);
+    await cluster.until(() => cluster.get('PersistentVolumeClaim', name, 'default') === undefined, `claim ${name} is gone`);
+  }
+
+  const claimOf = (name: string) => cluster.get<V1PersistentVolumeClaim>('PersistentVolumeClaim', name, 'default');
+
+  /** Every form refused with the guard's message naming the PV and the first tenant's claim; the PV as it was. */
+  async function expectEveryFormRefused(pv: string, t1: string, t2: V1PersistentVolumeClaim): Promise<void> {
+    const before = await cluster.core.readPersistentVolume({ name: pv });
+    const said = await tryEveryForm(cluster, pv, t2);
+    for (const [form, message] of said) {
+      const m = REFUSED.exec(message);
+      expect([form, m?.[1], m?.[2]]).toEqual([form, pv, t1]);
+    }
+    expect(said[0][1]).toContain(`To offer the volume again, delete the PV (kubectl delete pv ${pv})`);
+    const after = (await cluster.core.readPersistentVolume({ name: pv }));
+    expect(after.metadata!.resourceVersion).toBe(before.metadata!.resourceVersion);
+    expect(after.status!.phase).toBe('Released');
+    expect(after.spec!.claimRef!.name).toBe(t1);
+  }
+
+  test('the agents find the guard in force, and their own requests (PVs made, held, deleted, labelled) are never refused by it', async () => {
+    const a = await startAgent();
+    const d = await startDeviceAgent();
+    for (const x of [a, d]) await cluster.until(async () => /^local_volume_provisioner_claim_guard_active 1$/m.test((await x.get('/metrics')).body), 'claim_guard_active 1');
+    makeMountPoint(path.join(dirs.own, 'own'));
+    const name = directoryPVName('own', NODE_NAME, 'guard-own');
+    const first = await cluster.waitForPv(name, { phase: 'Available' });
+    const claim = await cluster.bindClaim(name, 'own-1');
+    await cluster.until(() => (cluster.pv(name)?.metadata?.finalizers ?? []).includes('local.storage.k8s.io/cleanup'), 'the agent holds the bound PV');
+    await cluster.deleteClaim(claim);
+    await cluster.waitForPv(name, { phase: 'Available', notUid: first.metadata!.uid });
+    expect(cluster.denials.filter((x) => x.user === AGENT_USER)).toEqual([]);
+  });
+
+  test('directory dialect, Delete: with the agent down, every edit of the Released PV is refused; the waiting tenant gets the volume only once it is clean', async () => {
+    const dir = path.join(dirs.fs, 'vol1');
+    makeMountPoint(dir);
+    await startAgent();
+    const name = directoryPVName('vol1', NODE_NAME, 'guard-fs');
+    const first = await cluster.waitForPv(name, { phase: 'Available' });
+    await agent!.stop();
+
+    // The agent is down from here until the end: t1 binds, writes, and goes; t2 waits.
+    await cluster.bindClaim(name, 't1');
+    fs.writeFileSync(path.join(dir, 'secret'), 't1\'s data');
+    await tenantGoes('t1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    const t2 = await tenant('t2', 'guard-fs', { pod: true });
+    await expectEveryFormRefused(name, 't1', t2);
+    expect(claimOf('t2')?.status?.phase).toBe('Pending');
+    expect(cluster.pv(name)?.metadata?.uid).toBe(first.metadata!.uid);
+
+    // The agent comes back: the volume is cleaned, offered anew, and only then given to t2.
+    await startAgent();
+    await cluster.until(() => claimOf('t2')?.status?.phase === 'Bound', 't2 is bound');
+    const second = cluster.pv(claimOf('t2')!.spec!.volumeName!)!;
+    expect(second.spec!.local!.path).toBe(dir);
+    expect(second.metadata!.uid).not.toBe(first.metadata!.uid);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await tenantGoes('t2');
+  });
+
+  test('directory dialect, Retain: every edit is refused, and the data stays, never offered, until an administrator says what becomes of it', async () => {
+    const dir = path.join(dirs.keep, 'vol1');
+    makeMountPoint(dir);
+    await startAgent();
+    const name = directoryPVName('vol1', NODE_NAME, 'guard-keep');
+    await cluster.waitForPv(name, { phase: 'Available' });
+    await agent!.stop();
+
+    await cluster.bindClaim(name, 'k1');
+    fs.writeFileSync(path.join(dir, 'secret'), 'k1\'s data');
+    await tenantGoes('k1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    const k2 = await tenant('k2', 'guard-keep', { pod: true });
+    await expectEveryFormRefused(name, 'k1', k2);
+
+    // Back, the agent keeps a Released Retain PV as it is; the safe way out is to delete it: the data is then held.
+    await startAgent();
+    await cluster.kubectl('delete', 'pv', name, '--wait=false');
+    await cluster.until(() => cluster.pv(name) === undefined, 'the deleted PV goes');
+    await cluster.until(() => cluster.events('VolumeHeldDirty').some((e) => e.message?.startsWith(dir)), 'the volume is held with its data');
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('k1\'s data');
+    expect(claimOf('k2')?.status?.phase).toBe('Pending');
+    expect(cluster.pvs().filter((pv) => pv.spec?.local?.path === dir)).toEqual([]);
+    await tenantGoes('k2');
+  });
+
+  test('device dialect: with the agent down, every edit of the Released PV is refused; the waiting tenant gets the device only once it is wiped', async () => {
+    const loop = createLoopDevice(16 * MiB);
+    fs.symlinkSync(loop.device, path.join(dirs.devices, 'disk-1'));
+    await startDeviceAgent();
+    const name = upstreamDevicePVName(NODE_NAME, 'disk-1');
+    const first = await cluster.waitForPv(name, { phase: 'Available' });
+    await deviceAgent!.stop();
+
+    await cluster.bindClaim(name, 'd1');
+    mkfsExt4(loop.device);
+    await tenantGoes('d1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    const d2 = await tenant('d2', 'guard-dev', { pod: true, block: true });
+    await expectEveryFormRefused(name, 'd1', d2);
+    expect(claimOf('d2')?.status?.phase).toBe('Pending');
+
+    await startDeviceAgent();
+    await cluster.until(() => claimOf('d2')?.status?.phase === 'Bound', 'd2 is bound');
+    expect(cluster.pv(claimOf('d2')!.spec!.volumeName!)!.metadata!.uid).not.toBe(first.metadata!.uid);
+    await expect(promisify(execFile)('blkid', ['-p', loop.device])).rejects.toThrow();
+    await tenantGoes('d2');
+  });
+
+  test('pool class: with the agent down, every edit of the Released pool PV is refused; the next claim gets a volume of its own once the agent is back', async () => {
+    await startAgent();
+    const p1 = await tenant('p1', 'guard-pool', { pod: true });
+    await cluster.until(() => claimOf('p1')?.status?.phase === 'Bound', 'p1 is bound');
+    const name = claimOf('p1')!.spec!.volumeName!;
+    const volume = cluster.pv(name)!.spec!.local!.path!;
+    expect(volume).toBe(path.join(dirs.pool, `pvc-${p1.metadata!.uid}`));
+    fs.writeFileSync(path.join(volume, 'secret'), 'p1\'s data');
+    await agent!.stop();
+
+    await tenantGoes('p1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    const p2 = await tenant('p2', 'guard-pool', { pod: true });
+    await expectEveryFormRefused(name, 'p1', p2);
+    expect(claimOf('p2')?.status?.phase).toBe('Pending');
+
+    await startAgent();
+    await cluster.until(() => claimOf('p2')?.status?.phase === 'Bound', 'p2 is bound');
+    const second = cluster.pv(claimOf('p2')!.spec!.volumeName!)!;
+    expect(second.spec!.local!.path).toBe(path.join(dirs.pool, `pvc-${p2.metadata!.uid}`));
+    expect(fs.readdirSync(second.spec!.local!.path!)).toEqual([]);
+    await cluster.until(() => cluster.pv(name) === undefined && !fs.existsSync(volume), 'p1\'s volume is destroyed and its PV gone');
+    await tenantGoes('p2');
+  });
+
+  /** Runs `scenario` with the claim guard deleted (as an administrator might), then applies the stack again. */
+  async function withoutGuard(scenario: () => Promise<void>): Promise<void> {
+    await cluster.kubectl('delete', 'validatingadmissionpolicybinding', GUARD);
+    await cluster.kubectl('delete', 'validatingadmissionpolicy', GUARD);
+    try {
+      await scenario();
+    } finally {
+      await cluster.kubectl('apply', '-f', path.join(cluster.work, 'stack.k8s.yaml'));
+    }
+  }
+
+  /** Sends an edit until the apiserver takes it: it applies a deleted policy's removal a moment after it is stored. */
+  async function untilAccepted(edit: () => Promise<unknown>): Promise<void> {
+    // Past the wait, one more try fails the test with kubectl's own words.
+    await cluster.until(() => edit().then(() => true, () => false), 'the edit is accepted').catch(edit);
+  }
+
+  /** Both VolumeRebound Events of this PV, on it and on the claim now bound to it. */
+  const reboundEvents = (pv: string, claim: string) => cluster.events('VolumeRebound')
+    .filter((e) => (e.involvedObject.kind === 'PersistentVolume' && e.involvedObject.name === pv) || (e.involvedObject.kind === 'PersistentVolumeClaim' && e.involvedObject.name === claim));
+
+  test('the guard deleted: the agent says so at start; a claim bound while it was down is reported on the PV and the claim, and nothing is cleaned under it', () => withoutGuard(async () => {
+    const dir = path.join(dirs.fs, 'vol2');
+    makeMountPoint(dir);
+    const a = await startAgent();
+    await cluster.until(() => cluster.events('ClaimGuardInactive').some((e) => e.message?.includes(`"${GUARD}", does not exist`)), 'a ClaimGuardInactive Event');
+    expect((await a.get('/metrics')).body).toMatch(/^local_volume_provisioner_claim_guard_active 0$/m);
+    const name = directoryPVName('vol2', NODE_NAME, 'guard-fs');
+    await cluster.waitForPv(name, { phase: 'Available' });
+    await cluster.bindClaim(name, 'r1');
+    fs.writeFileSync(path.join(dir, 'secret'), 'r1\'s data');
+    // Held by the agent's finalizer: it has seen the volume used (recorded before any PV write).
+    await cluster.until(() => (cluster.pv(name)?.metadata?.finalizers ?? []).includes('local.storage.k8s.io/cleanup'), 'the agent has seen the volume used');
+    await agent!.stop();
+
+    await tenantGoes('r1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    // Nothing refuses it now (once the apiserver has dropped the deleted policy): the PV turns Available and the next claim is bound to r1's data.
+    await untilAccepted(() => cluster.kubectl('patch', 'pv', name, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/claimRef"}]'));
+    await cluster.bindClaim(name, 'r2');
+
+    const back = await startAgent();
+    await cluster.until(() => reboundEvents(name, 'r2').length === 2, 'VolumeRebound on the PV and on the claim');
+    expect(reboundEvents(name, 'r2')[0].message).toMatch(/is bound to claim default\/r2 .* still holds the data of claim default\/r1/);
+    expect((await back.get('/metrics')).body).toContain(`local_volume_provisioner_volume_rebound{persistentvolume="${name}",storageclass="guard-fs",claim="default/r2"} 1`);
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('r1\'s data');
+
+    // Once r2 lets it go, the volume is cleaned as any Released one, and the report ends.
+    await tenantGoes('r2');
+    await cluster.until(() => cluster.pv(name)?.status?.phase === 'Available', 'the volume is offered again');
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await cluster.until(async () => !(await back.get('/metrics')).body.includes('local_volume_provisioner_volume_rebound{'), 'volume_rebound is gone');
+  }));
+
+  test('the guard deleted: a pool PV given to another claim while the agent was down is reported, and its volume not destroyed under it', () => withoutGuard(async () => {
+    await startAgent();
+    const q1 = await tenant('q1', 'guard-pool', { pod: true });
+    await cluster.until(() => claimOf('q1')?.status?.phase === 'Bound', 'q1 is bound');
+    const name = claimOf('q1')!.spec!.volumeName!;
+    const volume = cluster.pv(name)!.spec!.local!.path!;
+    fs.writeFileSync(path.join(volume, 'secret'), 'q1\'s data');
+    await agent!.stop();
+
+    await tenantGoes('q1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    await untilAccepted(() => cluster.kubectl('patch', 'pv', name, '--type', 'merge', '-p', '{"spec":{"claimRef":null}}'));
+    await cluster.bindClaim(name, 'q2');
+
+    const back = await startAgent();
+    await cluster.until(() => reboundEvents(name, 'q2').length === 2, 'VolumeRebound on the pool PV and on the claim');
+    expect(reboundEvents(name, 'q2')[0].message).toContain(`(uid ${q1.metadata!.uid})`);
+    expect((await back.get('/metrics')).body).toContain(`local_volume_provisioner_volume_rebound{persistentvolume="${name}",storageclass="guard-pool",claim="default/q2"} 1`);
+    expect(fs.readFileSync(path.join(volume, 'secret'), 'utf8')).toBe('q1\'s data');
+
+    await tenantGoes('q2');
+    await cluster.until(() => cluster.pv(name) === undefined && !fs.existsSync(volume), 'once q2 lets it go, the volume is destroyed and its PV gone');
+  }));
+});
+
+describePrivileged('under the Helm chart\'s RBAC, only the image changed: no guard, and the agent says what is lost', () => {
+  const RELEASE = 'local-static-provisioner';
+  let cluster: Cluster;
+  let agent: AgentProcess | undefined;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = makeTempDir('lvp-guard-chart-');
+    cluster = await Cluster.start(renderStaticProvisionerChart({
+      release: RELEASE, namespace: 'default', classes: [{ name: 'chart-fs', hostDir: dir, volumeMode: 'Filesystem' }],
+    }));
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await cluster?.stop();
+    cleanupPrivileged();
+  });
+
+  test('the agent says no guard protects its volumes; a claim bound while it was down is reported, and never cleaned under', async () => {
+    makeMountPoint(path.join(dir, 'vol1'));
+    agent = cluster.startAgent(RELEASE);
+    await agent.waitReady();
+    await cluster.until(() => cluster.events('ClaimGuardInactive').some((e) => e.message?.startsWith('no claim guard is known to this agent')), 'a ClaimGuardInactive Event');
+    expect((await agent.get('/metrics')).body).toMatch(/^local_volume_provisioner_claim_guard_active 0$/m);
+
+    const name = directoryPVName('vol1', NODE_NAME, 'chart-fs');
+    await cluster.waitForPv(name, { phase: 'Available' });
+    await cluster.bindClaim(name, 'c1');
+    fs.writeFileSync(path.join(dir, 'vol1', 'secret'), 'c1\'s data');
+    await cluster.until(async () => (await agent!.get('/metrics')).body.includes('local_volume_provisioner_volumes{storageclass="chart-fs",state="bound"} 1'),
+      'the agent has seen the volume used');
+    await agent.stop();
+    await cluster.deleteClaim('c1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    await cluster.kubectl('patch', 'pv', name, '--type', 'merge', '-p', '{"spec":{"claimRef":null}}');
+    await cluster.bindClaim(name, 'c2');
+
+    agent = cluster.startAgent(RELEASE);
+    await agent.waitReady();
+    await cluster.until(() => cluster.events('VolumeRebound').length === 2, 'VolumeRebound on the PV and on the claim');
+    expect(fs.readFileSync(path.join(dir, 'vol1', 'secret'), 'utf8')).toBe('c1\'s data');
+    expect(cluster.pv(name)?.status?.phase).toBe('Bound');
+  });
+});
