@@ -279,6 +279,40 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
     await tenantGoes('p2');
   });
 
+  test('a PV made anew from a copy while the agent is down (no policy refuses a create) is found on return, and its claim told it holds another tenant\'s data', async () => {
+    const dir = path.join(dirs.fs, 'vol3');
+    makeMountPoint(dir);
+    await startAgent();
+    const name = directoryPVName('vol3', NODE_NAME, 'guard-fs');
+    const first = await cluster.waitForPv(name, { phase: 'Available' });
+    await agent!.stop();
+
+    await cluster.bindClaim(name, 'm1');
+    fs.writeFileSync(path.join(dir, 'secret'), 'm1\'s data');
+    await tenantGoes('m1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+    // The administrator saves the PV, deletes it, and creates it again without its claim and status.
+    const copy = JSON.parse(await cluster.kubectl('get', 'pv', name, '-o', 'json'));
+    await cluster.kubectl('delete', 'pv', name);
+    delete copy.spec.claimRef;
+    delete copy.status;
+    for (const field of ['uid', 'resourceVersion', 'creationTimestamp', 'finalizers']) delete copy.metadata[field];
+    const file = path.join(cluster.work, `${name}-copy.json`);
+    fs.writeFileSync(file, JSON.stringify(copy));
+    await cluster.kubectl('create', '-f', file);
+    await cluster.bindClaim(name, 'm2');
+    const made = cluster.pv(name)!;
+    expect(made.metadata!.uid).not.toBe(first.metadata!.uid);
+
+    await startAgent();
+    await cluster.until(() => reboundEvents(name, 'm2').length === 2, 'VolumeRebound on the PV and on the claim');
+    expect(reboundEvents(name, 'm2')[0].message).toContain(`still holds whatever the tenants of its earlier PV ${name} wrote`);
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('m1\'s data');
+    await tenantGoes('m2');
+    await cluster.until(() => cluster.pv(name)?.status?.phase === 'Available' && cluster.pv(name)?.metadata?.uid !== made.metadata!.uid, 'the volume is offered again');
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   /** Runs `scenario` with the claim guard deleted (as an administrator might), then applies the stack again. */
   async function withoutGuard(scenario: () => Promise<void>): Promise<void> {
     await cluster.kubectl('delete', 'validatingadmissionpolicybinding', GUARD);

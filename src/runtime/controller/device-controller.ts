@@ -357,16 +357,12 @@ export class DeviceController {
   /** Creates the PV of a claimed, clean device; a failed create gives the claim back. */
   private async create(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig, info: NodeInfo, node: V1Node, me: NodeIdentity,
     log: Logger): Promise<'created' | 'error' | 'exists'> {
+    const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
+    let made: V1PersistentVolume;
     try {
-      const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
       const result = await ensurePersistentVolume(this.deps.api, pv);
       if (!result.created) return 'exists';
-      // Known at once, even while the watch lags: the next pass never offers this disk twice.
-      this.deps.cache.observe(result.pv);
-      this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
-        `${device.path} is clean; created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
-      log.info({ capacity: pv.spec?.capacity?.storage }, 'device wiped; PV created');
-      return 'created';
+      made = result.pv;
     } catch (err) {
       const message = `cannot create PV ${pvName} for ${device.path}: ${(err as Error).message}`;
       this.warn(nodeReference(node), EventReasons.ProvisioningFailed.reason, message);
@@ -374,6 +370,13 @@ export class DeviceController {
       await this.deps.keeper.release(device.identity, pvName, 'clean');
       return 'error';
     }
+    // Known at once, even while the watch lags: the next pass never offers this disk twice.
+    this.deps.cache.observe(made);
+    await this.deps.keeper.made([{ identity: device.identity, pv: made }]);
+    this.deps.events.normal(persistentVolumeReference(made), EventReasons.ProvisioningSucceeded.reason,
+      `${device.path} is clean; created PV ${pvName} (${pv.spec?.capacity?.storage}, ${spec.volumeMode})`);
+    log.info({ capacity: pv.spec?.capacity?.storage }, 'device wiped; PV created');
+    return 'created';
   }
 
   private updateMetrics(

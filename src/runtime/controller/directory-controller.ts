@@ -237,11 +237,14 @@ export class DirectoryController {
       // Claimed in the record in batches, each before its PVs are made: the first PVs need not wait for the last claims.
       for (let i = 0; i < toCreate.length; i += CLAIM_BATCH) {
         const batch = toCreate.slice(i, i + CLAIM_BATCH).map((c) => ({ ...c, storageClass: c.className, reclaimPolicy: fields.reclaimPolicy }));
+        const made: Array<{ identity: string; pv: V1PersistentVolume }> = [];
         for (const candidate of await this.deps.keeper.claim(batch, 'directory', (v) => firstSightOf(v, this.deps.logger))) {
-          const name = await this.create(candidate, config, node, fields);
-          if (name) created.push(name);
+          const pv = await this.create(candidate, config, node, fields);
+          if (pv) made.push({ identity: candidate.identity, pv });
           else await this.deps.keeper.release(candidate.identity, candidate.pvName, 'clean');
         }
+        await this.deps.keeper.made(made);
+        created.push(...made.map(({ pv }) => pv.metadata!.name!));
       }
     }
     return { created, planned: { create: plan.create.length, warnings } };
@@ -273,7 +276,7 @@ export class DirectoryController {
     config: ProvisionerConfig,
     node: NodeInfo,
     fields: Extract<StorageClassFieldsResult, { ok: true }>,
-  ): Promise<string | undefined> {
+  ): Promise<V1PersistentVolume | undefined> {
     const started = this.now();
     const classConfig = config.storageClassMap[volume.className];
     const pv = buildDirectoryPV({ volume, identity: volume.identity, classConfig, config, node, storageClass: fields });
@@ -287,7 +290,7 @@ export class DirectoryController {
       this.deps.events.normal(persistentVolumeReference(result.pv), EventReasons.ProvisioningSucceeded.reason,
         `created PV ${volume.pvName} for ${volume.hostPath} (${pv.spec?.capacity?.storage}, ${volume.volumeMode})`);
       log.info({ capacity: pv.spec?.capacity?.storage, volumeMode: volume.volumeMode }, 'PV created');
-      return volume.pvName;
+      return result.pv;
     } catch (err) {
       const message = `cannot create PV ${volume.pvName} for ${volume.hostPath}: ${(err as Error).message}`;
       this.deps.events.warning(nodeReference(node.name), EventReasons.ProvisioningFailed.reason, message);

@@ -1,9 +1,9 @@
 /**
  * Says loudly that a PV of this node is bound to a claim other than the one whose
  * tenant used its volume, with no clean in between: the new tenant can read the last
- * one's data. That happens only while no agent runs and the claim guard is not in
- * force (an administrator cleared the claimRef of a Released PV); the agent cannot undo
- * it, and never cleans under the new tenant. A Warning on the PV and on the claim, once
+ * one's data. That happens only while no agent runs: an administrator cleared the
+ * claimRef of a Released PV without the claim guard in force, or made a PV anew from a
+ * copy of one; the agent cannot undo it, and never cleans under the new tenant. A Warning on the PV and on the claim, once
  * while it lasts, an error log line, and `volume_rebound 1` for as long as it lasts.
  * The record finds them among the static volumes, the pools by the claim UID in a
  * volume's name.
@@ -41,10 +41,12 @@ export class ReboundReporter {
       now.add(key);
       if (before.has(key)) continue;
       const name = pv.metadata?.name ?? '';
+      const whose = 'earlierPv' in usedBy
+        ? `whatever the tenants of its earlier PV ${usedBy.earlierPv} wrote (that PV went while no agent ran, and this one was not made by the agent)`
+        : `the data of ${usedBy.claim ? `claim ${usedBy.claim}` : 'the claim'} (uid ${usedBy.uid}), which used it and was never cleaned away`;
       const message = `PV "${name}" (${pv.spec?.local?.path ?? ''}) is bound to claim ${claimNow(pv)} (uid ${pv.spec?.claimRef?.uid ?? ''}) but its volume `
-        + `still holds the data of ${usedBy.claim ? `claim ${usedBy.claim}` : 'the claim'} (uid ${usedBy.uid}), which used it and was never cleaned away: `
-        + 'the claim guard was not in force while no agent ran; the volume is cleaned (or kept, Retain) only once this claim releases it';
-      this.deps.logger.error({ pv: name, claim: claimNow(pv), usedBy: usedBy.claim ?? usedBy.uid }, message);
+        + `still holds ${whose}: it was bound while no agent ran; the volume is cleaned (or kept, Retain) only once this claim releases it`;
+      this.deps.logger.error({ pv: name, claim: claimNow(pv) }, message);
       this.deps.events.warning(persistentVolumeReference(pv), EventReasons.VolumeRebound.reason, message);
       const { namespace, name: claimName, uid } = pv.spec!.claimRef!;
       const claimRef = persistentVolumeClaimReference({ metadata: { namespace, name: claimName, uid } });

@@ -159,6 +159,24 @@ export class RecordKeeper {
   }
 
   /**
+   * Records the UIDs of PVs just made for claimed volumes, durably, so that a PV made anew
+   * from a copy of one while no agent runs (same name, another UID) is never taken for the
+   * agent's own (record-rules.ts). Until this is written (a crash right after a create), the
+   * first PV of the name seen is taken for the one made.
+   */
+  async made(pvs: ReadonlyArray<{ readonly identity: string; readonly pv: V1PersistentVolume }>): Promise<void> {
+    if (pvs.length === 0) return;
+    await this.deps.record.update((r) => ({
+      writes: pvs.flatMap(({ identity, pv }) => {
+        const entry = r.get(identity);
+        const uid = pv.metadata?.uid;
+        return entry?.state === 'offered' && entry.pvName === pv.metadata?.name && entry.pvUid === undefined && uid ? [{ ...entry, pvUid: uid }] : [];
+      }),
+      result: undefined,
+    }));
+  }
+
+  /**
    * Gives back the claim of a volume whose PV could not be made. No PV of it ever existed:
    * `clean` when it is as clean as when it was claimed (the create failed); `unknown` when
    * it may not be (its wipe failed part way), so its line goes and the volume is a volume

@@ -238,11 +238,12 @@ export const EventReasons = {
     reason: 'VolumeRebound',
     type: 'Warning',
     regarding: ['PersistentVolume', 'PersistentVolumeClaim'],
-    meaning: 'The PV is bound to a claim other than the one whose tenant used its volume, and the volume was not cleaned in between: the '
-      + 'claim was bound while no agent ran, after an administrator cleared the PV\'s claimRef without the claim guard in force. The new '
-      + 'tenant can read the last one\'s data; the volume is never cleaned under it, and is cleaned (or held) by its reclaim policy once it is released.',
+    meaning: 'The PV is bound to a claim other than the one whose tenant used its volume (or is a PV the agent did not make, put in place of one that '
+      + 'went unseen), with no clean in between: it was bound while no agent ran, after an administrator cleared its claimRef without the claim guard '
+      + 'in force, or made it anew from a copy. The new tenant can read the last one\'s data; the volume is never cleaned under it, and is cleaned '
+      + '(or held) by its reclaim policy once it is released.',
     example: 'PV "local-pv-1a2b3c4d" (/mnt/disks/vol1) is bound to claim team-b/data-0 (uid 5b1e…) but its volume still holds the data of claim '
-      + 'team-a/db-0 (uid 0c7f…), which used it and was never cleaned away: the claim guard was not in force while no agent ran; '
+      + 'team-a/db-0 (uid 0c7f…), which used it and was never cleaned away: it was bound while no agent ran; '
       + 'the volume is cleaned (or kept, Retain) only once this claim releases it',
   },
   VolumeHeldDirty: {

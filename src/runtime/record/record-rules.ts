@@ -107,6 +107,17 @@ export function changesFromPvs(
       }
       continue;
     }
+    if (entry?.state === 'offered' && entry.pvUid !== undefined && uid !== '' && entry.pvUid !== uid) {
+      // The PV this agent made went unseen and another, not made by it, has the volume now (recreated by hand from a copy):
+      // nothing proves no tenant wrote to it meanwhile, and no claim of that PV is a tenant the record can vouch for.
+      changes.set(identity, {
+        ...entry,
+        state: 'dirty',
+        reason: `its PV ${entry.pvName ?? ''} went while the agent could not see whether a tenant used it, and PV ${name}, not made by this agent, has it now`,
+        since,
+      });
+      continue;
+    }
     if (seen === 'dirty') {
       const used = claimOf(pv);
       changes.set(identity, {
@@ -141,21 +152,28 @@ export function changesFromPvs(
 /** A PV whose volume holds a tenant's data, bound to another tenant's claim. */
 export interface ReboundVolume {
   readonly pv: V1PersistentVolume;
-  /** The claim whose tenant used the volume (`namespace/name`, when known) and its UID. */
-  readonly usedBy: { readonly claim?: string; readonly uid: string };
+  /**
+   * Whose data it holds: the claim whose tenant used the volume (`namespace/name`, when
+   * known) and its UID; or, when no tenant was seen, the earlier PV whose tenants may have
+   * written to it.
+   */
+  readonly usedBy: { readonly claim?: string; readonly uid: string } | { readonly earlierPv: string };
 }
 
 /**
- * The PVs bound to a claim other than the one whose tenant the record saw use their
- * volume, which has not been clean since: bound while no agent ran, after the claimRef
- * was cleared or changed (the claim guard not in force). Only a clean ends it.
+ * The PVs bound to another tenant's claim than the data on their volume is: a claim other
+ * than the one whose tenant the record saw use the volume, or any claim of a PV the agent
+ * did not make, put in place of one that went unseen (recreated by hand). Either was bound
+ * while no agent ran, the claim guard not in force or gone round; only a clean ends it.
  */
 export function reboundVolumes(pvs: readonly PvWithIdentity[], get: (identity: string) => VolumeRecordEntry | undefined): ReboundVolume[] {
-  return pvs.flatMap(({ pv, identity }) => {
+  return pvs.flatMap(({ pv, identity }): ReboundVolume[] => {
     const entry = get(identity);
     const boundTo = pv.spec?.claimRef?.uid;
-    if (entry?.state !== 'dirty' || entry.claimUid === undefined || pv.status?.phase !== 'Bound' || !boundTo || boundTo === entry.claimUid) return [];
-    return [{ pv, usedBy: { claim: entry.claim, uid: entry.claimUid } }];
+    if (entry?.state !== 'dirty' || pv.status?.phase !== 'Bound' || !boundTo) return [];
+    if (entry.claimUid !== undefined) return boundTo === entry.claimUid ? [] : [{ pv, usedBy: { claim: entry.claim, uid: entry.claimUid } }];
+    const madeByAgent = entry.pvUid === undefined || entry.pvUid === pv.metadata?.uid;
+    return madeByAgent ? [] : [{ pv, usedBy: { earlierPv: entry.pvName ?? '' } }];
   });
 }
 

@@ -107,6 +107,15 @@ describe('recording what PVs show', () => {
       .toEqual([expect.objectContaining({ state: 'dirty', claim: 'ns/data', claimUid: 'c1' })]);
   });
 
+  test('a PV the agent did not make in place of its own that went unseen (made anew from a copy) leaves the volume dirty, whatever the new PV shows', () => {
+    for (const seen of [pv({ uid: 'uid-2' }), pv({ uid: 'uid-2', phase: 'Bound', claimUid: 'c2' })]) {
+      const [c] = changes([entry()], [seen]);
+      expect(c).toMatchObject({ state: 'dirty', pvUid: 'uid-1' });
+      expect(c.claimUid).toBeUndefined();
+      expect(c.reason).toMatch(/its PV local-pv-1 went while the agent could not see .* not made by this agent/);
+    }
+  });
+
   test('a dirty volume stays dirty when its PV looks unused again (claimRef cleared by an administrator)', () => {
     expect(changes([entry({ state: 'dirty' })], [pv()])).toEqual([]);
   });
@@ -162,8 +171,13 @@ describe('a volume bound to another tenant than the one that used it', () => {
     expect(found(entry({ state: 'offered' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
   });
 
-  test('cannot be told where the record never learnt the tenant', () => {
+  test('cannot be told where the record never learnt the tenant of the PV the agent made', () => {
     expect(found(entry({ state: 'dirty' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
+  });
+
+  test('is any claim of a PV the agent did not make, put in place of its own that went unseen', () => {
+    const recreated = pv({ uid: 'uid-2', phase: 'Bound', claimUid: 'c2' });
+    expect(found(entry({ state: 'dirty' }), recreated)).toEqual([{ pv: recreated, usedBy: { earlierPv: 'local-pv-1' } }]);
   });
 });
 
