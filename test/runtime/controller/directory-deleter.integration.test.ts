@@ -209,6 +209,7 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
       await fx.waitForCache((pvs) => pvs.filter((p) => p.status?.phase === 'Bound').length === 10, 'all bound');
       for (const claim of claims) await fx.core.deleteNamespacedPersistentVolumeClaim({ name: claim, namespace: 'default' });
 
+      // The bound is on a hang, not on speed: on two busy cores a round has taken over 15 s.
       await eventually(async () => {
         await fx!.pass();
         await fx!.settle();
@@ -216,13 +217,13 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
           const pv = fx!.cache.get(n);
           return pv !== undefined && pv.metadata!.uid !== before.get(n) && pv.status?.phase === 'Available';
         });
-      }, `round ${round}: every volume is offered again under a new UID`, 15_000);
+      }, `round ${round}: every volume is offered again under a new UID`, 60_000);
 
       expect(await fx.serverPvNames()).toEqual([...names].sort());
       for (const e of entries) expect(fs.readdirSync(path.join(fx.dirs['local-fs'], e))).toEqual([]);
     }
     expect(await fx.recordedEvents('CleanupFailed')).toEqual([]);
-  }, 20_000);
+  }, 300_000);
 
   test('Available and Bound PVs, and Released ones with reclaim policy Retain, are untouched', async () => {
     fx = await start({

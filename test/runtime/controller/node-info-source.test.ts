@@ -71,6 +71,29 @@ describe('NodeInfoSource', () => {
     }
   });
 
+  test('a copy watched and then lost (the watch forbidden, as after an apiserver restart) is read again before it is served: a label changed meanwhile is seen', async () => {
+    const { server, api } = await setUp();
+    const nodes = new NodeInfoSource(api, 'worker-1', logger);
+    try {
+      await nodes.start();
+      await eventually(() => server.openWatches > 0, 'the Node is watched');
+      expect((await nodes.get()).labels.zone).toBe('a');
+      // The server comes back with its RBAC caches cold: watches and the first reads by name are refused for a moment.
+      server.faults.failNext({ verb: 'watch', resource: 'nodes', code: 403, count: 1000 });
+      server.faults.failNext({ verb: 'list', resource: 'nodes', code: 403, count: 1000 });
+      server.faults.closeWatches();
+      const node = await server.get('v1', 'Node', 'worker-1');
+      await server.replace({ ...node, metadata: { ...node.metadata, labels: { zone: 'b' } } });
+      await eventually(() => server.counters.get('watch', 'nodes').requests > 1, 'the watch is tried again and refused');
+      server.faults.failNext({ verb: 'get', resource: 'nodes', code: 403, count: 2 });
+      expect((await nodes.get()).labels.zone).toBe('b');
+    } finally {
+      server.faults.clear();
+      await nodes.stop();
+      await server.reset();
+    }
+  });
+
   test('a Node last changed before the server\'s watch history began is watched without a relist loop', async () => {
     const server = await Kubernetes.forSuite();
     await server.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker-1', labels: { zone: 'a' } } });
