@@ -91,5 +91,5 @@ export async function claimGuardCost(perRound = 25, rounds = 4): Promise<void> {
   };
   row('Claim guard: a claim naming a PV of ours, created to Bound (the PV controller\'s writes pass the policy)', compare(times.bind));
   row('Claim guard: an update of a bound PV of ours (the policy matches and validates it)', compare(times.update));
-  row('Claim guard: the agents\' requests for it', '2 reads at start and every 5 minutes per agent; none on the write path');
+  row('Claim guard: the agents\' requests for it', '2 reads and, where a PV is bound, 1 dry-run update, at start and every 5 minutes per agent; none on the write path');
 }

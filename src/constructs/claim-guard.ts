@@ -38,17 +38,21 @@ function concat(parts: ReadonlyArray<string | { readonly cel: string }>): string
 /** The policy's spec: which updates it looks at, and what it refuses, with what message. */
 export function claimGuardPolicySpec(guard: ResolvedClaimGuard): Record<string, unknown> {
   const ours = [
+    // A PV's volume source is immutable: one in a directory of ours is ours, whatever its labels, finalizers and class say now.
+    ...(guard.volumeDirectories.length > 0 ? [`${celList(guard.volumeDirectories)}.exists(d, oldObject.spec.?local.?path.orValue('').startsWith(d + '/'))`] : []),
     // Every PV an agent makes or adopts carries the node label; a PV it holds, the finalizer.
     `${celString(NODE_LABEL)} in oldObject.metadata.?labels.orValue({})`,
     `${celString(CLEANUP_FINALIZER)} in oldObject.metadata.?finalizers.orValue([])`,
     // A replaced provisioner's PV before the agent adopts it has only its class.
     ...(guard.storageClassNames.length > 0 ? [`oldObject.spec.?storageClassName.orValue('') in ${celList(guard.storageClassNames)}`] : []),
   ];
-  const same = (field: string) => `object.spec.?claimRef.?${field}.orValue('') == variables.boundTo.${field}`;
+  // Every field read optionally: a claimRef written by hand may lack any of them, and an error would refuse every update (failurePolicy Fail).
+  const was = (field: string) => ({ cel: `oldObject.spec.?claimRef.?${field}.orValue('')` });
+  const same = (field: string) => `object.spec.?claimRef.?${field}.orValue('') == ${was(field).cel}`;
   const pv = { cel: 'oldObject.metadata.name' };
   const message = concat([
-    'PersistentVolume ', pv, ' was bound to claim ', { cel: 'variables.boundTo.namespace' }, '/', { cel: 'variables.boundTo.name' },
-    ' (uid ', { cel: 'variables.boundTo.uid' }, ') and its volume holds that tenant\'s data until the provisioner cleans it: ',
+    'PersistentVolume ', pv, ' was bound to claim ', was('namespace'), '/', was('name'),
+    ' (uid ', was('uid'), ') and its volume holds that tenant\'s data until the provisioner cleans it: ',
     'its claimRef may not be cleared or changed, or the next claim would be bound to that data. ',
     'To offer the volume again, delete the PV (kubectl delete pv ', pv, '): the provisioner cleans the volume (reclaim policy Delete) ',
     'or keeps its data (Retain) before it is offered again. See "A PV is stuck Released" in the provisioner\'s docs/operations.md.',
@@ -61,10 +65,9 @@ export function claimGuardPolicySpec(guard: ResolvedClaimGuard): Record<string, 
     },
     matchConditions: [
       { name: 'a-volume-of-ours', expression: ours.join(' || ') },
-      { name: 'bound-to-a-claim', expression: "oldObject.spec.?claimRef.?uid.orValue('') != ''" },
+      { name: 'bound-to-a-claim', expression: `${was('uid').cel} != ''` },
       { name: 'not-the-pv-controller', expression: `!(request.userInfo.username in ${celList(PV_CONTROLLER_USERS)})` },
     ],
-    variables: [{ name: 'boundTo', expression: 'oldObject.spec.claimRef' }],
     validations: [{
       expression: ['uid', 'namespace', 'name'].map(same).join(' && '),
       reason: 'Forbidden',

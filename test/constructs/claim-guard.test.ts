@@ -29,9 +29,11 @@ describe('the claim guard', () => {
     ]);
   });
 
-  test('knows the PVs of every class of the instance (directory, pool and device dialect), for those not yet labelled by an agent', () => {
+  test('knows the PVs of every class of the instance (directory, pool and device dialect) by their directories, labels, finalizer and classes', () => {
     const ours = policy.spec.matchConditions.find((c: { name: string }) => c.name === 'a-volume-of-ours').expression;
     expect(ours).toContain("in ['fast-disks', 'local-nvme', 'local-pool', 'local-sas']");
+    // By the directory of its volume, which no update can change: whatever marks are taken off a PV first, it stays ours.
+    expect(ours).toContain("['/dev/disk/by-path', '/mnt/fast-disks', '/mnt/pool', '/var/lib/disks'].exists(d, oldObject.spec.?local.?path.orValue('').startsWith(d + '/'))");
     expect(ours).toContain("'local.storage.k8s.io/node' in oldObject.metadata.?labels.orValue({})");
     expect(ours).toContain("'local.storage.k8s.io/cleanup' in oldObject.metadata.?finalizers.orValue([])");
   });

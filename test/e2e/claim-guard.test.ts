@@ -15,9 +15,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { Cluster, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
+import { Cluster, find, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
 import { PoolBackend, ReclaimPolicy, VolumeMode } from '../../src/constructs';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
+import { runVolumesCommand } from '../../src/runtime/record/volumes-command';
 import { AgentProcess } from '../support/agent-process';
 import {
   cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsBtrfs, mkfsExt4, mount,
@@ -49,6 +50,12 @@ const PATCH_FORMS: ReadonlyArray<readonly [string, (c: Cluster, pv: string, t2: 
     return c.kubectl('replace', '-f', file);
   }],
 ];
+
+/** The node's volume record, where the synthesized DaemonSet keeps it (`--state-dir`). */
+function stateDirOf(manifests: Manifest[]): string {
+  const args: string[] = find(manifests, 'DaemonSet', 'local-volume-provisioner').spec.template.spec.containers[0].args;
+  return args.find((a) => a.startsWith('--state-dir='))!.slice('--state-dir='.length);
+}
 
 /** `kubectl edit` with an editor that deletes the claimRef block, as an administrator does by hand. */
 async function editWithoutClaimRef(c: Cluster, pv: string): Promise<string> {
@@ -205,7 +212,7 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
     await tenantGoes('t2');
   });
 
-  test('directory dialect, Retain: every edit is refused, and the data stays, never offered, until an administrator says what becomes of it', async () => {
+  test('directory dialect, Retain: every edit is refused, the data stays, never offered, until an administrator gives it, to the one claim named', async () => {
     const dir = path.join(dirs.keep, 'vol1');
     makeMountPoint(dir);
     await startAgent();
@@ -228,7 +235,19 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
     expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('k1\'s data');
     expect(claimOf('k2')?.status?.phase).toBe('Pending');
     expect(cluster.pvs().filter((pv) => pv.spec?.local?.path === dir)).toEqual([]);
+
+    // The administrator gives the data to one claim, k3: the PV is made bound to it, and k2, waiting all along, never gets it.
+    const said = await runVolumesCommand({ stateDir: stateDirOf(manifests), action: 'accept', volume: dir, handTo: 'default/k3' });
+    expect(said).not.toContain('whichever claim');
+    await cluster.waitForPv(name, { phase: 'Available' });
+    expect(cluster.pv(name)!.spec!.claimRef).toMatchObject({ namespace: 'default', name: 'k3' });
+    await tenant('k3', 'guard-keep');
+    await cluster.until(() => claimOf('k3')?.status?.phase === 'Bound', 'k3 is bound');
+    expect(claimOf('k3')!.spec!.volumeName).toBe(name);
+    expect(claimOf('k2')?.status?.phase).toBe('Pending');
+    expect(fs.readFileSync(path.join(dir, 'secret'), 'utf8')).toBe('k1\'s data');
     await tenantGoes('k2');
+    await tenantGoes('k3');
   });
 
   test('device dialect: with the agent down, every edit of the Released PV is refused; the waiting tenant gets the device only once it is wiped', async () => {
@@ -277,6 +296,47 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
     expect(fs.readdirSync(second.spec!.local!.path!)).toEqual([]);
     await cluster.until(() => cluster.pv(name) === undefined && !fs.existsSync(volume), 'p1\'s volume is destroyed and its PV gone');
     await tenantGoes('p2');
+  });
+
+  test('a PV stripped first of our label, finalizers and class is still ours by its path (a volume source cannot change): clearing its claimRef is refused', async () => {
+    const dir = path.join(dirs.fs, 'vol4');
+    makeMountPoint(dir);
+    await startAgent();
+    const name = directoryPVName('vol4', NODE_NAME, 'guard-fs');
+    await cluster.waitForPv(name, { phase: 'Available' });
+    await agent!.stop();
+    await cluster.bindClaim(name, 's1');
+    await tenantGoes('s1');
+    await cluster.waitForPv(name, { phase: 'Released' });
+
+    await cluster.kubectl('patch', 'pv', name, '--type', 'merge', '-p',
+      JSON.stringify({ metadata: { labels: { 'local.storage.k8s.io/node': null }, finalizers: ['kubernetes.io/pv-protection'] }, spec: { storageClassName: 'elsewhere' } }));
+    const s2 = await tenant('s2', 'guard-fs');
+    await expect(cluster.kubectl('patch', 'pv', name, '--type', 'merge', '-p', '{"spec":{"claimRef":null}}')).rejects.toThrow(REFUSED);
+    expect(cluster.pv(name)?.spec?.claimRef?.name).toBe('s1');
+    expect(claimOf(s2.metadata!.name!)?.status?.phase).toBe('Pending');
+    await cluster.kubectl('delete', 'pv', name, '--wait=false');
+    await cluster.deleteClaim('s2');
+  });
+
+  test('a claimRef written by hand without a namespace blocks none of the PV\'s updates, nor its deletion', async () => {
+    const name = 'hand-made';
+    await cluster.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, labels: { 'local.storage.k8s.io/node': NODE_NAME } },
+      spec: {
+        capacity: { storage: '1Mi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'guard-fs',
+        claimRef: { name: 'nowhere', uid: '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b' },
+        local: { path: path.join(dirs.fs, 'hand-made') },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } },
+      },
+    });
+    await cluster.kubectl('annotate', 'pv', name, 'example.com/note=kept');
+    await cluster.kubectl('delete', 'pv', name);
+    await cluster.until(() => cluster.pv(name) === undefined, 'the PV is gone');
   });
 
   test('a PV made anew from a copy while the agent is down (no policy refuses a create) is found on return, and its claim told it holds another tenant\'s data', async () => {

@@ -7,11 +7,21 @@ export interface ResolvedClaimGuard {
   readonly name: string;
   /** The classes whose PVs it guards before an agent has labelled them (PVs of a replaced provisioner). */
   readonly storageClassNames: string[];
+  /**
+   * The host directories every PV of ours has its `spec.local.path` in (class directories,
+   * pools, device directories): a PV's volume source cannot be changed, so a PV is known as
+   * ours by it whatever is done to its labels, finalizers and class.
+   */
+  readonly volumeDirectories: string[];
 }
 
 export function resolveClaimGuard(
-  props: LocalVolumeProvisionerProps, name: string, classes: readonly ResolvedStorageClass[],
+  props: LocalVolumeProvisionerProps, name: string, classes: readonly ResolvedStorageClass[], volumeDirectories: readonly string[],
 ): ResolvedClaimGuard | undefined {
   if (props.claimGuard === false) return undefined;
-  return { name: `${name}-claim-guard`, storageClassNames: [...new Set(classes.map((c) => c.name))].sort() };
+  return {
+    name: `${name}-claim-guard`,
+    storageClassNames: [...new Set(classes.map((c) => c.name))].sort(),
+    volumeDirectories: [...new Set(volumeDirectories.map((d) => d.replace(/\/+$/, '')))].sort(),
+  };
 }

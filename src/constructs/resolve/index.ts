@@ -140,7 +140,8 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
 
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
-  const claimGuard = resolveClaimGuard(props, name, classStorage);
+  const claimGuard = resolveClaimGuard(props, name, classStorage,
+    [...(directory?.mounts ?? []).map((m) => m.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)]);
 
   const result: ResolvedProps = {
     warnings: props.image === undefined ? [unpublishedImageWarning()] : [],

@@ -41,6 +41,14 @@ const STATE_DIR_FLAG: FlagSpec = {
   help: 'Host directory (mounted at the same path) of the node\'s volume record: which volumes are clean, which a tenant used.',
 };
 
+/** `volumes accept PATH --for NAMESPACE/CLAIM`: the one claim a volume's data is given to. */
+const HAND_TO_FLAG: FlagSpec = {
+  name: 'for',
+  type: 'string',
+  default: '',
+  help: 'With accept: the claim (NAMESPACE/NAME) the volume is given to, its PV bound to that claim in advance; without it, any claim of its class may be bound to it first.',
+};
+
 /** The claim guard (an admission policy the construct installs), which each agent checks is in force. */
 const CLAIM_GUARD_FLAG: FlagSpec = {
   name: 'claim-guard',
@@ -181,9 +189,9 @@ const COMMANDS: readonly CommandDef[] = [
   {
     command: 'volumes',
     title: 'volumes',
-    summary: 'The node\'s volume record: "list", "reclaim PATH" (clean a held volume, then offer it), "accept PATH" (offer it as it is).',
+    summary: 'The node\'s volume record: "list", "reclaim PATH" (clean a held volume, then offer it), "accept PATH [--for NAMESPACE/CLAIM]" (offer it as it is).',
     syntax: PFLAG_SYNTAX,
-    flags: [STATE_DIR_FLAG],
+    flags: [STATE_DIR_FLAG, HAND_TO_FLAG],
     envCues: [],
     binaries: [],
     explicitOnly: true,
@@ -320,8 +328,14 @@ function resolve(
     case 'volumes': {
       const [action, volume, ...more] = positionals;
       const stateDir = v['state-dir'] as string;
+      const handTo = v.for as string;
+      if (handTo !== '' && (action !== 'accept' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(handTo))) {
+        errors.push(action !== 'accept' ? '--for goes with "accept" only' : `--for: ${quote(handTo)} is not NAMESPACE/CLAIM`);
+      }
       if (action === 'list' && volume === undefined) return { command, stateDir, action };
-      if ((action === 'reclaim' || action === 'accept') && volume !== undefined && more.length === 0) return { command, stateDir, action, volume };
+      if ((action === 'reclaim' || action === 'accept') && volume !== undefined && more.length === 0) {
+        return { command, stateDir, action, volume, ...(handTo !== '' ? { handTo } : {}) };
+      }
       errors.push(action === 'reclaim' || action === 'accept'
         ? `"${action}" takes one volume: its path (its PV's spec.local.path), as "volumes list" shows it`
         : `say "list", "reclaim PATH" or "accept PATH", not ${quote(positionals.join(' '))}`);

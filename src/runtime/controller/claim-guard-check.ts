@@ -6,11 +6,16 @@
  * that itself (it is the time it is not running that matters), so it checks the
  * guard at start and every few minutes, and says so when it is not in force: a
  * Warning on the Node, a log line, and `claim_guard_active 0`.
+ *
+ * Objects that exist can still refuse nothing (a binding narrowed by a selector, a policy
+ * edited, the admission plugin off), so where a PV of this node is bound to a claim, the
+ * check also asks the server, in a dry run, to clear its claimRef: the guard is in force
+ * only if the server refuses that in the guard's name.
  */
-import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { KubeApi } from '../kube/api-client';
 import { Clock, systemClock } from '../kube/clock';
-import { isForbidden } from '../kube/errors';
+import { isForbidden, isNotFound } from '../kube/errors';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import type { Runner } from '../lifecycle/runners';
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
@@ -41,6 +46,11 @@ export function claimGuardVerdict(name: string, policy: V1ValidatingAdmissionPol
   return { active: true };
 }
 
+/** A PV of these bound to a claim (its claimRef carries a UID), not being deleted: one the guard protects. */
+export function boundPv(pvs: readonly V1PersistentVolume[]): V1PersistentVolume | undefined {
+  return pvs.find((pv) => pv.spec?.claimRef?.uid && !pv.metadata?.deletionTimestamp);
+}
+
 export interface ClaimGuardCheckDeps {
   readonly api: KubeApi;
   readonly events: EventRecorder;
@@ -49,6 +59,8 @@ export interface ClaimGuardCheckDeps {
   readonly nodeName: string;
   /** The guard's name (`--claim-guard`); empty when none is known. */
   readonly name: string;
+  /** A PV of this node bound to a claim (Bound or Released, not being deleted), to probe the guard with; none while there is none. */
+  readonly boundPv: () => V1PersistentVolume | undefined;
   readonly clock?: Clock;
 }
 
@@ -56,6 +68,8 @@ export class ClaimGuardCheck implements Runner {
   private readonly clock: Clock;
   private cancel?: () => void;
   private last?: ClaimGuardVerdict;
+  /** The last dry run was accepted: asked again sooner, and said if it is accepted again. */
+  private suspected = false;
   private stopped = false;
 
   constructor(private readonly deps: ClaimGuardCheckDeps) {
@@ -87,6 +101,19 @@ export class ClaimGuardCheck implements Runner {
     let verdict: ClaimGuardVerdict;
     try {
       verdict = claimGuardVerdict(name, await api.getValidatingAdmissionPolicy(name), await api.getValidatingAdmissionPolicyBinding(name));
+      const accepted = verdict.active ? await this.probe() : undefined;
+      if (accepted !== undefined) {
+        // The server applies a policy a moment after it is stored: one that refuses nothing is said only when asked twice.
+        this.suspected = !this.suspected;
+        if (this.suspected) return false;
+        verdict = {
+          active: false,
+          why: `the claim guard "${name}" is installed but refuses nothing: clearing the claimRef of PV ${accepted} was accepted (a dry run; nothing was changed), `
+            + 'so its policy or binding was edited, or the API server runs without the ValidatingAdmissionPolicy admission plugin',
+        };
+      } else {
+        this.suspected = false;
+      }
     } catch (err) {
       if (!isForbidden(err)) {
         this.deps.logger.warn({ err: (err as Error).message }, `cannot read the claim guard "${name}"; trying again in ${RETRY_PERIOD_MS / 1000} s`);
@@ -101,6 +128,23 @@ export class ClaimGuardCheck implements Runner {
     }
     this.report(verdict);
     return true;
+  }
+
+  /**
+   * Asks the server, in a dry run, to clear a bound PV's claimRef: the PV's name when it
+   * would accept it, undefined when it refuses in the guard's name or when that cannot be
+   * asked (no such PV, no `patch` on PVs, the PV gone meanwhile) and the objects' verdict stands.
+   */
+  private async probe(): Promise<string | undefined> {
+    const pv = this.deps.boundPv()?.metadata?.name;
+    if (pv === undefined) return undefined;
+    try {
+      await this.deps.api.dryRunClearClaimRef(pv);
+    } catch (err) {
+      if (isForbidden(err) || isNotFound(err)) return undefined;
+      throw err;
+    }
+    return pv;
   }
 
   /** A verdict that differs from the last one is said once: a Warning and a log line when inactive, a log line when in force again. */

@@ -19,7 +19,7 @@ import { ensurePersistentVolume } from '../kube/pv-writes';
 import { EventReasons, Logger, ProvisionerMetrics, volumeLogger } from '../observability';
 import { describeProbe, deviceNumberOf, IdentityCache } from '../volume';
 import { Deleter } from './deleter';
-import { RecordKeeper } from './record-keeper';
+import { Claimed, RecordKeeper } from './record-keeper';
 import { offerVerdict, withIdentities } from '../record';
 import { judgeVolume, steward, VolumeAtPath, VolumeVerdict } from './pv-stewardship';
 import { capacityByMode, heldDirtyVolumes, VolumeWithoutPV, volumeStateEntries } from './volume-states';
@@ -102,8 +102,10 @@ export class DeviceController {
     const configured: ConfiguredVolumes = { dialect: 'device', spec };
     const recordContext = { dialect: 'device' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => effectiveReclaimPolicy(pv, configured) };
     const mine = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'device').ok);
-    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
-    await this.deps.keeper.observe(withIdentities(mine(), this.deps.keeper.identities()), this.deps.cache.list(), recordContext);
+    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go; a PV given to another tenant said before it is cleaned.
+    const seenByRecord = withIdentities(mine(), this.deps.keeper.identities());
+    await this.deps.keeper.observe(seenByRecord, this.deps.cache.list(), recordContext);
+    this.deps.keeper.reportRebound(seenByRecord);
     await this.deps.deleter.run({ me, configured, pvs: this.deps.cache.list() });
     // Every PV of this node, of either dialect: a disk with a PV is never offered again.
     const pvs = this.deps.cache.list();
@@ -119,9 +121,7 @@ export class DeviceController {
     // The device provisioner's PVs carry no identity: known by the record from adoption on, else by what is at their path.
     const recorded = this.deps.keeper.identities();
     const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
-    const seen = withIdentities(owned, identityOf);
-    await this.deps.keeper.observe(seen, this.deps.cache.list(), recordContext);
-    this.deps.keeper.reportRebound(seen);
+    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
 
     const { devices, errors } = await this.discover(node, spec, pvs, identityOf);
     const naming = this.name(node, spec, pvs, devices, errors);
@@ -287,7 +287,10 @@ export class DeviceController {
       return 'error';
     }
     // A device the record calls clean was wiped (and not used) since: it is offered as it is.
-    if (verdict.kind === 'offer') return (await this.claim(device, pvName, spec)) ? this.create(device, pvName, spec, info, node, me, log) : 'error';
+    if (verdict.kind === 'offer') {
+      const claimed = await this.claim(device, pvName, spec);
+      return claimed ? this.create(device, pvName, spec, info, node, me, log, claimed.handTo) : 'error';
+    }
     const probe = device.signatures;
     if (probe?.state !== 'blank' && !spec.wipeDevicesHoldingData) {
       const message = `device ${device.path} ${probe ? describeProbe(probe) : 'was not probed'}; it is neither wiped nor provisioned (set wipeDevicesHoldingData: "true" in the PV spec ConfigMap to wipe it)`;
@@ -313,7 +316,7 @@ export class DeviceController {
     }
     // Claimed before it is wiped: from here no other volume on this disk (the other dialect's) can be offered; a crash
     // before its PV exists leaves a claim without a PV, which the record turns dirty, and the deleter wipes again.
-    if (!(await this.claim(device, pvName, spec))) return 'error';
+    if (!await this.claim(device, pvName, spec)) return 'error';
     // Wiped through the open device, checked to be the disk discovery saw (its name may have moved since).
     const wiped = await this.deps.limiter.run(() => cleanVolume({
       pvName,
@@ -336,10 +339,11 @@ export class DeviceController {
     return this.create(device, pvName, spec, info, node, me, log);
   }
 
-  /** Claims the device in the volume record; false when another volume sharing its disk holds a claim. */
-  private async claim(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig): Promise<boolean> {
+  /** Claims the device in the volume record; undefined when another volume sharing its disk holds a claim. */
+  private async claim(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig): Promise<Claimed | undefined> {
     // A device never seen has just been probed blank (or may be wiped holding data): the wipe before its PV empties it.
-    return (await this.deps.keeper.claim([this.candidate(device, pvName, spec)], 'device', async () => ({ holdsNothing: true }))).length > 0;
+    const [claimed] = await this.deps.keeper.claim([this.candidate(device, pvName, spec)], 'device', async () => ({ holdsNothing: true }));
+    return claimed;
   }
 
   /** The device as the volume record knows it. */
@@ -356,8 +360,8 @@ export class DeviceController {
 
   /** Creates the PV of a claimed, clean device; a failed create gives the claim back. */
   private async create(device: DiscoveredDevice, pvName: string, spec: DeviceSpecConfig, info: NodeInfo, node: V1Node, me: NodeIdentity,
-    log: Logger): Promise<'created' | 'error' | 'exists'> {
-    const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName });
+    log: Logger, handTo?: string): Promise<'created' | 'error' | 'exists'> {
+    const pv = buildDevicePV({ name: pvName, device, spec, node: info, provisionerName: me.provisionerName, handTo });
     let made: V1PersistentVolume;
     try {
       const result = await ensurePersistentVolume(this.deps.api, pv);

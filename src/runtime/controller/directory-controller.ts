@@ -34,7 +34,7 @@ import { buildDirectoryPV, NodeInfo, provisionerName, storageClassFields, Storag
 import { withIdentities } from '../record';
 import { describeProbe, filesystemFirstSight, IdentityCache, inspectEntry, probeSignatures } from '../volume';
 import { Deleter } from './deleter';
-import { FirstSight, RecordKeeper } from './record-keeper';
+import { Claimed, FirstSight, RecordKeeper } from './record-keeper';
 import { capacityByMode, heldDirtyVolumes, volumeStateEntries } from './volume-states';
 
 export interface DirectoryControllerDeps {
@@ -102,8 +102,10 @@ export class DirectoryController {
     const configured: ConfiguredVolumes = { dialect: 'directory', storageClassMap: config.storageClassMap };
     const recordContext = { dialect: 'directory' as const, reclaimPolicyOf: (pv: V1PersistentVolume) => pv.spec?.persistentVolumeReclaimPolicy };
     const ownedNow = () => this.deps.cache.list().filter((pv) => ownership(pv, me, 'directory').ok);
-    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go.
-    await this.deps.keeper.observe(withIdentities(ownedNow(), this.deps.keeper.identities()), this.deps.cache.list(), recordContext);
+    // A tenant seen, a PV gone unseen: recorded before the deleter lets any PV go; a PV given to another tenant said before it is cleaned.
+    const seenByRecord = withIdentities(ownedNow(), this.deps.keeper.identities());
+    await this.deps.keeper.observe(seenByRecord, this.deps.cache.list(), recordContext);
+    this.deps.keeper.reportRebound(seenByRecord);
 
     await this.deps.deleter.run({
       me,
@@ -133,9 +135,7 @@ export class DirectoryController {
     // PVs made before identities (the Go provisioner's) are known by the record from adoption on, else by what is at their path.
     const recorded = this.deps.keeper.identities();
     const identityOf = (pv: V1PersistentVolume) => recorded(pv) ?? found.get(pv.metadata?.uid ?? '');
-    const seen = withIdentities(owned, identityOf);
-    await this.deps.keeper.observe(seen, this.deps.cache.list(), recordContext);
-    this.deps.keeper.reportRebound(seen);
+    await this.deps.keeper.observe(withIdentities(owned, identityOf), this.deps.cache.list(), recordContext);
     const { created, planned } = await this.provision(classes, config, node, identityOf);
     await this.handleMissing(config, owned);
     this.updateMetrics(classes, me);
@@ -272,14 +272,14 @@ export class DirectoryController {
   }
 
   private async create(
-    volume: DiscoveredVolume & PlanCandidate,
+    volume: DiscoveredVolume & PlanCandidate & Claimed,
     config: ProvisionerConfig,
     node: NodeInfo,
     fields: Extract<StorageClassFieldsResult, { ok: true }>,
   ): Promise<V1PersistentVolume | undefined> {
     const started = this.now();
     const classConfig = config.storageClassMap[volume.className];
-    const pv = buildDirectoryPV({ volume, identity: volume.identity, classConfig, config, node, storageClass: fields });
+    const pv = buildDirectoryPV({ volume, identity: volume.identity, classConfig, config, node, storageClass: fields, handTo: volume.handTo });
     const log = volumeLogger(this.deps.logger, { pv: volume.pvName, path: volume.hostPath, storageClass: volume.className });
     try {
       const result = await ensurePersistentVolume(this.deps.api, pv);

@@ -43,7 +43,9 @@ export class ReboundReporter {
       const name = pv.metadata?.name ?? '';
       const whose = 'earlierPv' in usedBy
         ? `whatever the tenants of its earlier PV ${usedBy.earlierPv} wrote (that PV went while no agent ran, and this one was not made by the agent)`
-        : `the data of ${usedBy.claim ? `claim ${usedBy.claim}` : 'the claim'} (uid ${usedBy.uid}), which used it and was never cleaned away`;
+        : usedBy.uid === ''
+          ? 'the data of a tenant whose claim its PV no longer named when the agent saw it used (its claimRef was cleared)'
+          : `the data of ${usedBy.claim ? `claim ${usedBy.claim}` : 'the claim'} (uid ${usedBy.uid}), which used it and was never cleaned away`;
       const message = `PV "${name}" (${pv.spec?.local?.path ?? ''}) is bound to claim ${claimNow(pv)} (uid ${pv.spec?.claimRef?.uid ?? ''}) but its volume `
         + `still holds ${whose}: it was bound while no agent ran; the volume is cleaned (or kept, Retain) only once this claim releases it`;
       this.deps.logger.error({ pv: name, claim: claimNow(pv) }, message);

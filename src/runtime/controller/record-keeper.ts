@@ -25,6 +25,12 @@ export interface OfferCandidate {
   readonly reclaimPolicy: string;
 }
 
+/** A volume claimed to be offered: to any claim of its class, or (an administrator's word) to one claim only. */
+export interface Claimed {
+  /** `namespace/name` of the one claim its PV is made bound to. */
+  readonly handTo?: string;
+}
+
 /**
  * What a volume the record has never seen holds: nothing (it may be offered, with the
  * root metadata to restore after each clean), or data of unknown origin.
@@ -103,7 +109,7 @@ export class RecordKeeper {
    * that is offered or used. The others are reported and not offered.
    */
   async claim<C extends OfferCandidate>(candidates: readonly C[], dialect: VolumeRecordEntry['dialect'],
-    firstSight: (candidate: C) => Promise<FirstSight>): Promise<C[]> {
+    firstSight: (candidate: C) => Promise<FirstSight>): Promise<Array<C & Claimed>> {
     if (candidates.length === 0) return [];
     const record = this.deps.record;
     // What a never-seen volume holds is looked at before the lock (I/O); the claim is decided under it.
@@ -114,13 +120,15 @@ export class RecordKeeper {
     const since = (this.deps.now ?? (() => new Date()))().toISOString();
     return record.update((r) => {
       const writes: VolumeRecordEntry[] = [];
-      const claimed: C[] = [];
+      const claimed: Array<C & Claimed> = [];
       const lines = new Map<string, VolumeRecordEntry>();
       const get = (i: string) => lines.get(i) ?? r.get(i);
       for (const c of candidates) {
         const verdict = offerVerdict(c.identity, c.hostPath, [...r.entries().filter((e) => !lines.has(e.identity)), ...lines.values()], get);
         const entry = get(c.identity);
         let rootMetadata = entry?.rootMetadata;
+        // Given as it is to one claim (`volumes accept --for`): its PV is made bound to that claim.
+        const handTo = verdict.kind === 'offer' && entry?.state === 'dirty' ? entry.handTo : undefined;
         if (verdict.kind === 'overlaps') {
           this.reportOverlap(c, verdict.other);
           continue;
@@ -146,13 +154,14 @@ export class RecordKeeper {
           volumeMode: c.volumeMode,
           pvName: c.pvName,
           reclaimPolicy: c.reclaimPolicy,
-          reason: `offered as PV ${c.pvName}`,
+          reason: handTo ? `offered as PV ${c.pvName} to claim ${handTo} only` : `offered as PV ${c.pvName}`,
           since,
           ...(rootMetadata !== undefined ? { rootMetadata } : {}),
+          ...(handTo ? { handTo } : {}),
         };
         lines.set(c.identity, line);
         writes.push(line);
-        claimed.push(c);
+        claimed.push({ ...c, ...(handTo ? { handTo } : {}) });
       }
       return { writes, result: claimed };
     });

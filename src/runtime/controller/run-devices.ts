@@ -14,7 +14,7 @@ import { PROVISIONER_DEFAULTS, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../config
 import { ConcurrencyLimiter } from '../cleanup';
 import { reportAdoptedVolumes } from './adoption-events';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
-import { ClaimGuardCheck } from './claim-guard-check';
+import { boundPv, ClaimGuardCheck } from './claim-guard-check';
 import { cleanupParts } from './cleanup-parts';
 import { DeviceController } from './device-controller';
 import type { DeviceRunOptions } from './device-run-options';
@@ -91,7 +91,9 @@ export async function runDeviceProvisioner(options: DeviceRunOptions): Promise<v
   const events = new EventRecorder(agent.eventsApi, { nodeName, logger });
   reportAdoptedVolumes(events, cache, adopted, nodeName);
   if (warning) events.warning(nodeReference(nodeName), EventReasons.PermissionMissing.reason, warning);
-  await runners.start('claim guard check', new ClaimGuardCheck({ api, events, metrics, logger, nodeName, name: options.claimGuard }));
+  await runners.start('claim guard check', new ClaimGuardCheck({
+    api, events, metrics, logger, nodeName, name: options.claimGuard, boundPv: () => boundPv(cache.list()),
+  }));
   const limiter = new ConcurrencyLimiter(PROVISIONER_DEFAULTS.maxConcurrentCleanups);
   const { table, keeper, deleter } = cleanupParts(agent, {
     nodeName,

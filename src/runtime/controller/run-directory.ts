@@ -12,7 +12,7 @@ import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
-import { ClaimGuardCheck } from './claim-guard-check';
+import { boundPv, ClaimGuardCheck } from './claim-guard-check';
 import { cleanupParts } from './cleanup-parts';
 import { AppliedConfig, ConfigReloader } from './config-reloader';
 import { DirectoryController } from './directory-controller';
@@ -169,7 +169,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   reportAdoptedVolumes(events, cache, adopted, node.name);
   if (warning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, warning);
-  await runners.start('claim guard check', new ClaimGuardCheck({ api, events, metrics, logger, nodeName: node.name, name: options.claimGuard }));
+  await runners.start('claim guard check', new ClaimGuardCheck({
+    api, events, metrics, logger, nodeName: node.name, name: options.claimGuard, boundPv: () => boundPv(cache.list()),
+  }));
 
   const { table, keeper, deleter, rebound } = cleanupParts(agent, {
     nodeName: node.name,

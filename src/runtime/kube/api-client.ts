@@ -128,6 +128,16 @@ export class KubeApi {
       { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), body: { metadata: { annotations } }, contentType: MERGE_PATCH });
   }
 
+  /**
+   * Asks whether clearing the PV's claimRef would be accepted, without changing anything (a
+   * server-side dry run, which runs admission): how the agent proves the claim guard is in
+   * force. Resolves when it would be accepted; a refusal is a KubeApiError.
+   */
+  async dryRunClearClaimRef(name: string): Promise<void> {
+    await this.send({ verb: 'patch', resource: 'persistentvolumes', name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumes', undefined, name), query: { dryRun: 'All' }, body: { spec: { claimRef: null } }, contentType: MERGE_PATCH });
+  }
+
   // Nodes
 
   getNode(name: string): Promise<V1Node | undefined> {

@@ -10,6 +10,7 @@ import { deviceSpecAnnotations } from './device-spec-annotations';
 import { volumeNodeAffinity } from './node-affinity';
 import type { NodeInfo } from './node-info';
 import { nodeOwnerReference } from './node-owner-reference';
+import { preBoundClaimRef } from './pre-bound';
 import { DEVICE_DIALECT_NODE_LABELS, NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
 
 export interface DevicePVInput {
@@ -21,6 +22,8 @@ export interface DevicePVInput {
   readonly node: NodeInfo;
   /** Written to `pv.kubernetes.io/provisioned-by` when given (upstream writes none). */
   readonly provisionerName?: string;
+  /** The one claim (`namespace/name`) the PV is bound to in advance, so no other can have it. */
+  readonly handTo?: string;
 }
 
 export function buildDevicePV(input: DevicePVInput): V1PersistentVolume {
@@ -44,6 +47,7 @@ export function buildDevicePV(input: DevicePVInput): V1PersistentVolume {
       persistentVolumeReclaimPolicy: spec.reclaimPolicy,
       volumeMode: spec.volumeMode,
       nodeAffinity: volumeNodeAffinity(node),
+      ...(input.handTo ? { claimRef: preBoundClaimRef(input.handTo) } : {}),
     },
   };
 }

@@ -12,6 +12,7 @@ import { nodeOwnerReference } from './node-owner-reference';
 import { provisionerName } from './provisioner-name';
 import type { StorageClassFields } from './storage-class-fields';
 import { NODE_LABEL, PROVISIONED_BY_ANNOTATION, VOLUME_IDENTITY_ANNOTATION } from '../well-known';
+import { preBoundClaimRef } from './pre-bound';
 
 /** A discovered volume as PV building needs it. */
 export interface DirectoryVolume {
@@ -33,6 +34,8 @@ export interface DirectoryPVInput {
   readonly config: Pick<ProvisionerConfig, 'nodeLabelsForPV' | 'labelsForPV' | 'useNodeNameOnly' | 'setPVOwnerRef'>;
   readonly node: NodeInfo;
   readonly storageClass: StorageClassFields;
+  /** The one claim (`namespace/name`) the PV is bound to in advance, so no other can have it. */
+  readonly handTo?: string;
 }
 
 /**
@@ -75,6 +78,7 @@ export function buildDirectoryPV(input: DirectoryPVInput): V1PersistentVolume {
       volumeMode: volume.volumeMode,
       ...(storageClass.mountOptions.length > 0 ? { mountOptions: [...storageClass.mountOptions] } : {}),
       nodeAffinity: volumeNodeAffinity(node, classConfig.selector),
+      ...(input.handTo ? { claimRef: preBoundClaimRef(input.handTo) } : {}),
     },
   };
 }

@@ -39,7 +39,8 @@ export interface VolumeRecordEntry {
   readonly reclaimPolicy?: string;
   /**
    * `dirty`: the claim a tenant was seen using it through (`namespace/name`) and that claim's
-   * UID. A PV of it bound to a claim of another UID before it is clean gives that claim
+   * UID, or an empty UID when its PV showed use but named no claim (its claimRef tampered
+   * with). A PV of it bound to a claim of another UID before it is clean gives that claim
    * the tenant's data (bound while no agent ran: record-rules.ts, reboundVolumes).
    */
   readonly claim?: string;
@@ -49,6 +50,11 @@ export interface VolumeRecordEntry {
   /** When it entered this state (ISO 8601). */
   readonly since: string;
   readonly admin?: AdminWord;
+  /**
+   * `accept ... --for`: the one claim (`namespace/name`) the volume is given to, as it is; its
+   * PV is made bound to that claim in advance, so no other can have it.
+   */
+  readonly handTo?: string;
   /** The root directory's metadata when it was first offered (Filesystem volumes), restored by every clean. */
   readonly rootMetadata?: RootMetadata;
 }
@@ -74,7 +80,7 @@ export function parseRecordEntry(text: string): { ok: true; entry: VolumeRecordE
     const x = str(key, true);
     if (x instanceof Error) return { ok: false, message: x.message };
   }
-  for (const key of ['pvName', 'pvUid', 'reclaimPolicy', 'claim', 'claimUid']) {
+  for (const key of ['pvName', 'pvUid', 'reclaimPolicy', 'claim', 'claimUid', 'handTo']) {
     const x = str(key, false);
     if (x instanceof Error) return { ok: false, message: x.message };
   }

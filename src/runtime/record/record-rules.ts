@@ -51,10 +51,15 @@ export function withIdentities(pvs: readonly V1PersistentVolume[], identityOf: (
   });
 }
 
-/** The claim a PV is (or was last) bound to, as a record line keeps it: none before the binder gave it a UID. */
-function claimOf(pv: V1PersistentVolume): Pick<VolumeRecordEntry, 'claim' | 'claimUid'> {
+/**
+ * The tenant of a PV seen used, as a record line keeps it: its claim and that claim's UID;
+ * or, for a PV that shows it was used but names no claim UID any more (its claimRef cleared
+ * or stripped of its UID), an empty UID: a tenant the record cannot name, so every claim
+ * is another one.
+ */
+function tenantOf(pv: V1PersistentVolume): Pick<VolumeRecordEntry, 'claim' | 'claimUid'> {
   const ref = pv.spec?.claimRef;
-  return ref?.uid ? { claim: `${ref.namespace ?? ''}/${ref.name ?? ''}`, claimUid: ref.uid } : {};
+  return ref?.uid ? { claim: `${ref.namespace ?? ''}/${ref.name ?? ''}`, claimUid: ref.uid } : { claimUid: '' };
 }
 
 export interface RecordContext {
@@ -99,12 +104,9 @@ export function changesFromPvs(
       ...(entry?.rootMetadata !== undefined ? { rootMetadata: entry.rootMetadata } : {}),
     };
     if (entry?.state === 'dirty') {
-      // Still dirty; follow the PV's reclaim policy (an administrator may change it while it is Released), and learn its
-      // tenant's claim once (a line made dirty before its claim was known). The tenant recorded is never replaced.
-      const learnsClaim = entry.claimUid === undefined && claimOf(pv).claimUid !== undefined;
-      if (entry.pvUid === uid && (entry.reclaimPolicy !== policy || learnsClaim)) {
-        changes.set(identity, { ...entry, ...base, ...(learnsClaim ? claimOf(pv) : {}), admin: entry.admin });
-      }
+      // Still dirty; follow the PV's reclaim policy (an administrator may change it while it is Released). Its tenant is the one
+      // seen when it became dirty: a claim bound since is another tenant, never learnt as this one (reboundVolumes).
+      if (entry.pvUid === uid && entry.reclaimPolicy !== policy) changes.set(identity, { ...entry, ...base, admin: entry.admin });
       continue;
     }
     if (entry?.state === 'offered' && entry.pvUid !== undefined && uid !== '' && entry.pvUid !== uid) {
@@ -119,7 +121,7 @@ export function changesFromPvs(
       continue;
     }
     if (seen === 'dirty') {
-      const used = claimOf(pv);
+      const used = tenantOf(pv);
       changes.set(identity, {
         ...base,
         ...used,
@@ -161,16 +163,19 @@ export interface ReboundVolume {
 }
 
 /**
- * The PVs bound to another tenant's claim than the data on their volume is: a claim other
- * than the one whose tenant the record saw use the volume, or any claim of a PV the agent
- * did not make, put in place of one that went unseen (recreated by hand). Either was bound
- * while no agent ran, the claim guard not in force or gone round; only a clean ends it.
+ * The PVs bound to another tenant's claim than the one whose data is on their volume: a
+ * claim other than the one the record saw use the volume (any claim, where the record saw
+ * it used and could not name the claim), or any claim of a PV the agent did not make, put in
+ * place of one that went unseen (made anew from a copy). Either was bound while no agent
+ * ran, the claim guard not in force or gone round. Whatever the PV's phase: a tenant who
+ * has come and gone again still had the data. Lines of a record older than the tenant's
+ * UID in it tell nothing.
  */
 export function reboundVolumes(pvs: readonly PvWithIdentity[], get: (identity: string) => VolumeRecordEntry | undefined): ReboundVolume[] {
   return pvs.flatMap(({ pv, identity }): ReboundVolume[] => {
     const entry = get(identity);
     const boundTo = pv.spec?.claimRef?.uid;
-    if (entry?.state !== 'dirty' || pv.status?.phase !== 'Bound' || !boundTo) return [];
+    if (entry?.state !== 'dirty' || !boundTo) return [];
     if (entry.claimUid !== undefined) return boundTo === entry.claimUid ? [] : [{ pv, usedBy: { claim: entry.claim, uid: entry.claimUid } }];
     const madeByAgent = entry.pvUid === undefined || entry.pvUid === pv.metadata?.uid;
     return madeByAgent ? [] : [{ pv, usedBy: { earlierPv: entry.pvName ?? '' } }];

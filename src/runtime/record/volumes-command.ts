@@ -3,7 +3,8 @@
  * record, run in the agent's pod (`kubectl exec`). `list` shows every line;
  * `reclaim PATH` has a held dirty volume cleaned and then offered again whatever its
  * reclaim policy; `accept PATH` has it offered as it is (the administrator cleaned it
- * by hand, or gives its data on knowingly). The agent acts on the word at its next pass.
+ * by hand, or gives its data on knowingly), to one claim with `--for NAMESPACE/CLAIM`.
+ * The agent acts on the word at its next pass.
  */
 import * as fs from 'node:fs';
 import { AdminWord, VolumeRecordEntry } from './record-entry';
@@ -15,6 +16,8 @@ export interface VolumesCommandOptions {
   readonly action: 'list' | AdminWord;
   /** The volume's path (`spec.local.path`) or identity, for reclaim and accept. */
   readonly volume?: string;
+  /** accept: the one claim (`namespace/name`) to give the volume to; else whichever claim of its class binds first. */
+  readonly handTo?: string;
 }
 
 /** Runs the command; returns what it prints. Throws StartupError (exit 2) for a word that cannot be taken. */
@@ -32,10 +35,14 @@ export async function runVolumesCommand(options: VolumesCommandOptions): Promise
     const dirty = lines.filter((e) => e.state === 'dirty');
     if (dirty.length === 0) throw new StartupError(`${wanted} is ${lines.map((e) => e.state).join(', ')}, not dirty: there is nothing to ${word}`);
     const since = new Date().toISOString();
+    const what = word === 'reclaim' ? 'clean it, then offer it' : options.handTo ? `give it as it is to claim ${options.handTo} only` : 'offer it as it is';
     const writes = dirty.map((e): VolumeRecordEntry => ({
-      ...e, admin: word, since, reason: `an administrator said "${word}" (${word === 'reclaim' ? 'clean it, then offer it' : 'offer it as it is'}); it was: ${e.reason}`,
+      ...e, admin: word, ...(options.handTo ? { handTo: options.handTo } : {}), since, reason: `an administrator said "${word}" (${what}); it was: ${e.reason}`,
     }));
-    return { writes, result: `${writes.map((e) => `${e.hostPath} (${e.identity}): ${word}`).join('\n')}\nthe agent acts on it at its next pass\n` };
+    const warning = word === 'accept' && !options.handTo
+      ? 'its data goes to whichever claim of its class is bound to it first; "--for NAMESPACE/CLAIM" gives it to that claim only\n'
+      : '';
+    return { writes, result: `${writes.map((e) => `${e.hostPath} (${e.identity}): ${word}`).join('\n')}\n${warning}the agent acts on it at its next pass\n` };
   });
 }
 

@@ -3,14 +3,14 @@
  * policy and binding read by name, what each way of it not being in force says, and
  * when it is read again (on a virtual clock).
  */
-import type { CoreV1Event, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { CoreV1Event, V1PersistentVolume, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { ClaimGuardCheck, claimGuardVerdict } from '../../../src/runtime/controller/claim-guard-check';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { one, synth } from '../../constructs/support';
 import { Kubernetes } from '../../support/kubernetes';
-import { eventually, serverAndApi } from '../kube/fixtures';
+import { eventually, localPv, serverAndApi } from '../kube/fixtures';
 import { VirtualClock } from '../kube/virtual-clock';
 
 const NAME = 'local-volume-provisioner-claim-guard';
@@ -60,12 +60,13 @@ describe('the agent\'s check of the claim guard', () => {
     await server.reset();
   });
 
-  /** Starts a check as `user` (the administrator by default) of the guard `name`. */
-  async function start(name = NAME, user = 'admin'): Promise<EventRecorder> {
+  /** Starts a check as `user` (the administrator by default) of the guard `name`, probing with `probePv` when given. */
+  async function start(name = NAME, user = 'admin', probePv?: string): Promise<EventRecorder> {
     const as = user === 'admin' ? api : new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
     const logger = createLogger({ level: 'fatal' });
     const events = new EventRecorder(as, { nodeName: 'worker-1', logger });
-    check = new ClaimGuardCheck({ api: as, events, metrics, logger, nodeName: 'worker-1', name, clock });
+    const boundPv = () => (probePv === undefined ? undefined : { metadata: { name: probePv } });
+    check = new ClaimGuardCheck({ api: as, events, metrics, logger, nodeName: 'worker-1', name, clock, boundPv });
     check.start();
     return events;
   }
@@ -80,6 +81,60 @@ describe('the agent\'s check of the claim guard', () => {
     await eventually(async () => await active() === '1', 'claim_guard_active is 1');
     await events.flush();
     expect(await warnings()).toEqual([]);
+  });
+
+  /** A PV of ours (in the guarded class directory, labelled) bound to a claim, as the guard protects it. */
+  async function boundPvOfOurs(): Promise<V1PersistentVolume> {
+    await server.create({ ...localPv('guarded', { node: 'worker-1', path: '/mnt/fast-disks/guarded' }), spec: { ...localPv('guarded', { node: 'worker-1' }).spec, local: { path: '/mnt/fast-disks/guarded' }, storageClassName: 'fast-disks' } });
+    await server.bindNewClaim('guarded', 'tenant');
+    return (await server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'guarded'))!;
+  }
+
+  /** Waits until the apiserver applies the guard as stored (it does a moment after a change): refusing, or not, a dry run clearing the claimRef. */
+  async function untilGuard(refuses: boolean): Promise<void> {
+    const refused = () => api.dryRunClearClaimRef('guarded').then(() => false, () => true);
+    await eventually(async () => await refused() === refuses, `the apiserver ${refuses ? 'applies' : 'no longer applies'} the guard`);
+  }
+
+  test('with a PV bound, proves the guard in force by a dry run the server refuses in its name, and changes nothing', async () => {
+    const pv = await boundPvOfOurs();
+    await server.create(POLICY);
+    await server.create(BINDING);
+    await untilGuard(true);
+    const before = server.counters.get('patch', 'persistentvolumes').requests;
+    const events = await start(NAME, 'admin', 'guarded');
+    await eventually(async () => await active() === '1', 'claim_guard_active is 1');
+    expect(server.counters.get('patch', 'persistentvolumes').requests).toBe(before + 1);
+    await events.flush();
+    expect(await warnings()).toEqual([]);
+    const after = (await server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'guarded'))!;
+    expect(after.metadata!.resourceVersion).toBe(pv.metadata!.resourceVersion);
+  });
+
+  test('a binding narrowed to nothing (an object selector) is found out by the dry run, asked twice: installed, but it refuses nothing', async () => {
+    await boundPvOfOurs();
+    await server.create(POLICY);
+    await server.create(BINDING);
+    await untilGuard(true);
+    const narrowed = (await server.get<V1ValidatingAdmissionPolicyBinding>('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding', NAME))!;
+    await server.replace({ ...narrowed, spec: { ...narrowed.spec, matchResources: { objectSelector: { matchLabels: { guarded: 'yes' } } } } });
+    await untilGuard(false);
+    const probes = () => server.counters.get('patch', 'persistentvolumes').requests;
+    const before = probes();
+    const events = await start(NAME, 'admin', 'guarded');
+    await eventually(() => probes() === before + 1, 'the first dry run');
+    await events.flush();
+    expect(await warnings()).toEqual([]);
+    // Asked again 30 s on (the retry timer is set once the first check has ended).
+    await eventually(async () => {
+      clock.advance(30_000);
+      await events.flush();
+      return (await warnings()).length > 0;
+    }, 'a ClaimGuardInactive Event');
+    expect(probes()).toBe(before + 2);
+    expect((await warnings())[0].message).toMatch(/is installed but refuses nothing: clearing the claimRef of PV guarded was accepted \(a dry run; nothing was changed\)/);
+    expect(await active()).toBe('0');
+    expect((await server.get<V1PersistentVolume>('v1', 'PersistentVolume', 'guarded'))!.spec!.claimRef!.name).toBe('tenant');
   });
 
   test('without a guard to check (no --claim-guard), says once on the Node that a used volume\'s PV can be bound again while no agent runs', async () => {

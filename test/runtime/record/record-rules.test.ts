@@ -102,9 +102,14 @@ describe('recording what PVs show', () => {
     expect(changes([used], [pv({ phase: 'Bound', claimUid: 'c2' })])).toEqual([]);
   });
 
-  test('a dirty line that does not know its tenant yet learns it from its PV once', () => {
-    expect(changes([entry({ state: 'dirty' })], [pv({ phase: 'Released', claimUid: 'c1' })]))
-      .toEqual([expect.objectContaining({ state: 'dirty', claim: 'ns/data', claimUid: 'c1' })]);
+  test('a dirty line that does not know its tenant never takes a claim bound since for it', () => {
+    expect(changes([entry({ state: 'dirty' })], [pv({ phase: 'Bound', claimUid: 'c2' })])).toEqual([]);
+  });
+
+  test('a PV seen used that names no claim any more (its claimRef cleared) records a tenant the record cannot name', () => {
+    const [c] = changes([entry()], [pv({ boundByController: true })]);
+    expect(c).toMatchObject({ state: 'dirty', claimUid: '' });
+    expect(c.claim).toBeUndefined();
   });
 
   test('a PV the agent did not make in place of its own that went unseen (made anew from a copy) leaves the volume dirty, whatever the new PV shows', () => {
@@ -162,6 +167,16 @@ describe('a volume bound to another tenant than the one that used it', () => {
     expect(found(used, bound)).toEqual([{ pv: bound, usedBy: { claim: 'ns/db-0', uid: 'c1' } }]);
   });
 
+  test('is a claim that came and went again while no agent ran: it had the data too', () => {
+    const released = pv({ phase: 'Released', claimUid: 'c2' });
+    expect(found(used, released)).toEqual([{ pv: released, usedBy: { claim: 'ns/db-0', uid: 'c1' } }]);
+  });
+
+  test('is any claim of a volume whose tenant the record could not name', () => {
+    const bound = pv({ phase: 'Bound', claimUid: 'c2' });
+    expect(found(entry({ state: 'dirty', claimUid: '' }), bound)).toEqual([{ pv: bound, usedBy: { claim: undefined, uid: '' } }]);
+  });
+
   test('is not the tenant that used it, still bound or Released', () => {
     expect(found(used, pv({ phase: 'Bound', claimUid: 'c1' }))).toEqual([]);
     expect(found(used, pv({ phase: 'Released', claimUid: 'c1' }))).toEqual([]);
@@ -171,7 +186,7 @@ describe('a volume bound to another tenant than the one that used it', () => {
     expect(found(entry({ state: 'offered' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
   });
 
-  test('cannot be told where the record never learnt the tenant of the PV the agent made', () => {
+  test('cannot be told from a line of a record older than tenants\' UIDs in it', () => {
     expect(found(entry({ state: 'dirty' }), pv({ phase: 'Bound', claimUid: 'c2' }))).toEqual([]);
   });
 
