@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { BIN, COMPILED } from './cluster';
 import { claimGuardCost } from './scenarios/claim-guard';
 import { controlPlane } from './scenarios/control-plane';
-import { discoveryAndFootprint } from './scenarios/footprint';
+import { discoveryAndFootprint, startToPvs } from './scenarios/footprint';
 import { imageSize } from './scenarios/image';
 import { memoryWithOtherNodes } from './scenarios/memory';
 import { newDeviceToAvailable, newVolumeToAvailable } from './scenarios/new-volume';
@@ -41,6 +41,7 @@ const INTRO = [
 /** The bench's parts, in the order they run; `bench/run.ts <name>...` runs only those named. */
 const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
   ['footprint', discoveryAndFootprint],
+  ['start', startToPvs],
   ['new-volume', async () => {
     await newVolumeToAvailable(20);
     cleanupPrivileged();

@@ -9,7 +9,7 @@ import { cleanupPrivileged, makeMountPoint, makeTempDir } from '../../test/suppo
 import { BenchCluster, constructRateLimitArgs, pvName, until } from '../cluster';
 import { GO_PEER } from '../go-peer';
 import { cpuSeconds, memoryWithChildren, nodeRss, rssWithChildren } from '../process-stats';
-import { MiB, mib, millis, peerRow, row, seconds } from '../table';
+import { MiB, mib, millis, peerRow, percentile, row, seconds } from '../table';
 
 /** How long the idle agent's CPU and requests are counted. */
 const IDLE_WINDOW_MS = 20_000;
@@ -215,4 +215,20 @@ export async function discoveryAndFootprint(): Promise<void> {
   row('CPU from start until all PVs exist, 100 / 1 000 / 5 000 PVs', [f100, f1000, f5000].map((f) => `${f.cpuToAllS.toFixed(2)} s`).join('; '));
   row(`Idle CPU over ${IDLE_WINDOW_MS / 1000} s right after discovery, then over the ${IDLE_WINDOW_MS / 1000} s after that, 100 / 1 000 / 5 000 PVs`,
     [f100, f1000, f5000].map((f) => `${f.idle!.cpuS.toFixed(2)} s, then ${f.idle!.settledCpuS!.toFixed(2)} s`).join('; '));
+}
+
+/**
+ * Issue 32's start-up goals: 200 mount points, the agent as the image runs it; process
+ * start to its first PV, and to all 200, on the real apiserver. The median of 3 starts.
+ */
+export async function startToPvs(): Promise<void> {
+  const runs: Footprint[] = [];
+  for (let i = 0; i < 3; i++) runs.push(await footprint(200, { idle: false }));
+  cleanupPrivileged();
+  mountDirs.clear();
+  const median = (pick: (f: Footprint) => number) => percentile(runs.map(pick), 50);
+  row('Process start to the first PV, 200 mount points, as the image runs the agent, median of 3', millis(median((f) => f.firstPvMs)),
+    '≤ 500 ms (issue 32)', median((f) => f.firstPvMs) <= 500);
+  row('Process start to all 200 PVs, as the image runs the agent, median of 3', millis(median((f) => f.allPvsMs)),
+    '≤ 1 500 ms (issue 32)', median((f) => f.allPvsMs) <= 1500);
 }

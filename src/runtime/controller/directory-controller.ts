@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import type { V1ObjectReference, V1PersistentVolume } from '@kubernetes/client-node';
 import { ProvisionerConfig } from '../../config';
-import { ConfiguredVolumes, containerPathFor, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
+import { ConcurrencyLimiter, ConfiguredVolumes, containerPathFor, NodeIdentity, ownership, ReclaimMode } from '../cleanup';
 import {
   ClassDiscovery,
   directoryCandidates,
@@ -234,15 +234,21 @@ export class DirectoryController {
       if (toCreate.length === 0) continue;
       const fields = await this.storageClassOf(cls.className, nodeRef);
       if (!fields) continue;
-      // Claimed in the record in batches, each before its PVs are made: the first PVs need not wait for the last claims.
-      for (let i = 0; i < toCreate.length; i += CLAIM_BATCH) {
-        const batch = toCreate.slice(i, i + CLAIM_BATCH).map((c) => ({ ...c, storageClass: c.className, reclaimPolicy: fields.reclaimPolicy }));
-        const made: Array<{ identity: string; pv: V1PersistentVolume }> = [];
-        for (const candidate of await this.deps.keeper.claim(batch, 'directory', (v) => firstSightOf(v, this.deps.logger))) {
+      // Claimed in the record in batches, each before its PVs are made, the next batch claimed while this one's PVs are made:
+      // the first PVs wait for a small first batch only, the last for no claim of their own.
+      const claim = (batch: typeof toCreate) => this.deps.keeper.claim(
+        batch.map((c) => ({ ...c, storageClass: c.className, reclaimPolicy: fields.reclaimPolicy })), 'directory', (v) => firstSightOf(v, this.deps.logger));
+      const batches = claimBatches(toCreate);
+      let claiming = claim(batches[0]);
+      for (let i = 0; i < batches.length; i++) {
+        const claimed = await claiming;
+        if (i + 1 < batches.length) claiming = claim(batches[i + 1]);
+        const creates = new ConcurrencyLimiter(CREATES_AT_ONCE);
+        const made = (await Promise.all(claimed.map((candidate) => creates.run(async () => {
           const pv = await this.create(candidate, config, node, fields);
-          if (pv) made.push({ identity: candidate.identity, pv });
-          else await this.deps.keeper.release(candidate.identity, candidate.pvName, 'clean');
-        }
+          if (!pv) await this.deps.keeper.release(candidate.identity, candidate.pvName, 'clean');
+          return pv ? [{ identity: candidate.identity, pv }] : [];
+        })))).flat();
         await this.deps.keeper.made(made);
         created.push(...made.map(({ pv }) => pv.metadata!.name!));
       }
@@ -352,8 +358,24 @@ export class DirectoryController {
   }
 }
 
-/** Volumes claimed in the record per transaction (one lock, one directory fsync). */
+/**
+ * Volumes claimed in the record per transaction (one lock, one directory fsync): a small
+ * first batch, for a first PV at once, then each twice the last, so that claiming the next
+ * takes about as long as making the PVs of this one, up to a bound.
+ */
+const FIRST_CLAIM_BATCH = 8;
 const CLAIM_BATCH = 128;
+/** PVs created at once: the API server's round trip, not this agent, is what a create waits for. */
+const CREATES_AT_ONCE = 8;
+
+/** The volumes to offer, in claim batches. */
+function claimBatches<T>(volumes: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  for (let i = 0, size = FIRST_CLAIM_BATCH; i < volumes.length; i += size, size = Math.min(2 * size, CLAIM_BATCH)) {
+    batches.push(volumes.slice(i, i + size));
+  }
+  return batches;
+}
 
 /**
  * What a volume the record has never seen holds: a filesystem volume with nothing but

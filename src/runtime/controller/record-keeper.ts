@@ -6,6 +6,7 @@
  * offered twice, by either dialect, or while a tenant's data may be on it.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { ConcurrencyLimiter } from '../cleanup';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import {
@@ -38,6 +39,9 @@ export interface Claimed {
 export type FirstSight =
   | { readonly holdsNothing: true; readonly rootMetadata?: RootMetadata }
   | { readonly holdsNothing: false; readonly what: string };
+
+/** First sights looked at side by side (each reads a directory and runs getfattr). */
+const FIRST_SIGHTS_AT_ONCE = 8;
 
 export interface RecordKeeperDeps {
   readonly record: VolumeRecord;
@@ -112,11 +116,12 @@ export class RecordKeeper {
     firstSight: (candidate: C) => Promise<FirstSight>): Promise<Array<C & Claimed>> {
     if (candidates.length === 0) return [];
     const record = this.deps.record;
-    // What a never-seen volume holds is looked at before the lock (I/O); the claim is decided under it.
+    // What a never-seen volume holds is looked at before the lock (I/O, a few side by side); the claim is decided under it.
     const sights = new Map<C, FirstSight>();
-    for (const c of candidates) {
-      if (offerVerdict(c.identity, c.hostPath, record.entries(), (i) => record.get(i)).kind === 'first-sight') sights.set(c, await firstSight(c));
-    }
+    const looking = new ConcurrencyLimiter(FIRST_SIGHTS_AT_ONCE);
+    await Promise.all(candidates
+      .filter((c) => offerVerdict(c.identity, c.hostPath, record.entries(), (i) => record.get(i)).kind === 'first-sight')
+      .map((c) => looking.run(async () => sights.set(c, await firstSight(c)))));
     const since = (this.deps.now ?? (() => new Date()))().toISOString();
     return record.update((r) => {
       const writes: VolumeRecordEntry[] = [];

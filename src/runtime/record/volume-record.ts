@@ -69,12 +69,37 @@ function writeDurably(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
+/**
+ * writeDurably off the event loop: a batch's files are written and fsynced side by side
+ * on libuv's threads, the agent's other work (its API requests) going on meanwhile.
+ */
+async function writeDurablyAsync(file: string, text: string): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}`;
+  const handle = await fs.promises.open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fs.promises.rename(tmp, file);
+}
+
 function fsyncDirectory(dir: string): void {
   const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY); // eslint-disable-line no-bitwise
   try {
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+async function fsyncDirectoryAsync(dir: string): Promise<void> {
+  const handle = await fs.promises.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY); // eslint-disable-line no-bitwise
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 
@@ -226,20 +251,24 @@ export class VolumeRecord {
       if (!health.ok) throw new Error(health.problem);
       const { writes, result } = decide(this);
       if (writes.length === 0) return result;
-      for (const w of writes) {
+      // Each line durable (its own file written, fsynced, renamed), side by side; then the directory, once. All end before
+      // the lock goes, a failed one included.
+      const written = await Promise.allSettled(writes.map(async (w) => {
         if ('remove' in w) {
           const file = path.join(this.volumesDir, fileOf(w.remove));
-          fs.rmSync(file, { force: true });
+          await fs.promises.rm(file, { force: true });
           this.entriesByIdentity.delete(w.remove);
           this.fileStamps.delete(file);
         } else {
           const file = path.join(this.volumesDir, fileOf(w.identity));
-          writeDurably(file, `${JSON.stringify(w, null, 1)}\n`);
+          await writeDurablyAsync(file, `${JSON.stringify(w, null, 1)}\n`);
           this.entriesByIdentity.set(w.identity, w);
           this.fileStamps.set(file, stampOf(file));
         }
-      }
-      fsyncDirectory(this.volumesDir);
+      }));
+      const failed = written.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+      if (failed) throw failed.reason;
+      await fsyncDirectoryAsync(this.volumesDir);
       this.rev++;
       // Our own writes are in memory already: the next refresh need not read them back.
       this.stamp = stampOf(this.volumesDir);
