@@ -88,6 +88,8 @@ export function nodeCleanupRules(): RoleRules {
       { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'list', 'delete', 'patch'] },
       // The claim a PV of a gone node names is read, then deleted with a UID precondition.
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'delete'] },
+      // StaleVolumeDeleted on a PV, StaleClaimDeleted on a claim, each written once (upstream's RBAC: create only).
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ],
     namespaced: [
       // Leader election: the Lease is created once, then read and renewed by name only.

@@ -5,6 +5,7 @@ import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
 import { PoolBackend } from '../../src/constructs';
 import { KubeApi } from '../../src/runtime/kube/api-client';
+import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { LeaderElector } from '../../src/runtime/kube/leader-election';
 import { removeNodeTaint } from '../../src/runtime/kube/node-taint';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
@@ -340,6 +341,7 @@ const CASES: Case[] = [
     // The agent's cleanup finalizer removed from a deleted PV of a gone node (removeCleanupFinalizer's request).
     call: async (api) => api.patchPersistentVolumeMetadata('local-pv-1', (await api.getPersistentVolume('local-pv-1'))!.metadata!.resourceVersion!, { finalizers: [] }),
   },
+  { role: LEASE, verb: 'create', resource: 'events', user: NODE_CLEANUP, call: (api) => api.createEvent('default', EVENT) },
   { role: LEASE, verb: 'get', resource: 'persistentvolumeclaims', user: NODE_CLEANUP, given: [CLAIM], call: (api) => api.getPersistentVolumeClaim('default', 'data-db-0') },
   {
     role: LEASE,
@@ -450,12 +452,14 @@ test('node cleanup, as its ServiceAccount, elects itself and deletes a PV and a 
   await eventually(async () => (await server.get('v1', 'PersistentVolume', 'local-pv-1'))?.status?.phase === 'Available', 'local-pv-1 is Available');
   const api = new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
   let clock = 0;
+  const events = new EventRecorder(api, { component: 'cleanup-controller' });
   const controller = new NodeCleanupController(api, new ProvisionerMetrics({ version: 'test', processMetrics: false }),
-    createLogger({ level: 'fatal' }), { storageClassNames: ['fast-disks'], pvcDeletionDelayMs: 1000 }, () => clock);
+    createLogger({ level: 'fatal' }), events, { storageClassNames: ['fast-disks'], pvcDeletionDelayMs: 1000 }, () => clock);
 
   expect(await leader(api).tryAcquireOrRenew()).toBe(true);
   expect((await controller.pass()).deletedPVs).toEqual(['local-pv-1']);
   clock += 1000;
   expect((await controller.pass()).deletedClaims).toEqual(['default/data-db-0']);
+  await events.flush();
   expect(server.denials(user)).toEqual([]);
 });

@@ -75,11 +75,12 @@ describe('node-cleanup RBAC', () => {
   const manifests = synth({ ...DEFAULTS, nodeCleanup: {} });
   const name = 'local-volume-provisioner-node-cleanup';
 
-  test('lists Nodes and PVs, deletes PVs (and lets go their agent\'s cleanup finalizer) and claims it has read, cluster-wide', () => {
+  test('lists Nodes and PVs, deletes PVs (and lets go their agent\'s cleanup finalizer) and claims it has read, and says so in Events, cluster-wide', () => {
     expect(rules(one(manifests, 'ClusterRole', name))).toEqual([
       'core/nodes: list',
       'core/persistentvolumes: get,list,delete,patch',
       'core/persistentvolumeclaims: get,delete',
+      'core/events: create',
     ]);
   });
 

@@ -336,6 +336,7 @@ export class Deleter {
       log.info({ job: useJob, pvDeleted: !pv }, 'cleaning volume');
       // The root as it was first offered (an administrator's mode, owner, ACLs), given back by the clean.
       const rootMetadata = target.identity !== undefined ? this.deps.record.get(target.identity)?.rootMetadata : undefined;
+      const startedAt = performance.now();
       const cleaned = await cleanVolume(target, {
         signal,
         rootMetadata,
@@ -347,6 +348,11 @@ export class Deleter {
       if (!cleaned.ok) return this.notCleaned(cleaned, fresh, target, signal);
       const outcome = pv ? await this.finish(fresh!, target, log) : { ok: true as const };
       if (!outcome.ok) return outcome;
+      if (pv) {
+        const took = ((performance.now() - startedAt) / 1000).toFixed(1);
+        this.deps.events.normal(persistentVolumeReference(fresh!), EventReasons.CleanupSucceeded.reason,
+          `cleaned "${target.hostPath}" ${cleanedHow(cleaned.cleaner, useJob)} in ${took}s; PV ${this.deps.mode === 'finalizer' ? 'released to be deleted' : 'deleted'}`);
+      }
       // Only now, with its PV gone, is the volume recorded clean; a crash before leaves it dirty, cleaned again.
       await this.markClean(cleaned.identity, `cleaned after PV ${target.pvName}`, () => true);
       if (!pv) log.info('volume of a PV deleted before it was cleaned is clean; discovery offers it again');
@@ -463,6 +469,13 @@ export class Deleter {
       this.deps.events.warning(persistentVolumeReference(pv), reason, `${entry.reason ?? 'cleanup failed'} (attempt ${entry.failures}; retried after a backoff)`);
     }
   }
+}
+
+/** How a volume was cleaned, for its CleanupSucceeded Event. */
+function cleanedHow(cleaner: string, inJob: boolean): string {
+  if (cleaner === 'filesystem') return 'by emptying it in the agent';
+  if (cleaner === 'wipe') return 'by zeroing it whole in the agent';
+  return `with ${cleaner}${inJob ? ' in a Job' : ' in the agent'}`;
 }
 
 function capacityBytes(pv: V1PersistentVolume): number {

@@ -10,8 +10,11 @@ import { EVENT_COMPONENT } from '../well-known';
 const FORBIDDEN_RETRY_MS = 10 * 60_000;
 
 export interface EventRecorderOptions {
-  /** `source.host` of every Event: this node. */
-  readonly nodeName: string;
+  /**
+   * The node this recorder runs on: `source.host` of every Event, and the Node a burst's summary
+   * is written on. Without it (a Deployment, as node cleanup), Events name no host and are never summarised.
+   */
+  readonly nodeName?: string;
   /** `source.component`. @default 'local-volume-provisioner' */
   readonly component?: string;
   /** Deduplication window and per-object rate limit. */
@@ -72,7 +75,7 @@ export class EventRecorder {
   constructor(private readonly api: KubeApi, private readonly options: EventRecorderOptions) {
     this.component = options.component ?? EVENT_COMPONENT;
     this.clock = options.clock ?? systemClock;
-    this.correlator = new EventCorrelator(`${this.component}\u0000${options.nodeName}`, this.clock, options.correlator);
+    this.correlator = new EventCorrelator(`${this.component}\u0000${options.nodeName ?? ''}`, this.clock, options.correlator);
     this.logger = options.logger ?? silentLogger;
     this.maxPending = options.maxPending ?? 1000;
     this.wallClock = options.wallClock ?? (() => new Date());
@@ -88,7 +91,7 @@ export class EventRecorder {
   }
 
   record(event: EventInput): void {
-    if (event.type === 'Normal' && event.involvedObject.kind === 'PersistentVolume') this.hold(event);
+    if (event.type === 'Normal' && event.involvedObject.kind === 'PersistentVolume' && this.options.nodeName !== undefined) this.hold(event);
     else this.enqueue(event);
   }
 
@@ -122,7 +125,7 @@ export class EventRecorder {
     }
     for (const [reason, events] of byReason) {
       if (events.length <= this.burstOptions.maxSingle) events.forEach((e) => this.enqueue(e));
-      else this.enqueue({ involvedObject: nodeReference(this.options.nodeName), type: 'Normal', reason, message: summaryMessage(events) });
+      else this.enqueue({ involvedObject: nodeReference(this.options.nodeName!), type: 'Normal', reason, message: summaryMessage(events) });
     }
   }
 

@@ -8,8 +8,9 @@
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from '../kube/api-client';
 import { KubeApiError } from '../kube/errors';
+import { EventRecorder, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
 import { deletePersistentVolumeIfUnchanged, removeCleanupFinalizer } from '../kube/pv-writes';
-import { Logger, ProvisionerMetrics } from '../observability';
+import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
 import { CLEANUP_FINALIZER } from '../well-known';
 import { decideClaimOfGoneNode, decidePVOfGoneNode, isPVOfGoneNode, nodeNamesOfPV } from './decisions';
 
@@ -50,6 +51,7 @@ export class NodeCleanupController {
     private readonly api: KubeApi,
     private readonly metrics: ProvisionerMetrics,
     private readonly logger: Logger,
+    private readonly events: EventRecorder,
     private readonly settings: NodeCleanupSettings,
     private readonly now: () => number = Date.now,
   ) {}
@@ -76,7 +78,10 @@ export class NodeCleanupController {
           this.logger.info({ pv: name, nodes: nodeNamesOfPV(pv), outcome }, 'PV of a gone node changed or went before its delete; decided again next pass');
           continue;
         }
-        if (await this.letGo(pv, denied)) deletedPVs.push(name);
+        if (!await this.letGo(pv, denied)) continue;
+        deletedPVs.push(name);
+        this.events.normal(persistentVolumeReference(pv), EventReasons.StaleVolumeDeleted.reason,
+          `node ${quotedNames(nodeNamesOfPV(pv))} no longer exists; PV deleted`);
       } catch (e) {
         this.metrics.recordNodeCleanupPVDelete(pv.status?.phase ?? '', false);
         this.logger.error({ pv: name, err: (e as Error).message }, 'cannot delete PV of a gone node');
@@ -160,6 +165,8 @@ export class NodeCleanupController {
         this.metrics.recordNodeCleanupPVCDelete(true);
         deleted.push(claim);
         this.logger.info({ claim, pv: pv.metadata?.name }, 'deleted claim bound to a local PV of a gone node');
+        this.events.normal(persistentVolumeClaimReference(pvc), EventReasons.StaleClaimDeleted.reason,
+          `PV "${pv.metadata?.name}" is on node ${quotedNames(nodeNamesOfPV(pv))}, which no longer exists; claim deleted`);
       } catch (e) {
         this.metrics.recordNodeCleanupPVCDelete(false);
         this.logger.error({ claim, err: (e as Error).message }, 'cannot delete claim of a gone node');
@@ -168,4 +175,9 @@ export class NodeCleanupController {
     }
     return deleted;
   }
+}
+
+/** "worker-7", or "a" or "b" for a PV pinned to several hosts. */
+function quotedNames(names: readonly string[] | undefined): string {
+  return (names ?? []).map((n) => `"${n}"`).join(' or ');
 }

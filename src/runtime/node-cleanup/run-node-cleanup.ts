@@ -14,6 +14,7 @@ import { isForbidden, NodeCleanupController } from './node-cleanup-controller';
 import type { NodeCleanupOptions } from './node-cleanup-options';
 import { NODE_CLEANUP_LEASE } from '../../config';
 import type { KubeApi } from '../kube/api-client';
+import { EventRecorder } from '../kube/event-recorder';
 import { LeaderElector } from '../kube/leader-election';
 import { startAgent } from '../lifecycle/agent';
 import { optimizeHeapForSize } from '../lifecycle/heap';
@@ -126,7 +127,9 @@ export async function runNodeCleanup(options: NodeCleanupOptions): Promise<void>
   if (storageClassNames.length === 0) {
     logger.warn({}, 'no --storageclass-names: nothing will be deleted (only PVs and claims of the StorageClasses listed there are)');
   }
-  const controller = new NodeCleanupController(api, metrics, logger, {
+  // Upstream's Events come from source `cleanup-controller`; a Deployment names no host.
+  const events = new EventRecorder(agent.eventsApi, { component: 'cleanup-controller', logger });
+  const controller = new NodeCleanupController(api, metrics, logger, events, {
     storageClassNames,
     pvcDeletionDelayMs: options.pvcDeletionDelayMs,
   });

@@ -144,8 +144,8 @@ export const EventReasons = {
     reason: 'CleanupSucceeded',
     type: 'Normal',
     regarding: 'PersistentVolume',
-    meaning: 'Cleaning finished and the PV was deleted; the volume is offered again on the next pass.',
-    example: 'cleaned "/mnt/disks/vol1" in 42s; PV deleted',
+    meaning: 'Cleaning finished and the PV goes (deleted, or its cleanup finalizer removed so its deletion completes); the volume is offered again on the next pass.',
+    example: 'cleaned "/mnt/disks/vol1" with /scripts/shred.sh in the agent in 42.0s; PV deleted',
   },
   CleanupFailed: {
     reason: 'CleanupFailed',
@@ -218,13 +218,6 @@ export const EventReasons = {
     regarding: 'PersistentVolume',
     meaning: 'The configuration no longer offers this PV\'s volume (namePattern narrowed, class removed, hostDir changed); as upstream, a configuration change never deletes a PV, so it is left as it is.',
     example: 'PV "local-pv-1a2b3c4d" for "/mnt/disks/vol1": the configuration no longer offers its entry (namePattern, class or hostDir changed); a configuration change never deletes a PV, so it is left as it is',
-  },
-  VolumeModeMismatch: {
-    reason: 'VolumeModeMismatch',
-    type: 'Warning',
-    regarding: 'PersistentVolume',
-    meaning: 'What is at the PV\'s path does not match its volumeMode (e.g. a Block PV on a directory); it is not cleaned.',
-    example: 'PV "local-pv-1a2b3c4d" has volumeMode Block but "/mnt/disks/vol1" is a directory',
   },
   // The node's volume record (record/volume-record.ts).
   VolumeWithdrawn: {

@@ -124,6 +124,21 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     expect(metrics).toMatch(/^local_volume_provisioner_proctable_succeeded 1$/m);
   });
 
+  test('a finished cleanup is said on its PV: CleanupSucceeded names the path, the cleaner and the time it took', async () => {
+    fx = await start();
+    const { pv, dir } = await provision('local-fs', 'vol1');
+    const name = pv.metadata!.name!;
+    fillVolume(dir);
+    await fx.release(name);
+
+    await fx.pass();
+    await fx.settle();
+    await fx.waitForPvGone(name, pv.metadata!.uid);
+    const [succeeded] = await fx.recordedEvents('CleanupSucceeded');
+    expect(succeeded).toMatchObject({ type: 'Normal', involvedObject: { kind: 'PersistentVolume', name, uid: pv.metadata!.uid } });
+    expect(succeeded.message).toMatch(/^cleaned "\/.+\/vol1" by emptying it in the agent in \d+\.\ds; PV (deleted|released to be deleted)$/);
+  });
+
   test('the root the administrator prepared (mode, owner, ACL) is what each clean gives back, whatever the tenant did to it', async () => {
     fx = await start();
     const loop = createLoopDevice(32 * MiB);

@@ -3,8 +3,9 @@
  * deleted nodes, claims bound to them after the delay, and PVs that go with their Node
  * through the real garbage collector.
  */
-import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
+import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { NodeCleanupController, NodeCleanupSettings } from '../../../src/runtime/node-cleanup/node-cleanup-controller';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { nodeInfoOf, nodeOwnerReference } from '../../../src/runtime/pv';
@@ -40,10 +41,12 @@ class HookedApi extends KubeApi {
   }
 }
 let api: HookedApi;
+let events: EventRecorder;
 
 function controller(settings: Partial<NodeCleanupSettings> = {}): NodeCleanupController {
   api = new HookedApi(server.kubeConfig(), { maxAttempts: 1 });
-  return new NodeCleanupController(api, metrics, createLogger({ level: 'fatal' }), {
+  events = new EventRecorder(api, { component: 'cleanup-controller' });
+  return new NodeCleanupController(api, metrics, createLogger({ level: 'fatal' }), events, {
     storageClassNames: [OPTED_IN],
     pvcDeletionDelayMs: DELAY_MS,
     ...settings,
@@ -137,6 +140,20 @@ describe('PVs of a deleted node', () => {
     // Gone once the PV protection controller has taken its finalizer off.
     await eventually(async () => !(await pvExists('pv-gone')), 'pv-gone is gone');
     expect(await metrics.exposition()).toMatch(/phase="Available"\} 1/);
+  });
+
+  test('a deleted PV is said with StaleVolumeDeleted on it, from upstream\'s source cleanup-controller', async () => {
+    await createPV('pv-gone');
+    await waitAvailable('pv-gone');
+
+    await controller().pass();
+    await events.flush();
+
+    const said = (await server.list<CoreV1Event>('v1', 'Event', 'default')).filter((e) => e.reason === 'StaleVolumeDeleted');
+    expect(said).toEqual([expect.objectContaining({
+      type: 'Normal', involvedObject: expect.objectContaining({ kind: 'PersistentVolume', name: 'pv-gone' }), source: { component: 'cleanup-controller' },
+    })]);
+    expect(said[0].message).toMatch(/^node ".+" no longer exists; PV deleted$/);
   });
 
   test('a Released PV with reclaim policy Delete of a deleted node is deleted', async () => {
@@ -253,6 +270,20 @@ describe('claims bound to local PVs of a deleted node', () => {
     clock += 1;
     expect((await nodeCleanup.pass()).deletedClaims).toEqual(['default/claim-pv-1']);
     expect(await claimKept('claim-pv-1')).toBe(false);
+  });
+
+  test('a deleted claim is said with StaleClaimDeleted on it, naming its PV and node', async () => {
+    await createPV('pv-1');
+    await bindNewClaim('pv-1');
+    const nodeCleanup = controller();
+    await nodeCleanup.pass();
+    clock += DELAY_MS;
+    await nodeCleanup.pass();
+    await events.flush();
+
+    const said = (await server.list<CoreV1Event>('v1', 'Event', 'default')).filter((e) => e.reason === 'StaleClaimDeleted');
+    expect(said).toEqual([expect.objectContaining({ involvedObject: expect.objectContaining({ kind: 'PersistentVolumeClaim', name: 'claim-pv-1' }) })]);
+    expect(said[0].message).toMatch(/^PV "pv-1" is on node ".+", which no longer exists; claim deleted$/);
   });
 
   test('a node that comes back within the delay saves its claims, and a later absence starts the delay over', async () => {

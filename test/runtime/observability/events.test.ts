@@ -1,8 +1,22 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { EVENT_REASONS, EventReasons } from '../../../src/runtime/observability/events';
+
+/** The runtime's sources, but the catalogue's own. */
+function runtimeSources(dir = path.join(__dirname, '../../../src/runtime')): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory()
+    ? runtimeSources(path.join(dir, e.name))
+    : e.name.endsWith('.ts') && e.name !== 'events.ts' ? [fs.readFileSync(path.join(dir, e.name), 'utf8')] : []);
+}
 
 describe('the Event reason catalogue', () => {
   test('each entry is filed under its own reason', () => {
     for (const [key, spec] of Object.entries(EventReasons)) expect(spec.reason).toBe(key);
+  });
+
+  test('every reason it documents is recorded somewhere in the runtime: operators are never told of an Event that never comes', () => {
+    const sources = runtimeSources().join('\n');
+    expect(EVENT_REASONS.map((e) => e.reason).filter((r) => !sources.includes(`EventReasons.${r}`))).toEqual([]);
   });
 
   test('reasons are CamelCase, as Kubernetes components write them', () => {
