@@ -74,6 +74,7 @@ export class CleanupProcessTable {
   private readonly entries = new Map<string, CleanupEntry>();
   private readonly controllers = new Map<string, AbortController>();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly settledListeners: ((entry: CleanupEntry) => void)[] = [];
   private readonly now: () => number;
 
   constructor(private readonly options: ProcessTableOptions) {
@@ -158,6 +159,11 @@ export class CleanupProcessTable {
     for (const c of this.controllers.values()) c.abort(reason);
   }
 
+  /** Called with each cleanup's entry once it has succeeded or failed. */
+  onSettled(listener: (entry: CleanupEntry) => void): void {
+    this.settledListeners.push(listener);
+  }
+
   /** Resolves when no cleanup is queued or running. */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -197,6 +203,8 @@ export class CleanupProcessTable {
         retryAt: nextRetryAt(failures, finishedAt, this.options.backoff),
       });
     }
+    const settled = this.entries.get(pvUid)!;
+    for (const listener of this.settledListeners) listener(settled);
   }
 
   private update(pvUid: string, change: Partial<CleanupEntry>): void {

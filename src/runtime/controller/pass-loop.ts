@@ -32,6 +32,7 @@ export interface PassLoopOptions {
 export class PassLoop implements Runner {
   private readonly scheduler: PassScheduler;
   private readonly locks: VolumeLocks;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly options: PassLoopOptions) {
     const { logger, metrics, health } = options;
@@ -43,6 +44,19 @@ export class PassLoop implements Runner {
       // Ready also while another agent holds the locks, so a rollout goes on and that agent stops.
       health.markReady();
     }, { periodMs: options.periodMs, onError: (e) => logger.error({ err: e }, 'pass failed; retried on the next trigger or period') });
+    // A cleanup's end is news only a pass acts on: its result to report, its volume to offer again (the
+    // pass its PV's deletion triggered ran while it was still cleaning), or, once its backoff ends, its retry.
+    // Without this, that waited for the period (the device dialect's is 5 minutes).
+    options.table.onSettled((entry) => {
+      this.trigger();
+      if (entry.retryAt === undefined) return;
+      const timer = setTimeout(() => {
+        this.retryTimers.delete(timer);
+        this.trigger();
+      }, Math.max(0, entry.retryAt - Date.now()));
+      timer.unref();
+      this.retryTimers.add(timer);
+    });
   }
 
   /** Asks for a pass soon; cheap to call often, and a no-op before start and after stop. */
@@ -56,6 +70,7 @@ export class PassLoop implements Runner {
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.retryTimers) clearTimeout(timer);
     this.options.table.abortAll();
     await this.scheduler.stop();
     await this.options.table.idle();
