@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the tests' Kubernetes control plane (control-plane/: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler) from the Go module proxy with the plain `go`
-# command, into a cache directory keyed by what goes into it, and prints that directory.
+# kube-controller-manager, kube-scheduler) and the node VM's kubelet from the Go module
+# proxy with the plain `go` command, into a cache directory keyed by what goes into it,
+# and prints that directory.
 # Beside the binaries, in crds/, the Prometheus operator's own ServiceMonitor and
 # PrometheusRule CRDs (from its module on the proxy), which the construct's objects meet.
 # A later run with the same sources prints it at once. Needs Go (go.mod says which).
@@ -16,13 +17,13 @@ minor="$(echo "$version" | cut -d. -f2)"
 prometheus_operator=v0.85.0
 key="$(cat "$src/go.mod" "$src/go.sum" "$src"/cmd/*/main.go "$0" | sha256sum | cut -c1-16)"
 out="${LVP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/local-volume-provisioner}/control-plane/v$version-$key"
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kube-scheduler" ] && [ -d "$out/crds" ]; then
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kube-scheduler" ] && [ -x "$out/kubelet" ] && [ -d "$out/crds" ]; then
   echo "$out"
   exit 0
 fi
 command -v go >/dev/null || { echo "control-plane.sh: Go is needed to build the tests' control plane (see README, 'What a contributor's machine needs')" >&2; exit 1; }
 started=$(date +%s)
-echo "control-plane.sh: building Kubernetes v$version (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) into $out" >&2
+echo "control-plane.sh: building Kubernetes v$version (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet) into $out" >&2
 tmp="$out.tmp.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT

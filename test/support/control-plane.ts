@@ -27,7 +27,8 @@ export function controlPlaneBinaries(): string {
   return execFileSync(path.join(REPO, 'scripts/control-plane.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -42,18 +43,31 @@ function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
-/** A CA, the apiserver's serving certificate for 127.0.0.1, an admin client certificate (system:masters), a ServiceAccount signing key. */
-function makeCertificates(dir: string): void {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=lvp-test-ca', '-days', '3'], dir);
-  const signed = (name: string, subject: string, extensions: string) => {
-    openssl(['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
-    fs.writeFileSync(path.join(dir, `${name}.ext`), extensions);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3',
-      '-extfile', `${name}.ext`], dir);
-  };
-  signed('serving', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  signed('admin', '/O=system:masters/CN=lvp-test-admin', 'extendedKeyUsage=clientAuth\n');
+/** The address a node VM (qemu's user networking) reaches this machine's loopback at. */
+export const HOST_FROM_NODE_VM = '10.0.2.2';
+/** The kubernetes Service's address, which pods reach the apiserver at (a node VM routes it to HOST_FROM_NODE_VM). */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+/** A key and a certificate signed by the plane's CA, as `<name>.key` and `<name>.crt` in `dir`. */
+function signedCertificate(dir: string, name: string, subject: string, extensions: string): void {
+  openssl(['req', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
+  fs.writeFileSync(path.join(dir, `${name}.ext`), extensions);
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3',
+    '-extfile', `${name}.ext`], dir);
+}
+
+/**
+ * A CA, the apiserver's serving certificate for 127.0.0.1 (and, where node VMs join, for
+ * the addresses they and their pods reach it at), an admin client certificate
+ * (system:masters), a ServiceAccount signing key.
+ */
+function makeCertificates(dir: string, nodes: boolean): void {
+  openssl(['req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=lvp-test-ca', '-days', '3'], dir);
+  const nodeAddresses = nodes ? `,IP:${HOST_FROM_NODE_VM},IP:${KUBERNETES_SERVICE_IP}` : '';
+  signedCertificate(dir, 'serving', '/CN=kube-apiserver', `subjectAltName=IP:127.0.0.1,DNS:localhost${nodeAddresses}\nextendedKeyUsage=serverAuth\n`);
+  signedCertificate(dir, 'admin', '/O=system:masters/CN=lvp-test-admin', 'extendedKeyUsage=clientAuth\n');
   // The administrator's bearer token too, for clients behind a proxy, which passes tokens on but cannot pass on a client certificate.
   fs.writeFileSync(path.join(dir, 'tokens.csv'), `${ADMIN_TOKEN},lvp-test-admin,lvp-test-admin,"system:masters"\n`);
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], dir);
@@ -113,6 +127,15 @@ export interface ControlPlaneOptions {
   readonly monitoringCrds?: boolean;
   /** Keep the audit log denials() reads (every request written before it is answered). The bench leaves it out. @default true */
   readonly audit?: boolean;
+  /**
+   * Real nodes join (test/support/node-vm.ts): the serving certificate names the addresses
+   * a VM and its pods reach the apiserver at, kubelets get client certificates
+   * (nodeCredentials) under NodeRestriction, the apiserver reaches each kubelet (logs,
+   * exec) through a tunnel to the port its VM forwards, and the controller manager runs
+   * the node lifecycle controllers (a Ready node loses its not-ready taint). Implies controllers.
+   * @default false
+   */
+  readonly nodes?: boolean;
 }
 
 /** The fields of an audit log line that denials() reads. */
@@ -121,9 +144,10 @@ interface AuditEvent {
   readonly verb: string;
   readonly user: { readonly username: string };
   readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly apiGroup?: string; readonly name?: string };
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
-/** A request the apiserver refused with 403, from its audit log. */
+/** A request the apiserver's authorizer (RBAC) refused, from its audit log. */
 export interface Denial {
   readonly user: string;
   readonly verb: string;
@@ -139,13 +163,15 @@ export class ControlPlane {
     const bin = controlPlaneBinaries();
     // Not a makeTempDir(): suites remove those in their afterAll, while this plane may outlive a describe block.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-control-plane-'));
-    makeCertificates(dir);
-    const plane = new ControlPlane(bin, dir, await freePort(), await freePort(), await freePort(), options.audit ?? true);
+    const nodes = options.nodes ?? false;
+    makeCertificates(dir, nodes);
+    const tunnel = nodes ? await KubeletTunnel.start(path.join(dir, 'kubelet-tunnel.sock')) : undefined;
+    const plane = new ControlPlane(bin, dir, await freePort(), await freePort(), await freePort(), options.audit ?? true, tunnel);
     try {
       plane.startEtcd();
       await plane.startApiServer();
       if (options.monitoringCrds) await plane.installCrds();
-      if (options.controllers) plane.startControllers();
+      if (options.controllers || nodes) plane.startControllers();
     } catch (e) {
       await plane.stop();
       throw e;
@@ -165,10 +191,17 @@ export class ControlPlane {
     private readonly etcdPeerPort: number,
     readonly port: number,
     private readonly audit: boolean,
+    /** How the apiserver reaches node VMs' kubelets, where nodes join. */
+    private readonly tunnel?: KubeletTunnel,
   ) {}
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** The path of one of the plane's binaries (the kubelet among them, for node VMs). */
+  binary(name: string): string {
+    return path.join(this.bin, name);
   }
 
   /** The apiserver's log so far (for failure messages). */
@@ -235,10 +268,29 @@ export class ControlPlane {
     for (const c of this.controllers.splice(0).reverse()) await c.stop();
     await this.apiserver?.stop();
     await this.etcd?.stop();
+    this.tunnel?.close();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** The requests refused with 403 so far (the audit log's), each kind once, optionally only those of `user`. */
+  /**
+   * A kubelet's client certificate and key (CN=system:node:<node>, O=system:nodes: the
+   * Node authorizer and NodeRestriction apply), and the CA, as PEM text; where nodes join.
+   */
+  nodeCredentials(node: string): { readonly cert: string; readonly key: string; readonly ca: string } {
+    if (!this.tunnel) throw new Error('this control plane was started without nodes: true');
+    const name = `node-${node}`;
+    signedCertificate(this.dir, name, `/O=system:nodes/CN=system:node:${node}`, 'extendedKeyUsage=clientAuth\n');
+    const read = (file: string) => fs.readFileSync(path.join(this.dir, file), 'utf8');
+    return { cert: read(`${name}.crt`), key: read(`${name}.key`), ca: read('ca.crt') };
+  }
+
+  /** Where the apiserver reaches node `node`'s kubelet from now on: this machine's loopback port its VM forwards to it. */
+  routeKubelet(node: string, port: number): void {
+    if (!this.tunnel) throw new Error('this control plane was started without nodes: true');
+    this.tunnel.route(node, port);
+  }
+
+  /** The requests the authorizer refused so far (the audit log's), each kind once, optionally only those of `user`. */
   denials(user?: string): Denial[] {
     if (!this.audit) throw new Error('denials() reads the audit log, which this control plane was started without (audit: false)');
     const file = path.join(this.dir, 'audit.log');
@@ -247,7 +299,8 @@ export class ControlPlane {
     for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
       if (!line.includes('"code":403')) continue;
       const event = JSON.parse(line) as AuditEvent;
-      if (event.stage !== 'ResponseComplete') continue;
+      // An admission policy's refusal is a 403 too (the claim guard's, which the agent's dry-run probe expects): not RBAC's.
+      if (event.stage !== 'ResponseComplete' || event.annotations?.['authorization.k8s.io/decision'] !== 'forbid') continue;
       const ref = event.objectRef;
       // A subresource is named as RBAC names it: persistentvolumeclaims/status.
       const resource = ref?.subresource ? `${ref.resource}/${ref.subresource}` : ref?.resource ?? '';
@@ -290,6 +343,13 @@ export class ControlPlane {
       '--service-cluster-ip-range=10.96.0.0/16',
       '--allow-privileged=true',
       '--profiling=false',
+      // Real kubelets: each may write only its own Node and pods, and is reached (logs, exec) through the tunnel to its VM.
+      ...(this.tunnel ? [
+        '--enable-admission-plugins=NodeRestriction',
+        `--kubelet-client-certificate=${file('admin.crt')}`,
+        `--kubelet-client-key=${file('admin.key')}`,
+        `--egress-selector-config-file=${this.writeEgressSelector()}`,
+      ] : []),
       // Every request's metadata, for denials(): which requests RBAC refused, and to whom.
       ...(this.audit ? [
         `--audit-policy-file=${file('audit-policy.yaml')}`,
@@ -335,6 +395,9 @@ export class ControlPlane {
       `--controllers=${[
         'persistentvolume-binder', 'persistentvolume-protection', 'persistentvolumeclaim-protection', 'garbage-collector', 'job',
         'pod-garbage-collector', 'namespace', 'serviceaccount', 'root-ca-certificate-publisher',
+        // With real nodes: the workloads that run on them, and a node's not-ready taint taken off once its kubelet says Ready
+        // (fake Nodes, with no kubelet, would be tainted for ever).
+        ...(this.tunnel ? ['daemonset', 'statefulset', 'deployment', 'replicaset', 'node-lifecycle', 'taint-eviction'] : []),
       ].map((c) => `${c}-controller`).join(',')}`,
       // Its default 20 requests a second is a large cluster's guard; here it made a churn of 50 claims take ~28 s a round.
       '--kube-api-qps=500',
@@ -343,6 +406,22 @@ export class ControlPlane {
     this.controllers.push(new Component('kube-scheduler', path.join(this.bin, 'kube-scheduler'), [
       ...auth, '--leader-elect=false', '--secure-port=0',
     ], path.join(this.dir, 'kube-scheduler.log'), true));
+  }
+
+  /** The egress selector that sends the apiserver's connections to kubelets through the tunnel. */
+  private writeEgressSelector(): string {
+    const file = path.join(this.dir, 'egress-selector.yaml');
+    fs.writeFileSync(file, [
+      'apiVersion: apiserver.k8s.io/v1beta1',
+      'kind: EgressSelectorConfiguration',
+      'egressSelections:',
+      '- name: cluster',
+      '  connection:',
+      '    proxyProtocol: HTTPConnect',
+      `    transport: {uds: {udsName: ${this.tunnel!.socket}}}`,
+      '',
+    ].join('\n'));
+    return file;
   }
 
   /** One GET as the administrator. */
@@ -358,5 +437,62 @@ export class ControlPlane {
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
     });
+  }
+}
+
+/**
+ * The apiserver's way to node VMs' kubelets (logs, exec, port-forward): an HTTP CONNECT
+ * proxy on a Unix socket (its egress selector's "cluster" connection). The apiserver asks
+ * for `<node>:10250`; every VM has the same address behind qemu's user networking, so
+ * the proxy connects to the loopback port that the node's VM forwards to its kubelet.
+ */
+class KubeletTunnel {
+  static async start(socket: string): Promise<KubeletTunnel> {
+    const tunnel = new KubeletTunnel(socket);
+    await new Promise<void>((resolve, reject) => {
+      tunnel.server.once('error', reject);
+      tunnel.server.listen(socket, resolve);
+    });
+    return tunnel;
+  }
+
+  private readonly ports = new Map<string, number>();
+  private readonly server: net.Server;
+
+  private constructor(readonly socket: string) {
+    this.server = net.createServer((client) => this.connect(client));
+  }
+
+  route(node: string, port: number): void {
+    this.ports.set(node, port);
+  }
+
+  close(): void {
+    this.server.close();
+  }
+
+  private connect(client: net.Socket): void {
+    client.on('error', () => client.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      client.off('data', onData);
+      const [method, target] = head.subarray(0, end).toString('latin1').split('\r\n')[0].split(' ');
+      const port = method === 'CONNECT' ? this.ports.get(target.replace(/:\d+$/, '')) : undefined;
+      if (port === undefined) {
+        client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+        return;
+      }
+      const kubelet = net.connect(port, '127.0.0.1', () => {
+        client.write('HTTP/1.1 200 Connection established\r\n\r\n');
+        const rest = head.subarray(end + 4);
+        if (rest.length > 0) kubelet.write(rest);
+        client.pipe(kubelet).pipe(client);
+      });
+      kubelet.on('error', () => client.destroy());
+    };
+    client.on('data', onData);
   }
 }

@@ -67,7 +67,7 @@ export class Kubernetes {
     try {
       const file = (name: string) => path.join(plane.dir, name);
       const proxy = await FaultProxy.start(plane.url, { caFile: file('ca.crt'), certFile: file('serving.crt'), keyFile: file('serving.key') });
-      return new Kubernetes(plane, proxy, options.controllers ?? false);
+      return new Kubernetes(plane, proxy, (options.controllers ?? false) || (options.nodes ?? false));
     } catch (e) {
       await plane.stop();
       throw e;

@@ -1,0 +1,375 @@
+/**
+ * On a real node: a VM booting Debian's kernel, with Kubernetes' own kubelet and
+ * Debian's containerd (test/support/node-vm.ts), joined to the suite's control plane.
+ * The synthesized stack is applied with kubectl as a user applies it; the kubelet pulls
+ * nothing (no registry is reachable): the project's image, built with podman, is
+ * imported into containerd, and runs as the DaemonSets' pods. The tenants are real pods
+ * on real claims. Every assertion reads what the real components did: the kubelet's
+ * mounts, the agents' PVs and Events, the disks' contents as the VM sees them.
+ *
+ * Runs last (test/support/image-suites-last.ts): it needs the image the test task builds
+ * in the background.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { DEFAULT_IMAGE, VolumeMode } from '../../src/constructs';
+import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
+import { find, Manifest, synthesize } from '../e2e/cluster';
+import { REPO } from '../support/agent-process';
+import { Kubernetes } from '../support/kubernetes';
+import { NodeVm } from '../support/node-vm';
+import { describePrivileged, makeTempDir } from '../support/privileged';
+
+const MiB = 1024 * 1024;
+const NODE = 'node-1';
+const NAMESPACE = 'local-volume-provisioner';
+const TENANT_IMAGE = 'localhost/lvp-tenant:1';
+/** A first image build on a fresh machine makes its base images too. */
+const BUILD_TIMEOUT_MS = 40 * 60_000;
+/** Only against a hang: every wait ends as soon as its condition holds (TCG on a busy machine is slow). */
+const WAIT_MS = 5 * 60_000;
+
+jest.setTimeout(2 * WAIT_MS);
+
+/** The node's disks, as /dev/vdb... in order: a filesystem each of the classes' (mounted at /mnt/<class dir>/<name>), a raw one of each Block kind. */
+const DISKS = {
+  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6,
+} as const;
+type Disk = keyof typeof DISKS;
+
+describePrivileged('a real node: the agents and their tenants under kubelet and containerd', () => {
+  let k: Kubernetes;
+  let vm: NodeVm;
+  let manifests: Manifest[];
+  let kubeconfig: string;
+
+  beforeAll(async () => {
+    const work = makeTempDir('lvp-node-suite-');
+    const image = await saveImage(work);
+    k = await Kubernetes.forSuite({ nodes: true });
+    kubeconfig = path.join(work, 'admin.kubeconfig');
+    k.plane.writeKubeconfig(kubeconfig);
+    manifests = synthesize({
+      image: DEFAULT_IMAGE,
+      storageClasses: [
+        { name: 'node-fs', hostDir: '/mnt/disks' },
+        // One volume only: the StatefulSet's next pod can be given no other.
+        { name: 'node-sts', hostDir: '/mnt/sts' },
+        { name: 'node-block', hostDir: '/mnt/blocks', volumeMode: VolumeMode.BLOCK, blockCleanerCommand: ['/scripts/dd_zero.sh'] },
+      ],
+      useJobForCleaning: true,
+      devices: {
+        specs: [{ name: 'node-devices', storageClassName: 'node-device', volumeMode: VolumeMode.BLOCK, deviceDir: '/var/lib/lvp-devices', deviceNameFilter: '^disk-' }],
+        defaultSpec: 'node-devices',
+      },
+      // The default: the node's own /var/lib/local-volume-provisioner, which outlives the pods and the VM's reboots.
+      stateDirectory: '/var/lib/local-volume-provisioner',
+    });
+    const stack = path.join(work, 'stack.k8s.yaml');
+    fs.writeFileSync(stack, manifests.map((m) => stringify(m)).join('---\n'));
+    await kubectl('apply', '-f', stack);
+    vm = await NodeVm.boot(k.plane, { name: NODE, disksMiB: Object.values(DISKS).map(() => 64), images: [image] });
+    process.stdout.write(`node VM: ${vm.versions().replace(/\n/g, ', ')}, kubelet ${await kubeletVersion()}; ${vm.boot.accel.toUpperCase()}; `
+      + `Ready ${(vm.boot.readyMs / 1000).toFixed(1)} s after qemu started\n`);
+    // The filesystems under the class directories, in fstab so that a reboot mounts them again; the raw disks linked in.
+    await vm.ssh([
+      'mkdir -p /mnt/disks /mnt/sts /mnt/blocks /var/lib/lvp-devices',
+      filesystem('sts', '/mnt/sts/vol1'),
+      filesystem('kept', '/mnt/disks/kept'),
+      filesystem('held', '/mnt/disks/held'),
+      'mount -a',
+      `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
+      `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
+    ].join(' && '));
+  }, BUILD_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await vm?.destroy();
+  });
+
+  /** The shell that makes disk `disk` an ext4 filesystem mounted at `at` by fstab (at every boot). */
+  function filesystem(disk: Disk, at: string): string {
+    return `mkfs.ext4 -q ${vm.disk(DISKS[disk])} && mkdir -p ${at} && echo '${vm.disk(DISKS[disk])} ${at} ext4 defaults 0 2' >> /etc/fstab`;
+  }
+
+  // Not execFileSync: the apiserver reaches the kubelet (logs, exec) through a tunnel in this very process.
+  async function kubectl(...args: string[]): Promise<string> {
+    try {
+      return (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 60_000 })).stdout;
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`kubectl ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
+    }
+  }
+
+  async function kubeletVersion(): Promise<string> {
+    return (await k.get('v1', 'Node', NODE)).status.nodeInfo.kubeletVersion;
+  }
+
+  /** Polls `condition`; on a hang fails with what was awaited, the agents' logs and the node's console. */
+  async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + WAIT_MS;
+    while (!await condition().catch(() => false)) {
+      if (Date.now() > deadline) {
+        const logs = await kubectl('logs', '-n', NAMESPACE, '-l', 'app.kubernetes.io/name=local-volume-provisioner', '--tail=30', '--prefix')
+          .catch((e: Error) => e.message);
+        throw new Error(`timed out waiting until ${what}\nagents' logs:\n${logs}\nnode console:\n${vm.console().slice(-2000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  const pv = (name: string) => k.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+  const claim = (name: string) => k.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', name, 'default');
+  const pod = (name: string, namespace = 'default') => k.get<V1Pod>('v1', 'Pod', name, namespace);
+  const events = async (reason: string) => (await k.list<CoreV1Event>('v1', 'Event')).filter((e) => e.reason === reason);
+  const running = async (name: string) => (await pod(name))?.status?.phase === 'Running';
+
+  /** The agents' pods (one per DaemonSet) on the node. */
+  const agents = async () => (await k.list<V1Pod>('v1', 'Pod', NAMESPACE))
+    .filter((p) => ['agent', 'device-agent'].includes(p.metadata?.labels?.['app.kubernetes.io/component'] ?? ''));
+
+  /** Both agents run, Ready by the kubelet's probe of /readyz. */
+  async function agentsReady(): Promise<boolean> {
+    const pods = await agents();
+    return pods.length === 2 && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  }
+
+  /**
+   * A tenant's claim, of a class or of one PV, and a pod of the tenant image that mounts it (or, Block, gets it
+   * as /dev/data) and runs `command`; it runs once this returns.
+   */
+  async function tenant(name: string, wants: { className?: string; volumeName?: string; block?: boolean }, command: string): Promise<void> {
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        storageClassName: wants.className ?? 'node-fs',
+        ...(wants.volumeName ? { volumeName: wants.volumeName } : {}),
+        accessModes: ['ReadWriteOnce'],
+        volumeMode: wants.block ? 'Block' : 'Filesystem',
+        resources: { requests: { storage: '1Mi' } },
+      },
+    });
+    await k.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{
+          name: 'tenant',
+          image: TENANT_IMAGE,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', command],
+          ...(wants.block ? { volumeDevices: [{ name: 'data', devicePath: '/dev/data' }] } : { volumeMounts: [{ name: 'data', mountPath: '/data' }] }),
+        }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: name } }],
+      },
+    });
+    await until(() => running(name), `tenant ${name} runs`);
+  }
+
+  /** The tenant goes, as a user removes it: its pod, then its claim. */
+  async function tenantGoes(name: string): Promise<void> {
+    await kubectl('delete', 'pod', name, '--wait=true');
+    await kubectl('delete', 'pvc', name, '--wait=true');
+  }
+
+  test('the stack applied with kubectl: both agents run the image as their DaemonSets\' pods and are Ready; each mounted disk is a PV', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    for (const [d, cls] of [['kept', 'node-fs'], ['held', 'node-fs'], ['vol1', 'node-sts']]) {
+      await until(async () => (await pv(directoryPVName(d, NODE, cls)))?.status?.phase === 'Available', `${d} is a PV`);
+    }
+    const pods = await agents();
+    expect(pods.map((p) => p.spec!.containers[0].image)).toEqual([DEFAULT_IMAGE, DEFAULT_IMAGE]);
+    expect(pods.map((p) => p.spec!.nodeName)).toEqual([NODE, NODE]);
+    const made = (await pv(directoryPVName('kept', NODE, 'node-fs')))!;
+    expect(made.spec!.local!.path).toBe('/mnt/disks/kept');
+    expect(made.spec!.nodeAffinity!.required!.nodeSelectorTerms[0].matchExpressions![0].values).toEqual([NODE]);
+  });
+
+  test('a disk mounted on the node while the agent runs is a PV at once (HostToContainer propagation into its container)', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = directoryPVName('late', NODE, 'node-fs');
+    await vm.ssh(filesystem('late', '/mnt/disks/late'));
+    // Both ends on the node's clock: mount(8) returned, and the agent logged the PV made (neither ssh nor polling counted).
+    const mounted = Number(await vm.ssh('mount /mnt/disks/late && date +%s%3N'));
+    await until(async () => (await pv(name)) !== undefined, 'the late disk is a PV');
+    const agent = (await agents()).find((p) => p.metadata!.labels!['app.kubernetes.io/component'] === 'agent')!;
+    const created = (await kubectl('logs', '-n', NAMESPACE, agent.metadata!.name!)).split('\n')
+      .filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; pv?: string; time: string })
+      .find((l) => l.msg === 'PV created' && l.pv === name)!;
+    // A figure, not a bound (issue 32's is 1 s): under TCG the whole node runs several times slower.
+    process.stdout.write(`a disk mounted on the node (${vm.accel}) was a PV ${Date.parse(created.time) - mounted} ms after mount(8) returned, by the node's clock\n`);
+    expect((await pv(name))!.spec!.local!.path).toBe('/mnt/disks/late');
+  });
+
+  test('a StatefulSet\'s tenant writes to its claim; when pod and claim go, the volume is cleaned, and the next pod on it finds it empty', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = directoryPVName('vol1', NODE, 'node-sts');
+    await until(async () => (await pv(name))?.status?.phase === 'Available', 'the class\'s one volume is a PV');
+    const statefulSet = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: 'default' },
+      spec: {
+        replicas: 1,
+        serviceName: 'db',
+        selector: { matchLabels: { app: 'db' } },
+        template: {
+          metadata: { labels: { app: 'db' } },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [{
+              name: 'db',
+              image: TENANT_IMAGE,
+              imagePullPolicy: 'Never',
+              // What it finds first, then its own data.
+              command: ['sh', '-c', 'echo "found: $(ls -A /data | grep -v lost+found | tr "\\n" " ")"; echo tenant-data > /data/table && sync && sleep 3600'],
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+            }],
+          },
+        },
+        volumeClaimTemplates: [{
+          metadata: { name: 'data' },
+          spec: { storageClassName: 'node-sts', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
+        }],
+      },
+    };
+    await k.create(statefulSet);
+    await until(() => running('db-0'), 'db-0 runs');
+    expect((await claim('data-db-0'))!.spec!.volumeName).toBe(name);
+    await until(async () => (await kubectl('logs', 'db-0')).includes('found:'), 'db-0 says what it found');
+    expect(await vm.ssh('cat /mnt/sts/vol1/table')).toBe('tenant-data\n');
+    // The kubelet's own mount of the volume into the pod.
+    expect(await vm.ssh(`grep -c '/volumes/kubernetes.io~local-volume/${name} ' /proc/self/mountinfo`)).toBe('1\n');
+
+    const uid = (await pv(name))!.metadata!.uid;
+    await kubectl('delete', 'statefulset', 'db', '--wait=true');
+    await until(async () => (await pod('db-0')) === undefined, 'db-0 is gone');
+    await kubectl('delete', 'pvc', 'data-db-0', '--wait=true');
+    await until(async () => {
+      const again = await pv(name);
+      return again !== undefined && again.metadata!.uid !== uid && again.status?.phase === 'Available';
+    }, 'the volume is cleaned and offered again under a new UID');
+    expect(await vm.ssh('ls -A /mnt/sts/vol1 | grep -v lost+found || true')).toBe('');
+
+    await k.create(statefulSet);
+    await until(() => running('db-0'), 'db-0 runs again');
+    expect((await claim('data-db-0'))!.spec!.volumeName).toBe(name);
+    await until(async () => (await kubectl('logs', 'db-0')).includes('found:'), 'the new db-0 says what it found');
+    expect((await kubectl('logs', 'db-0')).split('\n')[0].trim()).toBe('found:');
+    await kubectl('delete', 'statefulset', 'db', '--wait=true');
+    await until(async () => (await pod('db-0')) === undefined, 'db-0 is gone');
+    await kubectl('delete', 'pvc', 'data-db-0', '--wait=true');
+  });
+
+  test('device dialect: a raw virtio disk is a Block PV, a pod writes it as a block device, and once released it is zeroed whole', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = upstreamDevicePVName(NODE, 'disk-1');
+    await until(async () => (await pv(name))?.status?.phase === 'Available', 'the raw disk is a PV');
+    expect((await pv(name))!.spec).toMatchObject({ volumeMode: 'Block', storageClassName: 'node-device', local: { path: '/var/lib/lvp-devices/disk-1' } });
+    const uid = (await pv(name))!.metadata!.uid;
+    await tenant('dev', { className: 'node-device', block: true }, 'yes tenant-secret | dd of=/dev/data bs=1M count=8 iflag=fullblock 2>/dev/null; sync && sleep 3600');
+    expect(await vm.ssh(`head -c 13 ${vm.disk(DISKS.device)}`)).toBe('tenant-secret');
+    await tenantGoes('dev');
+    await until(async () => {
+      const again = await pv(name);
+      return again !== undefined && again.metadata!.uid !== uid && again.status?.phase === 'Available';
+    }, 'the device is wiped and offered again');
+    // No byte of it but zeros: cmp stops at the end of the shorter input (the disk).
+    expect(await vm.ssh(`cmp ${vm.disk(DISKS.device)} /dev/zero 2>&1 || true`)).toMatch(/EOF on .*vd.* after byte 67108864/);
+  });
+
+  test('cleanup Jobs run as real pods: a released Block volume of a Job-cleaned class is cleaned by the Job\'s pod on its node', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = directoryPVName('blk1', NODE, 'node-block');
+    await until(async () => (await pv(name))?.status?.phase === 'Available', 'the block link is a PV');
+    const uid = (await pv(name))!.metadata!.uid;
+    await tenant('blk', { className: 'node-block', block: true }, 'yes block-secret | dd of=/dev/data bs=1M count=4 iflag=fullblock 2>/dev/null; sync && sleep 3600');
+    await tenantGoes('blk');
+    await until(async () => (await k.list<V1Pod>('v1', 'Pod', NAMESPACE)).some((p) => p.metadata!.name!.startsWith(`cleanup-${name}`)), 'the cleanup Job has its pod');
+    const jobPod = (await k.list<V1Pod>('v1', 'Pod', NAMESPACE)).find((p) => p.metadata!.name!.startsWith(`cleanup-${name}`))!;
+    expect(jobPod.spec!.nodeName).toBe(NODE);
+    await until(async () => {
+      const again = await pv(name);
+      return again !== undefined && again.metadata!.uid !== uid && again.status?.phase === 'Available';
+    }, 'the Job cleaned the volume and it is offered again');
+    expect(await vm.ssh(`cmp ${vm.disk(DISKS.block)} /dev/zero 2>&1 || true`)).toMatch(/EOF on .*vd.* after byte 67108864/);
+    expect(await events('CleanupSucceeded')).toEqual(expect.arrayContaining([expect.objectContaining({ involvedObject: expect.objectContaining({ name }) })]));
+  });
+
+  test('a pod force-deleted while its container still runs holds its volume: no clean while kubelet\'s mount of it stays, then cleaned once it goes', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = directoryPVName('held', NODE, 'node-fs');
+    await until(async () => (await pv(name))?.status?.phase === 'Available', 'the held disk is a PV');
+    await tenant('held', { volumeName: name }, 'while true; do date >> /data/log; sleep 1; done');
+    const uid = (await pv(name))!.metadata!.uid;
+    // The kubelet stops (a node agent's crash): its containers run on, and nothing unmounts the volume.
+    await vm.ssh('systemctl stop kubelet');
+    await kubectl('delete', 'pod', 'held', '--force', '--grace-period=0');
+    await kubectl('delete', 'pvc', 'held', '--wait=true');
+    await until(async () => (await pv(name))?.status?.phase === 'Released', 'the PV is Released');
+    await until(async () => (await events('VolumeInUse')).some((e) => e.involvedObject.name === name), 'the agent says the volume is in use');
+    expect(Number(await vm.ssh('wc -l < /mnt/disks/held/log'))).toBeGreaterThan(0);
+    expect((await pv(name))!.metadata!.uid).toBe(uid);
+
+    // The kubelet comes back, stops the orphaned container and unmounts its volume: only then is it cleaned.
+    await vm.ssh('systemctl start kubelet');
+    await until(async () => {
+      const again = await pv(name);
+      return again !== undefined && again.metadata!.uid !== uid && again.status?.phase === 'Available';
+    }, 'the volume is cleaned and offered again once the container is gone');
+    expect(await vm.ssh('ls -A /mnt/disks/held | grep -v lost+found || true')).toBe('');
+  });
+
+  test('kubelet restarted, then the VM rebooted: the agents come back, the node\'s record survives, nothing is lost and nothing offered dirty', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    const name = directoryPVName('kept', NODE, 'node-fs');
+    await until(async () => (await pv(name))?.status?.phase === 'Available', 'the kept disk is a PV');
+    await tenant('kept', { volumeName: name }, 'echo kept-data > /data/kept && sync && sleep 3600');
+    const pvsBefore = new Map((await k.list<V1PersistentVolume>('v1', 'PersistentVolume')).map((p) => [p.metadata!.name!, p.metadata!.uid!]));
+    const record = await vm.ssh('ls /var/lib/local-volume-provisioner/volumes | sort');
+
+    await vm.ssh('systemctl restart kubelet');
+    await until(async () => (await running('kept')) && agentsReady(), 'the tenant and the agents run after the kubelet\'s restart');
+    expect(await vm.ssh('cat /mnt/disks/kept/kept')).toBe('kept-data\n');
+
+    await vm.reboot();
+    process.stdout.write(`node VM rebooted: Ready again ${(vm.boot.readyMs / 1000).toFixed(1)} s after qemu started\n`);
+    await until(async () => (await agentsReady()) && (await running('kept')), 'the agents and the tenant run after the reboot');
+    expect(await vm.ssh('cat /mnt/disks/kept/kept')).toBe('kept-data\n');
+    expect(await vm.ssh('ls /var/lib/local-volume-provisioner/volumes | sort')).toBe(record);
+    const pvsAfter = new Map((await k.list<V1PersistentVolume>('v1', 'PersistentVolume')).map((p) => [p.metadata!.name!, p.metadata!.uid!]));
+    expect(pvsAfter).toEqual(pvsBefore);
+    expect((await pv(name))!.status!.phase).toBe('Bound');
+    expect(await events('VolumeRebound')).toEqual([]);
+  });
+
+  test('no agent request was refused by RBAC', () => {
+    const account = find(manifests, 'DaemonSet', 'local-volume-provisioner').spec.template.spec.serviceAccountName as string;
+    expect(k.denials(`system:serviceaccount:${NAMESPACE}:${account}`)).toEqual([]);
+  });
+});
+
+/** Builds the image (waiting for the test task's background build) and saves it as a docker archive for the node's containerd. */
+async function saveImage(dir: string): Promise<string> {
+  const run = async (command: string, args: string[]) => {
+    try {
+      await promisify(execFile)(path.join(REPO, command), args, { cwd: REPO, maxBuffer: 256 * MiB });
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`${command} failed: ${err.message}\n${`${err.stdout ?? ''}${err.stderr ?? ''}`.split('\n').slice(-60).join('\n')}`);
+    }
+  };
+  await run('scripts/image.sh', []);
+  const archive = path.join(dir, 'local-volume-provisioner.tar');
+  await run('scripts/podman.sh', ['save', '-q', '--format', 'docker-archive', '-o', archive, DEFAULT_IMAGE]);
+  return archive;
+}
