@@ -235,6 +235,21 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `local_volume_provisioner_pool_available_bytes{${sel}} < 1048576`, '15m',
       'A node\'s pool can give no new volume.',
       `${pod} has no space left in the pool of StorageClass {{ $labels.storageclass }}: the scheduler puts no new claim of the class on its node, and its volumes cannot grow.`),
+    alert('LocalVolumeProvisionerPoolUnusable', 'warning',
+      `local_volume_provisioner_pool_usable{${sel}} == 0`, '15m',
+      'A node\'s pool cannot give volumes whose limits hold.',
+      `${pod} cannot use the pool of StorageClass {{ $labels.storageclass }} (missing, not the filesystem it needs, quotas off or in full mode, its storage claimed`
+      + ' by another class): no claim of the class is placed on its node. The PoolUnusable Event on the Node says why.'),
+    alert('LocalVolumeProvisionerPoolLimitEscaped', 'warning',
+      `increase(local_volume_provisioner_pool_limit_escapes_total{${sel}}[1h]) > 0`, undefined,
+      'A tenant got around its pool volume\'s limit.',
+      `${pod} found {{ $value | humanize }} way(s) around a volume's limit in StorageClass {{ $labels.storageclass }} in the last hour (on btrfs, a subvolume`
+      + ' made inside a volume naming another quota group) and undid them; the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+    alert('LocalVolumeProvisionerPoolVolumeFailing', 'warning',
+      `increase(local_volume_provisioner_pool_operation_failures_total{${sel}}[30m]) > 0`, undefined,
+      'Pool volumes fail to be made, resized or destroyed.',
+      `${pod} failed {{ $value | humanize }} {{ $labels.operation }} operation(s) on pool volumes of StorageClass {{ $labels.storageclass }} in 30 minutes;`
+      + ' each is tried again every pass. The PoolVolumeFailed Events on the claims and PVs say why.'),
   ];
   // Only where the construct installs the guard: with claimGuard off it is known to be missing, by the user's choice.
   if (r.claimGuard) {

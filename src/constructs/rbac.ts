@@ -63,8 +63,8 @@ export function agentRules(f: RbacFeatures): RoleRules {
     ],
     namespaced: [
       // Pool classes: each node's CSIStorageCapacity objects, read by name, made, updated as the pool fills and
-      // empties, and deleted with a pool class.
-      ...(f.pools ? [{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], verbs: ['get', 'create', 'update', 'delete'] }] : []),
+      // empties, and deleted with a pool class; listed (by the node's label) once at start, for those a run left.
+      ...(f.pools ? [{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], verbs: ['get', 'list', 'create', 'update', 'delete'] }] : []),
       // Cleanup Jobs `cleanup-<pv>` live in the provisioner's namespace only; read by name while they run.
       ...(f.jobCleaning ? [
         { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'delete'] },

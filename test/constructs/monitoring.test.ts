@@ -98,6 +98,9 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerClassSkipped',
     'LocalVolumeProvisionerPoolVolumeAlmostFull',
     'LocalVolumeProvisionerPoolFull',
+    'LocalVolumeProvisionerPoolUnusable',
+    'LocalVolumeProvisionerPoolLimitEscaped',
+    'LocalVolumeProvisionerPoolVolumeFailing',
     'LocalVolumeProvisionerClaimGuardInactive',
     'LocalVolumeProvisionerNodeWithoutVolumes',
   ];
@@ -177,6 +180,12 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_volume_rebound{${sel}, pod="agent-c", persistentvolume="local-pv-9", storageclass="fast-disks", claim="team-b/data-0"}`, values: '1x50' },
           { series: `local_volume_provisioner_claim_guard_active{${sel}, pod="agent-c"}`, values: '0x50' },
           { series: `local_volume_provisioner_claim_guard_active{${sel}, pod="agent-a"}`, values: '1x50' },
+          { series: `local_volume_provisioner_pool_usable{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '0x50' },
+          { series: `local_volume_provisioner_pool_usable{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '1x50' },
+          { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '0x20 1x30' },
+          { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '2x50' },
+          { series: `local_volume_provisioner_pool_operation_failures_total{${sel}, pod="agent-a", storageclass="local-pool", operation="destroy"}`, values: '0+1x50' },
+          { series: `local_volume_provisioner_pool_operation_failures_total{${sel}, pod="agent-a", storageclass="local-pool", operation="create"}`, values: '4x50' },
         ],
         alert_rule_test: [
           {
@@ -327,6 +336,36 @@ describe('the PrometheusRule', () => {
               exp_labels: { ...target, pod: 'agent-b', storageclass: 'local-pool' },
               exp_annotations: annotations('LocalVolumeProvisionerPoolFull', 'A node\'s pool can give no new volume.',
                 'Pod storage/agent-b has no space left in the pool of StorageClass local-pool: the scheduler puts no new claim of the class on its node, and its volumes cannot grow.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolUnusable',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', storageclass: 'local-pool' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolUnusable', 'A node\'s pool cannot give volumes whose limits hold.',
+                'Pod storage/agent-b cannot use the pool of StorageClass local-pool (missing, not the filesystem it needs, quotas off or in full mode, its storage claimed '
+                + 'by another class): no claim of the class is placed on its node. The PoolUnusable Event on the Node says why.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolLimitEscaped',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-a', storageclass: 'local-pool' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolLimitEscaped', 'A tenant got around its pool volume\'s limit.',
+                'Pod storage/agent-a found 1 way(s) around a volume\'s limit in StorageClass local-pool in the last hour (on btrfs, a subvolume made inside a volume '
+                + 'naming another quota group) and undid them; the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolVolumeFailing',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-a', storageclass: 'local-pool', operation: 'destroy' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolVolumeFailing', 'Pool volumes fail to be made, resized or destroyed.',
+                'Pod storage/agent-a failed 30 destroy operation(s) on pool volumes of StorageClass local-pool in 30 minutes; each is tried again every pass. '
+                + 'The PoolVolumeFailed Events on the claims and PVs say why.'),
             }],
           },
           {

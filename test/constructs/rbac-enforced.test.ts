@@ -307,6 +307,7 @@ const CASES: Case[] = [
       { allocatedResourceStatuses: null }),
   },
   { role: A, verb: 'get', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.getStorageCapacity(NAMESPACE, CAPACITY.metadata.name) },
+  { role: A, verb: 'list', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.listStorageCapacities(NAMESPACE, {}) },
   { role: A, verb: 'create', resource: 'csistoragecapacities', user: AGENT, call: (api) => api.createStorageCapacity(NAMESPACE, CAPACITY) },
   {
     role: A,

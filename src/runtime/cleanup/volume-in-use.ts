@@ -12,12 +12,14 @@
  * - a process holding it: an open file, a working or root directory, or a mapped
  *   file on the volume.
  * Block volumes have their own check (exclusive-open.ts): the kernel refuses an
- * exclusive open of a mounted device.
+ * exclusive open of a mounted device. A pool's directory volumes are checked the same
+ * way as mounted ones (directoryVolumeUsers).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isStrictlyInside } from './path-safety';
-import { parseMountInfo } from '../discovery/mount-table';
+import { parseMountInfo, readMountTable } from '../discovery/mount-table';
+import { openDirectory } from '../volume/directory-handle';
 
 /** The volume as mounted where the agent sees it. */
 export interface MountedVolume {
@@ -162,4 +164,22 @@ function mapsFileOf(processDir: string, volume: MountedVolume): boolean {
   }
   const wanted = `${volume.major.toString(16).padStart(2, '0')}:${volume.minor.toString(16).padStart(2, '0')}`;
   return maps.split('\n').some((line) => line.split(/\s+/)[3] === wanted && line.split(/\s+/)[4] !== '0');
+}
+
+/**
+ * What uses a directory volume that is no mount point of its own but a directory of a
+ * mounted filesystem (a pool's volume): the directory mounted anywhere (a pod's bind
+ * mount of it), and processes holding it through such a mount. The filesystem's own
+ * mount, through which the agent sees the directory, is no use of it.
+ */
+export async function directoryVolumeUsers(dir: string, options: InUseOptions = {}): Promise<string[]> {
+  const handle = openDirectory(dir);
+  try {
+    const mount = (await readMountTable()).entries.find((e) => e.mountId === handle.mountId);
+    if (!mount || !isStrictlyInside(dir, mount.mountPoint)) throw new Error(`${dir} is not inside the mount it was reached through`);
+    const root = path.posix.join(mount.root, path.posix.relative(mount.mountPoint, dir));
+    return filesystemVolumeUsers({ dev: handle.dev, major: mount.major, minor: mount.minor, root, ownMountPoints: [] }, options);
+  } finally {
+    fs.closeSync(handle.fd);
+  }
 }

@@ -36,6 +36,7 @@ import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
 import { PoolController } from '../pool/pool-controller';
 import { claimConcernsNode, discoveredClassesOf, poolClassesOf, reboundPoolVolumes } from '../pool/pool-decisions';
+import { PoolRecord } from '../pool/pool-record';
 import { provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
 
@@ -210,6 +211,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     claimsComplete: () => claims.usable(),
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
+    record: new PoolRecord(keeper.record),
   });
   const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
   const taint = new StartupTaint(api, node.name, logger);

@@ -1,6 +1,6 @@
 import type {
   CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PodList,
-  V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeClaimList, V1PersistentVolumeList,
+  V1CSIStorageCapacity, V1CSIStorageCapacityList, V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeClaimList, V1PersistentVolumeList,
   V1SelfSubjectAccessReview, V1StorageClass, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
@@ -219,6 +219,11 @@ export class KubeApi {
 
   getStorageCapacity(namespace: string, name: string): Promise<V1CSIStorageCapacity | undefined> {
     return this.read({ verb: 'get', resource: 'csistoragecapacities', namespace, name }, resourcePath(STORAGE, 'csistoragecapacities', namespace, name));
+  }
+
+  /** One page; the capacity objects of one node are few (one per pool class). */
+  listStorageCapacities(namespace: string, page: PageRequest): Promise<V1CSIStorageCapacityList> {
+    return this.list({ verb: 'list', resource: 'csistoragecapacities', namespace }, resourcePath(STORAGE, 'csistoragecapacities', namespace), page);
   }
 
   createStorageCapacity(namespace: string, capacity: V1CSIStorageCapacity): Promise<V1CSIStorageCapacity> {

@@ -181,7 +181,7 @@ export const EventReasons = {
     reason: 'VolumeInUse',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'The volume to be cleaned is still mounted elsewhere or held open by a process (e.g. a pod whose container did not stop); it is cleaned once nothing uses it.',
+    meaning: 'The volume to be cleaned (or a pool volume to be destroyed) is still mounted elsewhere or held open by a process (e.g. a pod whose container did not stop); it is cleaned (destroyed) once nothing uses it.',
     example: '"/mnt/disks/vol1" is still in use: mounted at /var/lib/kubelet/pods/…/volumes/kubernetes.io~local-volume/local-pv-1a2b3c4d (mount namespace of pid 1 systemd)',
   },
   VolumeFailedDelete: {
@@ -326,35 +326,60 @@ export const EventReasons = {
     type: 'Normal',
     regarding: 'PersistentVolume',
     meaning: 'The claim is gone and the policy is Delete: the pool volume and its data were destroyed, its space is free, and the PV goes.',
-    example: 'destroyed /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b and its quota; the PV goes',
+    example: 'destroyed /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b and its limit; the PV goes',
   },
   PoolVolumeKept: {
     reason: 'PoolVolumeKept',
     type: 'Warning',
     regarding: 'PersistentVolume',
-    meaning: 'A PV of policy Retain was deleted: its pool volume and data stay on the node, using space, until an administrator removes them.',
-    example: 'PV deleted with reclaimPolicy Retain: /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b stays; remove it with "btrfs subvolume delete" when its data is no longer wanted',
+    meaning: 'A PV of policy Retain was deleted: its pool volume and data stay on the node, using space (its line in the volume record says so), until an '
+      + 'administrator has it destroyed with `volumes reclaim`.',
+    example: 'PV deleted with reclaimPolicy Retain: /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b stays; remove it with '
+      + '"local-volume-provisioner volumes reclaim /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b" (in the agent\'s pod) when its data is no longer wanted',
   },
   PoolVolumeStrayDestroyed: {
     reason: 'PoolVolumeStrayDestroyed',
     type: 'Normal',
     regarding: 'Node',
-    meaning: 'A pool volume had no PV and no claim (a claim deleted before its PV was made, or a PV deleted with its finalizer stripped while the agent could not act): no claim can use it again, and its class\'s policy is Delete, so it was destroyed.',
-    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim; destroyed under the class\'s policy Delete, its space given back',
+    meaning: 'A pool volume had no PV and no claim (a claim deleted before its PV was made, or a PV deleted with its finalizer stripped while the agent '
+      + 'could not act): no claim can use it again, and its policy (its record line\'s, else its class\'s) is Delete, or an administrator said `volumes reclaim`, so it was destroyed.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim; destroyed under the policy Delete, its space given back',
   },
   PoolVolumeStrayKept: {
     reason: 'PoolVolumeStrayKept',
     type: 'Warning',
     regarding: 'Node',
-    meaning: 'A pool volume has no PV and no claim, and its class keeps volumes (Retain, or the class cannot be read): it stays, using space, until an administrator removes it.',
-    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b has no PV and no claim, and StorageClass "local-pool" keeps volumes (Retain); it stays until removed with "btrfs subvolume delete"',
+    meaning: 'A pool volume has no PV and no claim, and its data is to be kept (its PV\'s policy was Retain, or its class keeps volumes, or the class cannot '
+      + 'be read): it stays, using space, until an administrator has it destroyed with `volumes reclaim`.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b has no PV and no claim, and its PV\'s reclaim policy was Retain; it stays until '
+      + '"local-volume-provisioner volumes reclaim /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b" (in the agent\'s pod)',
   },
   PoolUnusable: {
     reason: 'PoolUnusable',
     type: 'Warning',
     regarding: 'Node',
-    meaning: 'A pool class\'s directory cannot be used (not on btrfs, quotas cannot be turned on, missing); the class makes no volumes on this node and offers no capacity.',
+    meaning: 'A pool class\'s directory cannot give volumes whose limits hold (missing, not the filesystem its backend needs, quotas off or in a mode '
+      + 'a tenant escapes, its storage claimed by another class); the class makes no volumes on this node and its capacity object is withdrawn. '
+      + 'Its existing volumes are still destroyed when their claims go.',
     example: 'pool /mnt/pool of class "local-pool": /mnt/pool is not on a btrfs filesystem; a btrfs pool needs one',
+  },
+  PoolVolumeLimitEscaped: {
+    reason: 'PoolVolumeLimitEscaped',
+    type: 'Warning',
+    regarding: 'PersistentVolume',
+    meaning: 'Something inside the pool volume was counted against another limit than the volume\'s (on btrfs, a subvolume its tenant made naming '
+      + 'another quota group); it was put back under the volume\'s limit, which holds again, less what was written in between.',
+    example: 'subvolume pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b/x (ID 263) inside volume pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b counted to 1/258, '
+      + 'not to the volume\'s 1/259; moved into it, so what it holds counts against the volume\'s limit',
+  },
+  PoolVolumeFailed: {
+    reason: 'PoolVolumeFailed',
+    type: 'Warning',
+    regarding: ['PersistentVolumeClaim', 'PersistentVolume'],
+    meaning: 'A pool volume could not be made, resized or destroyed (the backend\'s words follow); it is tried again on every pass, and the node '
+      + 'serves its other claims meanwhile. A volume that could not be destroyed keeps its PV (the cleanup finalizer) and its space stays out of the capacity.',
+    example: 'destroying /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b: btrfs subvolume delete --subvolid 263 /mnt/pool failed: ERROR: Could not destroy '
+      + 'subvolume/snapshot: Device or resource busy; tried again next pass',
   },
   // Node cleanup (the node-cleanup command).
   StaleVolumeDeleted: {

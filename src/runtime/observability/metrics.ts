@@ -49,8 +49,11 @@ export type CleanupModeLabel = VolumeMode | 'unknown';
 /** A pool class on this node. */
 export interface PoolStats {
   readonly storageClass: string;
-  readonly availableBytes: number;
+  /** What a new volume can still have; undefined while the pool cannot be used. */
+  readonly availableBytes?: number;
 }
+
+export type PoolOperation = 'create' | 'resize' | 'destroy';
 
 /** A pool volume, from its quota. */
 export interface PoolVolumeStats {
@@ -172,6 +175,12 @@ export class ProvisionerMetrics {
     'Bytes a pool volume holds, from its quota.', ['persistentvolume', 'storageclass']);
   private readonly poolVolumeLimit = this.gauge(`${PREFIX}pool_volume_limit_bytes`,
     'The size a pool volume is limited to (its claim\'s); writes beyond fail with EDQUOT.', ['persistentvolume', 'storageclass']);
+  private readonly poolUsable = this.gauge(`${PREFIX}pool_usable`,
+    '1 while this pool class can give volumes whose limits hold on this node, 0 while it cannot (PoolUnusable says why).', ['storageclass']);
+  private readonly poolLimitEscapes = this.counter(`${PREFIX}pool_limit_escapes_total`,
+    'Ways around a pool volume\'s limit found and undone (on btrfs: a subvolume inside a volume counted to another quota group).', ['storageclass']);
+  private readonly poolFailures = this.counter(`${PREFIX}pool_operation_failures_total`,
+    'Pool volume operations that failed (create, resize, destroy); each is tried again on the next pass.', ['storageclass', 'operation']);
 
   private readonly configReloads = this.counter(`${PREFIX}config_reloads_total`,
     'Total number of configuration changes, by result: ok (applied) or failed (rejected; the last good configuration stays in use).', ['result']);
@@ -319,10 +328,21 @@ export class ProvisionerMetrics {
    * `volume_state` series of their own.
    * `configuredStorageClasses` get their counts even with no volume.
    */
-  /** The pools of this node, as the last pass read them; pools and volumes not given are dropped. */
+  recordPoolLimitEscape(storageClass: string): void {
+    this.poolLimitEscapes.inc({ storageclass: storageClass });
+  }
+
+  recordPoolFailure(storageClass: string, operation: PoolOperation): void {
+    this.poolFailures.inc({ storageclass: storageClass, operation });
+  }
+
+  /** The pools of this node, as the last pass read them (an unusable one without `availableBytes`); pools and volumes not given are dropped. */
   setPools(pools: readonly PoolStats[], volumes: readonly PoolVolumeStats[]): void {
-    for (const gauge of [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit]) gauge.reset();
-    for (const p of pools) this.poolAvailable.set({ storageclass: p.storageClass }, p.availableBytes);
+    for (const gauge of [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable]) gauge.reset();
+    for (const p of pools) {
+      this.poolUsable.set({ storageclass: p.storageClass }, p.availableBytes === undefined ? 0 : 1);
+      if (p.availableBytes !== undefined) this.poolAvailable.set({ storageclass: p.storageClass }, p.availableBytes);
+    }
     for (const v of volumes) {
       const labels = { persistentvolume: v.persistentVolume, storageclass: v.storageClass };
       this.poolVolumeUsed.set(labels, v.usedBytes);

@@ -10,7 +10,7 @@ import {
 } from '../../config';
 import { discoverDevices, discoverDirectoryVolumes, readMountTable } from '../discovery';
 import { devicePlan, directoryPlan, formatPlanTable, Plan, PlannedPool } from './plan';
-import { inspectPool } from '../pool/btrfs';
+import { poolBackend } from '../pool/backends';
 import { discoveredClassesOf, PoolClassConfig, poolClassesOf } from '../pool/pool-decisions';
 import { availableBytes, wholeMiB } from '../pool/storage-capacity';
 import { StartupError } from '../startup-error';
@@ -73,9 +73,9 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
 async function planPool(storageClass: string, pool: PoolClassConfig): Promise<PlannedPool> {
   const planned = { storageClass, path: pool.hostDir, backend: pool.pool };
   try {
-    const { freeBytes, usage, quotasOn } = await inspectPool(pool.mountDir);
-    const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, usage.values())));
-    return { ...planned, volumes: usage.size, available, ...(quotasOn ? {} : { note: 'quotas are off: the agent turns them on' }) };
+    const { freeBytes, volumes, note } = await poolBackend(pool).inspect();
+    const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, volumes.values())));
+    return { ...planned, volumes: volumes.size, available, ...(note ? { note } : {}) };
   } catch (err) {
     return { ...planned, volumes: 0, note: `cannot be used: ${(err as Error).message}` };
   }

@@ -1,184 +1,350 @@
 /**
- * A pool's volumes on btrfs: each a subvolume directly in the pool directory,
- * limited by a qgroup to its claim's size (writes beyond it fail with EDQUOT).
- * Thin edges over `btrfs` (btrfs-progs): every decision is made by the caller.
+ * A pool's volumes on btrfs: each a subvolume directly in the pool directory whose
+ * quota group 1/<its ID> (it is the group's one member at first) is limited to its
+ * claim's size. Simple quotas (Linux 6.7+) are required: under them the kernel puts a
+ * subvolume made inside a volume (by the tenant, unprivileged: any user may make
+ * one, and snapshot its volume) into that volume's group, so it counts against the
+ * volume's limit. Under full-mode quotas it would count against nothing.
  *
- * A volume is known by its subvolume's UUID, recorded on its PV when it is made,
- * and is limited and deleted by its subvolume ID, never by a path: a symlink, a
- * directory or another subvolume swapped in under its name is never touched
- * (`btrfs subvolume delete <path>` follows a symlink to whatever it points to).
+ * The one way out the kernel leaves: whoever makes a subvolume may name the groups
+ * it joins (`btrfs subvolume create -i 1/<id>`), any existing group, another
+ * volume's included, and none of its own volume's. Every look at the pool (each
+ * pass) finds such subvolumes by the subvolume tree (IDs, not paths) and moves them
+ * into their volume's group, where what they hold counts from then on: the limit
+ * holds again, less what was written in between.
+ *
+ * Every read is the kernel's state in a machine-readable form: the subvolume tree
+ * by ID (`btrfs subvolume list`), the groups as JSON (`btrfs --format json qgroup
+ * show`, btrfs-progs 6.1+), the quota mode from sysfs. A volume is known by its
+ * subvolume's UUID (IDs can be handed out again after a remount) and acted on by
+ * its current ID, never by a path: nothing swapped in under its name is touched.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-/** What a volume of the pool holds, from its qgroup. */
-export interface PoolVolumeUsage {
-  /** Bytes the subvolume refers to (its data, shared or not). */
-  readonly usedBytes: number;
-  /** Its limit; undefined when none is set. */
-  readonly limitBytes?: number;
-}
+import { LimitEscape, PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { filesystemOf } from './directory-storage';
+import { directoryVolumeUsers } from '../cleanup/volume-in-use';
+import { openDirectory } from '../volume/directory-handle';
 
 /** Runs btrfs; rejects with its own words on failure. */
 function btrfs(args: readonly string[], timeoutMs = 60_000): Promise<string> {
+  return run('btrfs', args, timeoutMs);
+}
+
+function run(command: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('btrfs', args, { timeout: timeoutMs, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`btrfs ${args.join(' ')} failed: ${stderr.trim() || error.message}`));
+    execFile(command, args, { timeout: timeoutMs, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || error.message}`));
       else resolve(stdout);
     });
   });
 }
 
-/** The names a pool's volumes may have: its PVs' names, `pvc-<claim UID>`, as external provisioners name them. */
-const VOLUME_NAME = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export function isPoolVolumeName(name: string): boolean {
-  return VOLUME_NAME.test(name);
-}
-
-function volumePath(poolDir: string, name: string): string {
-  if (!isPoolVolumeName(name)) throw new Error(`"${name}" is not the name of a pool volume (pvc-<claim UID>)`);
-  return path.join(poolDir, name);
-}
-
 /** BTRFS_SUPER_MAGIC: the statfs type of a btrfs filesystem. */
 const BTRFS_MAGIC = 0x9123683e;
-
-/** Throws, saying what is wrong, unless the pool directory is on btrfs. */
-function requireBtrfs(poolDir: string): void {
-  if (fs.statfsSync(poolDir).type !== BTRFS_MAGIC) throw new Error(`${poolDir} is not on a btrfs filesystem; a btrfs pool needs one`);
-}
-
-/** Makes the pool ready: on btrfs (else throws), with quotas on (turned on when they are off). */
-export async function preparePool(poolDir: string): Promise<void> {
-  requireBtrfs(poolDir);
-  if (!await quotasOn(poolDir)) await btrfs(['quota', 'enable', poolDir]);
-}
-
-async function quotasOn(poolDir: string): Promise<boolean> {
-  return btrfs(['qgroup', 'show', poolDir]).then(() => true, () => false);
-}
-
-export interface PoolInspection {
-  readonly freeBytes: number;
-  readonly usage: Map<string, PoolVolumeUsage>;
-  readonly quotasOn: boolean;
-}
-
-/** What a pool is now, changing nothing (for `plan`): its free space, its volumes, whether quotas are on. */
-export async function inspectPool(poolDir: string): Promise<PoolInspection> {
-  requireBtrfs(poolDir);
-  const on = await quotasOn(poolDir);
-  return { freeBytes: poolFreeBytes(poolDir), usage: on ? await poolUsage(poolDir) : new Map(), quotasOn: on };
-}
-
-/** Bytes the pool's filesystem can still give (statfs: blocks available to an unprivileged writer). */
-export function poolFreeBytes(poolDir: string): number {
-  const st = fs.statfsSync(poolDir);
-  return st.bavail * st.bsize;
-}
-
 /** A subvolume's root directory has this inode number (BTRFS_FIRST_FREE_OBJECTID). */
 const SUBVOLUME_ROOT_INODE = 256;
+/** The filesystem's own top subvolume. */
+const TOP_LEVEL = 5;
 
-/** Whether a subvolume (not a symlink, not a plain directory) is at this name in the pool. */
-export function volumeExists(poolDir: string, name: string): boolean {
-  try {
-    const st = fs.lstatSync(volumePath(poolDir, name));
-    return st.isDirectory() && st.ino === SUBVOLUME_ROOT_INODE;
-  } catch {
-    return false;
+/** One subvolume of the filesystem, as `btrfs subvolume list -u` gives it. */
+interface Subvolume {
+  readonly id: number;
+  /** The subvolume it is in. */
+  readonly topLevel: number;
+  readonly uuid: string;
+  /** From the filesystem's top, for people. */
+  readonly path: string;
+}
+
+/** One quota group, as `btrfs --format json qgroup show` gives it. */
+interface Qgroup {
+  readonly id: string;
+  readonly referenced: number;
+  readonly maxReferenced?: number;
+  readonly parents: readonly string[];
+}
+
+type QuotaMode = 'off' | 'simple' | 'full';
+
+/** What a look at the filesystem read. */
+interface Look {
+  readonly subvolumes: readonly Subvolume[];
+  readonly qgroups: ReadonlyMap<string, Qgroup>;
+}
+
+export class BtrfsPool implements PoolBackend {
+  /** @param dir the pool directory as this process sees it. */
+  constructor(private readonly dir: string) {}
+
+  async open(): Promise<PoolState> {
+    this.requireBtrfs();
+    let mode = await this.quotaMode();
+    if (mode === 'off') {
+      if (this.names().some((name) => this.isSubvolume(name))) {
+        throw new Error(`quotas were turned off on the filesystem of ${this.dir}, so its volumes have no limit now; nothing is provisioned until `
+          + `they are on again ("btrfs quota enable --simple ${this.dir}"), when the agent puts each volume's limit back (simple quotas count only `
+          + 'what is written from then on)');
+      }
+      await btrfs(['quota', 'enable', '--simple', this.dir]).catch((e: Error) => {
+        throw new Error(`simple quotas could not be turned on (they need Linux 6.7 or later and btrfs-progs 6.7 or later): ${e.message}`);
+      });
+      mode = await this.quotaMode();
+    }
+    if (mode === 'full') {
+      throw new Error(`quotas on the filesystem of ${this.dir} count in full mode, under which a subvolume a tenant makes inside its volume `
+        + 'counts against no limit; a pool needs simple quotas (Linux 6.7+): with no volume on the filesystem, turn quotas off '
+        + `("btrfs quota disable ${this.dir}") and the agent turns simple quotas on`);
+    }
+    let look = await this.look();
+    const escapes = await this.bringBackEscapes(look);
+    if (escapes.length > 0) look = await this.look();
+    return { ...this.stateOf(look), escapes };
+  }
+
+  async inspect(): Promise<PoolState> {
+    this.requireBtrfs();
+    const mode = await this.quotaMode();
+    if (mode === 'full') throw new Error(`quotas on the filesystem of ${this.dir} count in full mode; a pool needs simple quotas (Linux 6.7+)`);
+    if (mode === 'off') return { freeBytes: this.freeBytes(), volumes: new Map(), escapes: [], note: 'quotas are off: the agent turns simple quotas on at first use' };
+    return { ...this.stateOf(await this.look()), escapes: [] };
+  }
+
+  storage(): Promise<string> {
+    return filesystemOf(this.dir);
+  }
+
+  async create(name: string, limitBytes: number): Promise<string> {
+    requirePoolVolumeName(name);
+    const at = path.join(this.dir, name);
+    if (!fs.existsSync(at)) await btrfs(['subvolume', 'create', at]);
+    const subvolume = await this.subvolumeAt(name);
+    if (!subvolume) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
+    await this.limit(subvolume.id, limitBytes);
+    return subvolume.uuid;
+  }
+
+  async identityAt(name: string): Promise<string | undefined> {
+    return (await this.subvolumeAt(name))?.uuid;
+  }
+
+  names(): string[] {
+    return fs.readdirSync(this.dir).filter(isPoolVolumeName);
+  }
+
+  async users(name: string): Promise<string[]> {
+    requirePoolVolumeName(name);
+    return this.isSubvolume(name) ? directoryVolumeUsers(path.join(this.dir, name)) : [];
+  }
+
+  async resize(identity: string, limitBytes: number): Promise<boolean> {
+    const volume = (await this.subvolumes()).find((s) => s.uuid === identity);
+    if (!volume) return false;
+    await this.limit(volume.id, limitBytes);
+    return true;
+  }
+
+  /**
+   * The volume's subvolumes are deleted deepest first, each by ID: those a tenant made
+   * inside it, read-only snapshots included, then the volume. Its limit is lifted first
+   * (deleting a subvolume needs room in its group: a full volume could not be deleted),
+   * and a subvolume a tenant made immutable, or put in an append-only directory, has
+   * that flag taken off through a handle opened without following any symlink.
+   */
+  async destroy(identity: string): Promise<void> {
+    const subvolumes = await this.subvolumes();
+    const volume = subvolumes.find((s) => s.uuid === identity);
+    if (!volume) return;
+    const group = `1/${volume.id}`;
+    await btrfs(['qgroup', 'limit', 'none', group, this.dir]).catch(() => undefined); // no group: none to lift
+    const inside = descendantsOf(volume.id, subvolumes).reverse();
+    for (const subvolume of [...inside, volume]) await this.deleteSubvolume(subvolume, volume);
+    // Committed, each is dropped by the cleaner; its group 0/<ID> goes stale then, and only after it the volume's group can go.
+    await btrfs(['subvolume', 'sync', this.dir, ...[...inside, volume].map((s) => String(s.id))]);
+    await btrfs(['qgroup', 'clear-stale', this.dir]);
+    await btrfs(['qgroup', 'destroy', group, this.dir]).catch(() => undefined); // none: made by an agent before groups were
+  }
+
+  /** Throws, saying what is wrong, unless the pool directory is on btrfs. */
+  private requireBtrfs(): void {
+    if (fs.statfsSync(this.dir).type !== BTRFS_MAGIC) throw new Error(`${this.dir} is not on a btrfs filesystem; a btrfs pool needs one`);
+  }
+
+  private freeBytes(): number {
+    const st = fs.statfsSync(this.dir);
+    return st.bavail * st.bsize;
+  }
+
+  private isSubvolume(name: string): boolean {
+    try {
+      const st = fs.lstatSync(path.join(this.dir, name));
+      return st.isDirectory() && st.ino === SUBVOLUME_ROOT_INODE;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The quota mode, from sysfs (`qgroups/mode`, Linux 6.7+: `squota` or `qgroup`; without the file, full mode). */
+  private async quotaMode(): Promise<QuotaMode> {
+    const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', this.dir]))?.[1];
+    if (!uuid) throw new Error(`"btrfs filesystem show ${this.dir}" named no filesystem UUID`);
+    const sysfs = `/sys/fs/btrfs/${uuid}`;
+    if (!fs.existsSync(sysfs)) throw new Error(`${sysfs} is missing: the agent reads the quota mode there (is /sys mounted?)`);
+    let mode: string;
+    try {
+      mode = fs.readFileSync(`${sysfs}/qgroups/mode`, 'utf8').trim();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      return fs.existsSync(`${sysfs}/qgroups`) ? 'full' : 'off';
+    }
+    return mode === 'squota' ? 'simple' : 'full';
+  }
+
+  private async look(): Promise<Look> {
+    const [subvolumes, qgroups] = await Promise.all([this.subvolumes(), this.qgroups()]);
+    return { subvolumes, qgroups };
+  }
+
+  /** Every volume's use and limit: a subvolume with a group 1/<its ID> it is in is a pool volume. */
+  private stateOf(look: Look): Omit<PoolState, 'escapes'> {
+    const volumes = new Map<string, PoolVolumeUsage>();
+    for (const s of look.subvolumes) {
+      const group = look.qgroups.get(`1/${s.id}`);
+      if (!group || !look.qgroups.get(`0/${s.id}`)?.parents.includes(group.id)) continue;
+      volumes.set(s.uuid, { usedBytes: group.referenced, limitBytes: group.maxReferenced });
+    }
+    return { freeBytes: this.freeBytes(), volumes };
+  }
+
+  /** Every subvolume inside a volume whose group is not its volume's alone is moved there (see the header). */
+  private async bringBackEscapes(look: Look): Promise<LimitEscape[]> {
+    const escapes: LimitEscape[] = [];
+    for (const volume of look.subvolumes) {
+      const group = `1/${volume.id}`;
+      if (!look.qgroups.get(`0/${volume.id}`)?.parents.includes(group)) continue;
+      for (const inside of descendantsOf(volume.id, look.subvolumes)) {
+        const own = `0/${inside.id}`;
+        const parents = look.qgroups.get(own)?.parents ?? [];
+        if (parents.length === 1 && parents[0] === group) continue;
+        for (const other of parents.filter((p) => p !== group)) await btrfs(['qgroup', 'remove', own, other, this.dir]);
+        if (!parents.includes(group)) await btrfs(['qgroup', 'assign', own, group, this.dir]);
+        escapes.push({
+          volume: volume.uuid,
+          what: `subvolume ${inside.path} (ID ${inside.id}) inside volume ${volume.path} counted to ${parents.length > 0 ? parents.join(', ') : 'no group'}, `
+            + `not to the volume's ${group}; moved into it, so what it holds counts against the volume's limit`,
+        });
+      }
+    }
+    return escapes;
+  }
+
+  /** The volume's group 1/<ID> made and joined if it is not (a volume of a pool whose quotas were off, or made by an older agent), and limited. */
+  private async limit(id: number, limitBytes: number): Promise<void> {
+    const group = `1/${id}`;
+    const qgroups = await this.qgroups();
+    if (!qgroups.has(group)) await btrfs(['qgroup', 'create', group, this.dir]);
+    if (!qgroups.get(`0/${id}`)?.parents.includes(group)) await btrfs(['qgroup', 'assign', `0/${id}`, group, this.dir]);
+    await btrfs(['qgroup', 'limit', String(limitBytes), group, this.dir]);
+  }
+
+  /**
+   * The subvolume at this name in the pool, when what is at the name is a subvolume
+   * before and after it is read (a symlink or a plain directory, or anything swapped in
+   * meanwhile, is none).
+   */
+  private async subvolumeAt(name: string): Promise<Subvolume | undefined> {
+    requirePoolVolumeName(name);
+    if (!this.isSubvolume(name)) return undefined;
+    const at = path.join(this.dir, name);
+    const before = fs.lstatSync(at);
+    const shown = await btrfs(['subvolume', 'show', at]);
+    const uuid = /^\s*UUID:\s+(\S+)/m.exec(shown)?.[1];
+    const id = /^\s*Subvolume ID:\s+(\d+)/m.exec(shown)?.[1];
+    const after = fs.lstatSync(at);
+    if (!uuid || !id || !after.isDirectory() || after.dev !== before.dev || after.ino !== before.ino) return undefined;
+    return (await this.subvolumes()).find((s) => s.id === Number(id) && s.uuid === uuid);
+  }
+
+  private async subvolumes(): Promise<Subvolume[]> {
+    const listed = await btrfs(['subvolume', 'list', '-u', this.dir]);
+    return listed.split('\n').flatMap((line) => {
+      const m = /^ID (\d+) gen \d+ top level (\d+) uuid (\S+) path (.*)$/.exec(line);
+      return m ? [{ id: Number(m[1]), topLevel: Number(m[2]), uuid: m[3], path: m[4] }] : [];
+    });
+  }
+
+  private async qgroups(): Promise<Map<string, Qgroup>> {
+    const shown = JSON.parse(await btrfs(['--format', 'json', 'qgroup', 'show', '-pcre', '--raw', this.dir])) as {
+      'qgroup-show'?: Array<{ qgroupid: string; referenced: number; max_referenced: number | 'none'; parents: string[] }>;
+    };
+    return new Map((shown['qgroup-show'] ?? []).map((q) => [q.qgroupid, {
+      id: q.qgroupid,
+      referenced: q.referenced,
+      maxReferenced: q.max_referenced === 'none' ? undefined : Number(q.max_referenced),
+      parents: q.parents,
+    }]));
+  }
+
+  /** Deletes one subvolume by ID; a refusal for an immutable or append-only flag is met once by taking the flags off. */
+  private async deleteSubvolume(subvolume: Subvolume, volume: Subvolume): Promise<void> {
+    const remove = () => btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', String(subvolume.id), this.dir]);
+    try {
+      await remove();
+    } catch (e) {
+      if (!/Operation not permitted/.test((e as Error).message)) throw e;
+      await this.unflag(subvolume, volume);
+      await remove();
+    }
+  }
+
+  /**
+   * Takes the immutable and append-only flags off a subvolume of a volume (the volume
+   * itself, or one inside it and the directory that one is in). The way there is walked
+   * by handles from the volume's root, each step opened without following a symlink, and
+   * chattr is given the handle's /proc path, so whatever a tenant swaps in meanwhile is
+   * never reached. (Files so flagged do not stop a subvolume's deletion: only its root
+   * and the directory it is in.)
+   */
+  private async unflag(subvolume: Subvolume, volume: Subvolume): Promise<void> {
+    const root = openDirectory(path.join(this.dir, path.basename(volume.path)));
+    const opened = [root.fd];
+    // `<handle>/.`: chattr opens without following a symlink, and the handle itself is one (a magic link); `.` is the directory.
+    const unflagged = async (fd: number) => {
+      const at = `/proc/${process.pid}/fd/${fd}/.`;
+      await run('chattr', ['-i', '-a', at]).catch(async (e: Error) => {
+        if (!/Read-only file system/.test(e.message)) throw e;
+        // A read-only snapshot: writable first (forced, for a received one too), then its flags.
+        await btrfs(['property', 'set', '-f', '-ts', at, 'ro', 'false']);
+        await run('chattr', ['-i', '-a', at]);
+      });
+    };
+    try {
+      if (Number((await btrfs(['inspect-internal', 'rootid', `/proc/${process.pid}/fd/${root.fd}/.`])).trim()) !== volume.id) return;
+      if (subvolume.id === volume.id) {
+        await unflagged(root.fd);
+        return;
+      }
+      if (!subvolume.path.startsWith(`${volume.path}/`)) return;
+      for (const step of subvolume.path.slice(volume.path.length + 1).split('/')) {
+        opened.push(openDirectory(Buffer.from(step), opened[opened.length - 1]).fd);
+      }
+      // The directory it is in first: a flagged one refuses even a read-only snapshot's deletion.
+      for (const fd of opened.slice(-2)) await unflagged(fd);
+    } finally {
+      for (const fd of opened) fs.closeSync(fd);
+    }
   }
 }
 
-/** The subvolume the pool directory is in (its root): where btrfs is told subvolume IDs. */
-function enclosingSubvolume(poolDir: string): string {
-  let dir = path.resolve(poolDir);
-  while (fs.statSync(dir).ino !== SUBVOLUME_ROOT_INODE && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-}
-
-/**
- * The subvolume at this name in the pool, its UUID and ID as `btrfs subvolume show`
- * reads them, when what is at the name is a subvolume before and after the read (a
- * symlink or a plain directory, or anything swapped in meanwhile, is none).
- */
-async function subvolumeAt(poolDir: string, name: string): Promise<{ readonly uuid: string; readonly id: string } | undefined> {
-  if (!volumeExists(poolDir, name)) return undefined;
-  const at = volumePath(poolDir, name);
-  const before = fs.lstatSync(at);
-  const shown = await btrfs(['subvolume', 'show', at]);
-  const uuid = /^\s*UUID:\s+(\S+)/m.exec(shown)?.[1];
-  const id = /^\s*Subvolume ID:\s+(\d+)/m.exec(shown)?.[1];
-  const after = fs.lstatSync(at);
-  if (!uuid || !id || !after.isDirectory() || after.dev !== before.dev || after.ino !== before.ino) return undefined;
-  return { uuid, id };
-}
-
-/**
- * Makes the volume (a subvolume) unless it is there, and limits it to `limitBytes` by
- * its ID. Returns its UUID, the volume's identity from now on.
- */
-export async function createVolume(poolDir: string, name: string, limitBytes: number): Promise<string> {
-  const at = volumePath(poolDir, name);
-  if (!fs.existsSync(at)) await btrfs(['subvolume', 'create', at]);
-  const subvolume = await subvolumeAt(poolDir, name);
-  if (!subvolume) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
-  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${subvolume.id}`, poolDir]);
-  return subvolume.uuid;
-}
-
-/** The volume's identity (its subvolume's UUID), read from the pool; undefined when no subvolume is at that name. */
-export async function volumeIdentity(poolDir: string, name: string): Promise<string | undefined> {
-  return (await subvolumeAt(poolDir, name))?.uuid;
-}
-
-/** The names of the pool directory's entries. */
-export function poolEntries(poolDir: string): string[] {
-  return fs.readdirSync(poolDir);
-}
-
-/**
- * Deletes the volume of this UUID with its data, by its subvolume ID, wherever it is
- * now; then its qgroup (btrfs may already have dropped it). A volume already gone is done.
- */
-export async function deleteVolume(poolDir: string, uuid: string): Promise<void> {
-  const root = enclosingSubvolume(poolDir);
-  const id = await subvolumeIdOf(root, uuid);
-  if (id === undefined) return;
-  await btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', id, root]);
-  await btrfs(['subvolume', 'sync', root, id]);
-  await btrfs(['qgroup', 'destroy', `0/${id}`, root]).catch(() => undefined);
-}
-
-/** Sets the volume's limit (a resize), by its identity; false when the volume is gone. */
-export async function limitVolume(poolDir: string, uuid: string, limitBytes: number): Promise<boolean> {
-  const root = enclosingSubvolume(poolDir);
-  const id = await subvolumeIdOf(root, uuid);
-  if (id === undefined) return false;
-  await btrfs(['qgroup', 'limit', String(limitBytes), `0/${id}`, root]);
-  return true;
-}
-
-/** The ID of the subvolume with this UUID on the filesystem of `root`, if it exists. */
-async function subvolumeIdOf(root: string, uuid: string): Promise<string | undefined> {
-  const listed = await btrfs(['subvolume', 'list', '-u', root]);
-  const line = listed.split('\n').find((l) => l.split(/\s+/).includes(uuid));
-  return line === undefined ? undefined : /^ID (\d+) /.exec(line)?.[1];
-}
-
-/** Each volume's usage and limit, by name, from the qgroups of the pool's filesystem. */
-export async function poolUsage(poolDir: string): Promise<Map<string, PoolVolumeUsage>> {
-  const out = await btrfs(['qgroup', 'show', '--raw', '-re', poolDir]);
-  const usage = new Map<string, PoolVolumeUsage>();
-  for (const line of out.split('\n')) {
-    // Qgroupid Referenced Exclusive MaxReferenced MaxExclusive Path
-    const cols = line.trim().split(/\s+/);
-    if (cols.length < 6 || !/^0\/\d+$/.test(cols[0])) continue;
-    const name = path.basename(cols.slice(5).join(' '));
-    if (!isPoolVolumeName(name)) continue;
-    usage.set(name, { usedBytes: Number(cols[1]), limitBytes: cols[3] === 'none' ? undefined : Number(cols[3]) });
+/** The subvolumes inside `id`, at any depth, each after the one it is in. */
+function descendantsOf(id: number, subvolumes: readonly Subvolume[]): Subvolume[] {
+  const found: Subvolume[] = [];
+  let level = [id];
+  while (level.length > 0) {
+    const next = subvolumes.filter((s) => level.includes(s.topLevel) && s.id !== TOP_LEVEL);
+    found.push(...next);
+    level = next.map((s) => s.id);
   }
-  return usage;
+  return found;
 }

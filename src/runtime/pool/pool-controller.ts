@@ -11,23 +11,24 @@
  * 5. each class's capacity object says what the pool can still give.
  * Every step is repeatable: a pass interrupted anywhere is finished by the next.
  */
-import type { V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import type { ClassConfig } from '../../config';
-import type { KubeApi } from '../kube/api-client';
-import { isAlreadyExists, isConflict } from '../kube/errors';
-import { EventRecorder, nodeReference, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
-import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanupFinalizer } from '../kube/pv-writes';
-import { EventReasons, Logger, ProvisionerMetrics } from '../observability';
-import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
-import { formatBinaryQuantity } from '../volume';
-import {
-  createVolume, deleteVolume, limitVolume, poolEntries, poolFreeBytes, poolUsage, PoolVolumeUsage, preparePool, volumeIdentity,
-} from './btrfs';
+import type { V1CSIStorageCapacity, V1ObjectReference, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { PoolBackend, PoolState } from './backend';
+import { poolBackend } from './backends';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
   SELECTED_NODE_ANNOTATION, strayVolumes,
 } from './pool-decisions';
+import { PoolRecord } from './pool-record';
 import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
+import type { ClassConfig } from '../../config';
+import type { KubeApi } from '../kube/api-client';
+import { isAlreadyExists, isConflict, isForbidden } from '../kube/errors';
+import { EventRecorder, nodeReference, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
+import { deletePersistentVolumeIfUnchanged, ensurePersistentVolume, removeCleanupFinalizer } from '../kube/pv-writes';
+import { EventReasons, Logger, PoolOperation, ProvisionerMetrics } from '../observability';
+import { buildPoolPV, type NodeInfo, storageClassFields } from '../pv';
+import { formatBinaryQuantity, parseQuantity } from '../volume';
+import { NODE_LABEL, POOL_VOLUME_ANNOTATION } from '../well-known';
 
 const MiB = 1024 * 1024;
 
@@ -47,73 +48,94 @@ export interface PoolControllerDeps {
   readonly claimsComplete: () => boolean;
   readonly pvs: () => readonly V1PersistentVolume[];
   readonly storageClass: (name: string) => Promise<V1StorageClass | undefined>;
+  /** The pools' lines in the node's volume record. */
+  readonly record: PoolRecord;
 }
 
-/** A pool this pass can use: its free space and its volumes' usage, as read at the start of the pass. */
-interface PoolState {
+/** A pool class's storage as this pass found it. */
+interface PoolRun {
   readonly className: string;
   readonly pool: PoolClassConfig;
+  readonly backend: PoolBackend;
+  /** Its state when it can give volumes whose limits hold; undefined while it cannot (said once, on the Node). */
+  readonly state?: PoolState;
+  /** What a new volume may still have; taken down as this pass promises space. */
   available: number;
-  /** Each volume of the pool's filesystem, by name (its PV's), from its qgroup. */
-  readonly usage: ReadonlyMap<string, PoolVolumeUsage>;
 }
 
 export class PoolController {
   /** Capacity objects this agent published, by name, as last written. */
   private readonly published = new Map<string, V1CSIStorageCapacity>();
+  /** Whether the capacity objects an earlier run left have been read (once, at the first publish). */
+  private adopted = false;
   /** Resizes refused, by claim UID, with the message, so each refusal is said once. */
   private readonly refusedResizes = new Map<string, string>();
   /** Stray volumes kept by a Retain class, said once each. */
   private readonly keptStrays = new Set<string>();
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
+  /** Each class's backend, for as long as its directory and backend stay the same. */
+  private readonly backends = new Map<string, { readonly key: string; readonly backend: PoolBackend }>();
 
   constructor(private readonly deps: PoolControllerDeps) {}
 
   async pass(storageClassMap: Readonly<Record<string, ClassConfig>>, node: NodeInfo): Promise<void> {
     const pools = poolClassesOf(storageClassMap);
-    const states = new Map<string, PoolState>();
-    for (const [className, pool] of Object.entries(pools)) {
-      const state = await this.open(className, pool, node);
-      if (state) states.set(className, state);
-    }
+    const runs = new Map<string, PoolRun>();
+    for (const [className, pool] of Object.entries(pools)) runs.set(className, await this.open(className, pool, node));
     const pvs = this.deps.pvs();
-    for (const pv of pvs) await this.release(pv, node, pools);
+    // Each volume's line says what its PV says of its data now, before anything is done to it.
+    await this.deps.record.follow(pvs.flatMap((pv) => {
+      const volume = poolVolumeOf(pv, node.name, pools);
+      return volume ? [{ volumeId: volume.volumeId, className: volume.className, pv }] : [];
+    }));
+    await this.deps.record.releaseStorage(new Set(Object.keys(pools)));
+    this.reportEscapes(runs, pvs);
+    // Each volume on its own: one that cannot be destroyed or resized never stops the others, nor new claims.
+    for (const pv of pvs) await this.release(pv, node, pools, runs);
+    for (const pv of pvs) await this.restoreLimit(pv, node, pools, runs);
     const claims = this.deps.claims();
     const byKey = new Map(claims.map((c) => [`${c.metadata?.namespace}/${c.metadata?.name}`, c]));
     for (const expansion of decideExpansions(pvs, (namespace, name) => byKey.get(`${namespace}/${name}`), node.name, pools)) {
-      await this.expand(expansion, states);
+      await this.expand(expansion, runs);
     }
     const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
     // Only with every claim known: a volume whose claim is merely unseen is never a stray.
     if (this.deps.claimsComplete()) {
       const claimUids = new Set(claims.map((c) => c.metadata?.uid ?? ''));
-      for (const state of states.values()) await this.removeStrays(state, pvNames, claimUids, node);
+      for (const run of runs.values()) await this.removeStrays(run, pvNames, claimUids, node);
     }
     for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
-      await this.provision(decision, states, node);
+      await this.provision(decision, runs, node);
     }
-    await this.publish(node, states);
-    this.report(states);
+    await this.publish(node, runs);
+    this.report(runs);
   }
 
-  /** The pools' metrics: what each can still give, and each of its volumes' use and limit (with the PVs this pass made). */
-  private report(states: ReadonlyMap<string, PoolState>): void {
-    const classOf = new Map(this.deps.pvs().map((pv) => [pv.metadata?.name ?? '', pv.spec?.storageClassName ?? '']));
-    const volumes = [...states.values()].flatMap((state) => [...state.usage]
-      .filter(([name]) => classOf.get(name) === state.className)
-      .map(([name, u]) => ({ persistentVolume: name, storageClass: state.className, usedBytes: u.usedBytes, limitBytes: u.limitBytes })));
-    this.deps.metrics.setPools([...states.values()].map((s) => ({ storageClass: s.className, availableBytes: s.available })), volumes);
+  /** The pools' metrics: whether each can be used and what it can still give, and each of its volumes' use and limit. */
+  private report(runs: ReadonlyMap<string, PoolRun>): void {
+    const pvOf = new Map(this.deps.pvs().map((pv) => [pv.metadata?.annotations?.[POOL_VOLUME_ANNOTATION] ?? '', pv]));
+    const volumes = [...runs.values()].flatMap((run) => [...run.state?.volumes ?? []].flatMap(([identity, u]) => {
+      const pv = pvOf.get(identity);
+      return pv?.spec?.storageClassName === run.className
+        ? [{ persistentVolume: pv.metadata!.name!, storageClass: run.className, usedBytes: u.usedBytes, limitBytes: u.limitBytes }]
+        : [];
+    }));
+    const pools = [...runs.values()].map((r) => ({ storageClass: r.className, availableBytes: r.state ? r.available : undefined }));
+    this.deps.metrics.setPools(pools, volumes);
   }
 
-  /** The pool ready for use, with what it can still give; undefined (said once) when it cannot be used. */
-  private async open(className: string, pool: PoolClassConfig, node: NodeInfo): Promise<PoolState | undefined> {
+  /** The pool ready for use, with what it can still give; without a state (said once) when it cannot be used. */
+  private async open(className: string, pool: PoolClassConfig, node: NodeInfo): Promise<PoolRun> {
+    const backend = this.backendOf(className, pool);
     try {
-      await preparePool(pool.mountDir);
-      // Every pool volume on the filesystem counts: pools on one filesystem share its free space.
-      const usage = await poolUsage(pool.mountDir);
+      // Claimed before the backend changes anything on it (quotas turned on).
+      const claimed = await this.deps.record.claimStorage(className, await backend.storage(), pool.hostDir);
+      if (!claimed.ok) throw new Error(claimed.reason);
+      const state = await backend.open();
       if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
-      return { className, pool, usage, available: availableBytes(poolFreeBytes(pool.mountDir), usage.values()) };
+      // Every volume on the storage counts: pools on one filesystem share its free space.
+      return { className, pool, backend, state, available: availableBytes(state.freeBytes, state.volumes.values()) };
     } catch (err) {
       const message = `pool ${pool.mountDir} of class "${className}": ${(err as Error).message}`;
       if (this.unusable.get(className) !== message) {
@@ -121,41 +143,89 @@ export class PoolController {
         this.deps.events.warning(nodeReference(node.name), EventReasons.PoolUnusable.reason, message);
       }
       this.unusable.set(className, message);
-      return undefined;
+      return { className, pool, backend, available: 0 };
     }
   }
 
-  private async provision(decision: ClaimDecision, states: Map<string, PoolState>, node: NodeInfo): Promise<void> {
+  private backendOf(className: string, pool: PoolClassConfig): PoolBackend {
+    const key = `${pool.pool}\u0000${pool.mountDir}`;
+    const known = this.backends.get(className);
+    if (known?.key === key) return known.backend;
+    const backend = poolBackend(pool);
+    this.backends.set(className, { key, backend });
+    return backend;
+  }
+
+  /** Each limit escape the backends undid, said on its volume's PV and counted. */
+  private reportEscapes(runs: ReadonlyMap<string, PoolRun>, pvs: readonly V1PersistentVolume[]): void {
+    for (const run of runs.values()) {
+      for (const escape of run.state?.escapes ?? []) {
+        this.deps.metrics.recordPoolLimitEscape(run.className);
+        const pv = pvs.find((p) => p.metadata?.annotations?.[POOL_VOLUME_ANNOTATION] === escape.volume);
+        this.deps.logger.warn({ storageClass: run.className, pv: pv?.metadata?.name, volume: escape.volume }, escape.what);
+        if (pv) this.deps.events.warning(persistentVolumeReference(pv), EventReasons.PoolVolumeLimitEscaped.reason, escape.what);
+      }
+    }
+  }
+
+  /**
+   * Runs one volume's operation; a failure is said on its claim or PV, counted, and tried
+   * again next pass, and the pass goes on with the other volumes.
+   */
+  private async attempt(run: PoolRun, operation: PoolOperation, subject: V1ObjectReference, what: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      const message = `${what}: ${(err as Error).message}; tried again next pass`;
+      this.deps.metrics.recordPoolFailure(run.className, operation);
+      this.deps.logger.error({ storageClass: run.className, operation }, message);
+      this.deps.events.warning(subject, EventReasons.PoolVolumeFailed.reason, message);
+    }
+  }
+
+  private async provision(decision: ClaimDecision, runs: Map<string, PoolRun>, node: NodeInfo): Promise<void> {
     const { claim } = decision;
     const ref = persistentVolumeClaimReference(claim);
     if (decision.action === 'refuse') {
       this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, decision.reason);
       return;
     }
-    const state = states.get(decision.className);
-    if (!state) return; // unusable here: said on the Node
+    const run = runs.get(decision.className);
+    if (!run?.state) return; // unusable here: said on the Node
     const fields = storageClassFields(decision.className, await this.deps.storageClass(decision.className));
     if (!fields.ok) {
       this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, fields.message);
       return;
     }
-    if (decision.sizeBytes > state.available) {
-      await this.giveBack(claim, `pool ${state.pool.mountDir} of class "${decision.className}" on node "${node.name}" has `
-        + `${formatBinaryQuantity(wholeMiB(state.available))} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
+    if (decision.sizeBytes > run.available) {
+      await this.giveBack(claim, `pool ${run.pool.mountDir} of class "${decision.className}" on node "${node.name}" has `
+        + `${formatBinaryQuantity(wholeMiB(run.available))} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
       return;
     }
-    const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
-    const volumeId = await createVolume(state.pool.mountDir, decision.name, decision.sizeBytes);
-    state.available -= decision.sizeBytes;
-    const hostPath = poolVolumeHostPath(state.pool, decision.name);
-    const pv = buildPoolPV({
-      name: decision.name, volumeId, claim, className: decision.className, hostPath, selector: state.pool.selector, node, storageClass: fields,
+    const hostPath = poolVolumeHostPath(run.pool, decision.name);
+    // The space is promised before the volume is made: a failure part way leaves it promised until the next pass reads the pool again.
+    run.available -= decision.sizeBytes;
+    await this.attempt(run, 'create', ref, `making ${hostPath} for the claim`, async () => {
+      const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
+      const volumeId = await run.backend.create(decision.name, decision.sizeBytes);
+      await this.deps.record.made({
+        volumeId,
+        className: decision.className,
+        hostPath,
+        pvName: decision.name,
+        claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`,
+        claimUid: claim.metadata?.uid ?? '',
+        reclaimPolicy: fields.reclaimPolicy,
+      });
+      const pv = buildPoolPV({
+        name: decision.name, volumeId, claim, className: decision.className, hostPath, selector: run.pool.selector, node, storageClass: fields,
+      });
+      await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
+        && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
+      log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
+      this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
+        `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
     });
-    await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
-      && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
-    log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
-    this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
-      `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
   }
 
   /**
@@ -164,72 +234,110 @@ export class PoolController {
    * (capacity and allocatedResources the new size, no resize condition left: a quota
    * needs no filesystem resize on the node). Growth the pool cannot hold is refused.
    */
-  private async expand(e: Expansion, states: Map<string, PoolState>): Promise<void> {
-    const state = states.get(e.className);
-    if (!state) return;
+  private async expand(e: Expansion, runs: Map<string, PoolRun>): Promise<void> {
+    const run = runs.get(e.className);
+    if (!run?.state) return;
     const ref = persistentVolumeClaimReference(e.claim);
     const growth = e.bytes - e.fromBytes;
-    if (growth > state.available) {
-      const message = `pool ${state.pool.mountDir} of class "${e.className}" has ${formatBinaryQuantity(wholeMiB(state.available))} left; `
+    if (growth > run.available) {
+      const message = `pool ${run.pool.mountDir} of class "${e.className}" has ${formatBinaryQuantity(wholeMiB(run.available))} left; `
         + `growing ${e.pv.metadata?.name} from ${e.pv.spec?.capacity?.storage} to ${e.quantity} needs ${formatBinaryQuantity(Math.ceil(growth / MiB) * MiB)}`;
       if (this.refusedResizes.get(e.claim.metadata?.uid ?? '') !== message) this.deps.events.warning(ref, EventReasons.PoolExpansionRefused.reason, message);
       this.refusedResizes.set(e.claim.metadata?.uid ?? '', message);
       return;
     }
     this.refusedResizes.delete(e.claim.metadata?.uid ?? '');
-    if (!await limitVolume(state.pool.mountDir, e.volumeId, e.bytes)) return;
-    state.available -= growth;
+    run.available -= growth;
     const pvName = e.pv.metadata!.name!;
-    try {
-      await this.deps.api.patchPersistentVolumeCapacity(pvName, e.pv.metadata!.resourceVersion!, e.quantity);
-      // A merge patch replaces the whole list: the others' conditions (e.g. the controller manager's Unused) are
-      // written back as read, under the resourceVersion precondition, without the resize ones.
-      const conditions = e.claim.status?.conditions ?? [];
-      const kept = conditions.filter((c) => !RESIZE_CONDITIONS.has(c.type));
-      const { namespace, name, resourceVersion } = e.claim.metadata!;
-      await this.deps.api.patchPersistentVolumeClaimStatus(namespace!, name!, resourceVersion!, {
-        capacity: { storage: e.quantity },
-        allocatedResources: { storage: e.quantity },
-        allocatedResourceStatuses: null,
-        ...(kept.length < conditions.length ? { conditions: kept } : {}),
-      });
-    } catch (err) {
-      // Changed meanwhile: the next pass reads both again and finishes the resize.
-      if (isConflict(err)) return;
-      throw err;
-    }
-    this.deps.logger.info({ pv: pvName, from: e.pv.spec?.capacity?.storage, to: e.quantity }, 'pool volume resized');
-    this.deps.events.normal(ref, EventReasons.PoolVolumeExpanded.reason, `${pvName} grown from ${e.pv.spec?.capacity?.storage} to ${e.quantity}`);
+    await this.attempt(run, 'resize', ref, `growing ${pvName} to ${e.quantity}`, async () => {
+      if (!await run.backend.resize(e.volumeId, e.bytes)) return;
+      try {
+        await this.deps.api.patchPersistentVolumeCapacity(pvName, e.pv.metadata!.resourceVersion!, e.quantity);
+        // A merge patch replaces the whole list: the others' conditions (e.g. the controller manager's Unused) are
+        // written back as read, under the resourceVersion precondition, without the resize ones.
+        const conditions = e.claim.status?.conditions ?? [];
+        const kept = conditions.filter((c) => !RESIZE_CONDITIONS.has(c.type));
+        const { namespace, name, resourceVersion } = e.claim.metadata!;
+        await this.deps.api.patchPersistentVolumeClaimStatus(namespace!, name!, resourceVersion!, {
+          capacity: { storage: e.quantity },
+          allocatedResources: { storage: e.quantity },
+          allocatedResourceStatuses: null,
+          ...(kept.length < conditions.length ? { conditions: kept } : {}),
+        });
+      } catch (err) {
+        // Changed meanwhile: the next pass reads both again and finishes the resize.
+        if (isConflict(err)) return;
+        throw err;
+      }
+      this.deps.logger.info({ pv: pvName, from: e.pv.spec?.capacity?.storage, to: e.quantity }, 'pool volume resized');
+      this.deps.events.normal(ref, EventReasons.PoolVolumeExpanded.reason, `${pvName} grown from ${e.pv.spec?.capacity?.storage} to ${e.quantity}`);
+    });
+  }
+
+  /**
+   * A volume that holds a tenant's data and has no limit, or less than its PV says (its
+   * pool's quotas turned off and on again, an administrator's change), gets its PV's
+   * size back as its limit. A limit above it (a resize between its two steps) stays.
+   */
+  private async restoreLimit(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>,
+    runs: ReadonlyMap<string, PoolRun>): Promise<void> {
+    const volume = poolVolumeOf(pv, node.name, pools);
+    const run = volume && runs.get(volume.className);
+    const usage = run?.state?.volumes.get(volume!.volumeId);
+    const size = Math.ceil(parseQuantity(pv.spec?.capacity?.storage) ?? 0);
+    if (!run?.state || !usage || pv.metadata?.deletionTimestamp || size <= 0 || (usage.limitBytes ?? 0) >= size) return;
+    const at = poolVolumeHostPath(run.pool, volume!.name);
+    await this.attempt(run, 'resize', persistentVolumeReference(pv), `limiting ${at} to its PV's ${pv.spec?.capacity?.storage} again`, async () => {
+      await run.backend.resize(volume!.volumeId, size);
+      this.deps.logger.warn({ pv: pv.metadata?.name, path: at, was: usage.limitBytes ?? 'none', limitBytes: size }, 'pool volume limited to its PV\'s size again');
+    });
   }
 
   /**
    * Volumes nothing refers to: made for a claim deleted before its PV was made, or left
    * by a PV deleted (its finalizer stripped) while the agent could not act, with its
-   * claim gone too. No claim can ever use them again, so under the class's policy Delete
-   * they are destroyed, by identity, and their space given back; under Retain they
-   * stay, said once.
+   * claim gone too, or kept when its PV went under Retain. The volume's line in the record
+   * decides (the policy its PV had, an administrator's `volumes reclaim`), else the class's
+   * policy: Delete destroys it, by identity, its space given back; anything else keeps
+   * it, said once.
    */
-  private async removeStrays(state: PoolState, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
-    const strays = strayVolumes(poolEntries(state.pool.mountDir), pvNames, claimUids);
+  private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
+    if (!run.state) return;
+    const strays = strayVolumes(run.backend.names(), pvNames, claimUids);
     if (strays.length === 0) return;
-    const fields = storageClassFields(state.className, await this.deps.storageClass(state.className));
+    const fields = storageClassFields(run.className, await this.deps.storageClass(run.className));
     for (const name of strays) {
-      const at = poolVolumeHostPath(state.pool, name);
-      const volumeId = await volumeIdentity(state.pool.mountDir, name);
-      if (volumeId === undefined) continue;
-      if (!fields.ok || fields.reclaimPolicy !== 'Delete') {
-        if (!this.keptStrays.has(at)) {
-          this.deps.events.warning(nodeReference(node.name), EventReasons.PoolVolumeStrayKept.reason,
-            `${at} has no PV and no claim, and StorageClass "${state.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message}); it stays until removed with "btrfs subvolume delete"`);
-          this.keptStrays.add(at);
+      const at = poolVolumeHostPath(run.pool, name);
+      await this.attempt(run, 'destroy', nodeReference(node.name), `destroying stray ${at}`, async () => {
+        const volumeId = await run.backend.identityAt(name);
+        if (volumeId === undefined) return;
+        const line = this.deps.record.line(volumeId);
+        const policy = line ? (line.admin === 'reclaim' ? 'Delete' : line.reclaimPolicy ?? '') : fields.ok ? fields.reclaimPolicy : '';
+        if (policy !== 'Delete') {
+          if (!this.keptStrays.has(at)) {
+            const whose = line ? `its PV's reclaim policy was ${policy}` : `StorageClass "${run.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message})`;
+            this.deps.events.warning(nodeReference(node.name), EventReasons.PoolVolumeStrayKept.reason,
+              `${at} has no PV and no claim, and ${whose}; it stays until "local-volume-provisioner volumes reclaim ${at}" (in the agent's pod)`);
+            this.keptStrays.add(at);
+          }
+          return;
         }
-        continue;
-      }
-      await deleteVolume(state.pool.mountDir, volumeId);
-      this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
-      this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
-        `${at} had no PV and no claim; destroyed under the class's policy Delete, its space given back`);
+        if (await this.inUse(run, name, at, nodeReference(node.name))) return;
+        await run.backend.destroy(volumeId);
+        await this.deps.record.destroyed(volumeId);
+        this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
+        this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
+          `${at} had no PV and no claim; destroyed ${line?.admin === 'reclaim' ? 'as an administrator said' : 'under the policy Delete'}, its space given back`);
+      });
     }
+  }
+
+  /** Whether something still uses the volume (said, once per pass, on `subject`): it is destroyed once nothing does. */
+  private async inUse(run: PoolRun, name: string, at: string, subject: V1ObjectReference): Promise<boolean> {
+    const users = await run.backend.users(name);
+    if (users.length === 0) return false;
+    this.deps.events.warning(subject, EventReasons.VolumeInUse.reason, `"${at}" is still in use: ${users.join('; ')}; it is destroyed once nothing uses it`);
+    return true;
   }
 
   /**
@@ -247,9 +355,11 @@ export class PoolController {
     }
   }
 
-  private async release(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>): Promise<void> {
+  private async release(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>,
+    runs: ReadonlyMap<string, PoolRun>): Promise<void> {
     const volume = poolVolumeOf(pv, node.name, pools);
-    if (!volume) return;
+    const run = volume && runs.get(volume.className);
+    if (!volume || !run) return;
     let action = decideRelease(pv);
     if (action === 'none') return;
     const { name, uid, resourceVersion } = pv.metadata!;
@@ -266,24 +376,47 @@ export class PoolController {
       action = pv.spec?.persistentVolumeReclaimPolicy === 'Retain' ? 'keep-then-let-go' : 'destroy-then-let-go';
     }
     if (action === 'keep-then-let-go') {
-      this.deps.events.warning(ref, EventReasons.PoolVolumeKept.reason,
-        `PV deleted with reclaimPolicy ${pv.spec?.persistentVolumeReclaimPolicy}: ${at} stays; remove it with "btrfs subvolume delete" when its data is no longer wanted`);
+      const policy = pv.spec?.persistentVolumeReclaimPolicy ?? '';
+      // Its line says so before the PV goes: without a PV, only the line keeps the volume from being taken for a stray.
+      await this.deps.record.kept(volume.volumeId, policy, `kept: PV ${name} was deleted with reclaimPolicy ${policy}`);
+      this.deps.events.warning(ref, EventReasons.PoolVolumeKept.reason, `PV deleted with reclaimPolicy ${policy}: ${at} stays; `
+        + `remove it with "local-volume-provisioner volumes reclaim ${at}" (in the agent's pod) when its data is no longer wanted`);
       await removeCleanupFinalizer(this.deps.api, name!, uid!);
       return;
     }
     // The PV is being deleted and held by our finalizer: a crash from here on leaves it so, and the next pass ends the work.
-    await deleteVolume(volume.pool.mountDir, volume.volumeId);
-    this.deps.logger.info({ pv: name, path: at }, 'pool volume destroyed');
-    await removeCleanupFinalizer(this.deps.api, name!, uid!);
-    this.deps.events.normal(ref, EventReasons.PoolVolumeDeleted.reason, `destroyed ${at} and its quota; the PV goes`);
+    await this.attempt(run, 'destroy', ref, `destroying ${at}`, async () => {
+      if (await this.inUse(run, volume.name, at, ref)) return;
+      await run.backend.destroy(volume.volumeId);
+      await this.deps.record.destroyed(volume.volumeId);
+      this.deps.logger.info({ pv: name, path: at }, 'pool volume destroyed');
+      await removeCleanupFinalizer(this.deps.api, name!, uid!);
+      this.deps.events.normal(ref, EventReasons.PoolVolumeDeleted.reason, `destroyed ${at} and its limit; the PV goes`);
+    });
   }
 
-  /** Each usable pool's capacity object written when it changed; those of pools no longer here deleted. */
-  private async publish(node: NodeInfo, states: ReadonlyMap<string, PoolState>): Promise<void> {
+  /**
+   * Each usable pool's capacity object written when it changed; every other capacity object
+   * of this node's pool classes deleted: of a class gone or unusable now, and, at the first
+   * publish, those an earlier run left (read by the node's label), so that no node is
+   * offered to the scheduler for space it cannot give.
+   */
+  private async publish(node: NodeInfo, runs: ReadonlyMap<string, PoolRun>): Promise<void> {
     const wanted = new Map<string, V1CSIStorageCapacity>();
-    for (const { className, available } of states.values()) {
+    for (const { className, available, state } of runs.values()) {
+      if (!state) continue;
       const object = buildStorageCapacity(this.deps.namespace, node, className, wholeMiB(available));
       wanted.set(object.metadata!.name!, object);
+    }
+    if (!this.adopted) {
+      try {
+        const left = await this.deps.api.listStorageCapacities(this.deps.namespace, { labelSelector: `${NODE_LABEL}=${node.name}` });
+        for (const object of left.items) this.published.set(object.metadata!.name!, object);
+      } catch (err) {
+        if (!isForbidden(err)) throw err;
+        this.deps.logger.warn({}, 'may not list csistoragecapacities: a capacity object an earlier run left for a class gone or unusable now stays; grant list (the construct does)');
+      }
+      this.adopted = true;
     }
     for (const [name, object] of wanted) {
       const last = this.published.get(name);

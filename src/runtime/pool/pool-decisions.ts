@@ -13,7 +13,7 @@ import type { ClassConfig, PoolBackend } from '../../config';
 import { POOL_PROVISIONER } from '../../config';
 import type { ReboundVolume } from '../record';
 import { parseQuantity } from '../volume';
-import { isPoolVolumeName } from './btrfs';
+import { isPoolVolumeName } from './backend';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export type PoolClassConfig = ClassConfig & { readonly pool: PoolBackend };

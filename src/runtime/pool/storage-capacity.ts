@@ -8,7 +8,7 @@ import type { V1CSIStorageCapacity } from '@kubernetes/client-node';
 import { fnv1a32, nodeHostname, type NodeInfo } from '../pv';
 import { formatBinaryQuantity } from '../volume';
 import { HOSTNAME_LABEL, NODE_LABEL } from '../well-known';
-import type { PoolVolumeUsage } from './btrfs';
+import type { PoolVolumeUsage } from './backend';
 
 /** The label naming the pool class of a capacity object, so the agent finds its own. */
 export const POOL_CLASS_LABEL = 'local.storage.k8s.io/pool-class';

@@ -26,8 +26,11 @@ export interface VolumeRecordEntry {
   /** The volume's identity (volume/identity.ts): the key. */
   readonly identity: string;
   readonly state: RecordedState;
-  /** The dialect that offers it. */
-  readonly dialect: 'directory' | 'device';
+  /**
+   * The dialect that offers it; `pool` for a pool class's storage (the line of the
+   * filesystem it claims) and each volume it made.
+   */
+  readonly dialect: 'directory' | 'device' | 'pool';
   readonly storageClass: string;
   /** Its `spec.local.path` (the host's view). */
   readonly hostPath: string;
@@ -85,7 +88,9 @@ export function parseRecordEntry(text: string): { ok: true; entry: VolumeRecordE
     if (x instanceof Error) return { ok: false, message: x.message };
   }
   if (!STATES.includes(v.state as RecordedState)) return { ok: false, message: `field "state" must be one of ${STATES.join(', ')}, not ${JSON.stringify(v.state)}` };
-  if (v.dialect !== 'directory' && v.dialect !== 'device') return { ok: false, message: `field "dialect" must be directory or device, not ${JSON.stringify(v.dialect)}` };
+  if (!['directory', 'device', 'pool'].includes(v.dialect as string)) {
+    return { ok: false, message: `field "dialect" must be directory, device or pool, not ${JSON.stringify(v.dialect)}` };
+  }
   if (v.volumeMode !== 'Filesystem' && v.volumeMode !== 'Block') return { ok: false, message: `field "volumeMode" must be Filesystem or Block, not ${JSON.stringify(v.volumeMode)}` };
   if (v.admin !== undefined && v.admin !== 'reclaim' && v.admin !== 'accept') return { ok: false, message: `field "admin" must be reclaim or accept, not ${JSON.stringify(v.admin)}` };
   if (v.rootMetadata !== undefined) {

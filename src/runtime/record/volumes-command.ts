@@ -2,7 +2,7 @@
  * `local-volume-provisioner volumes`: an administrator's word on the node's volume
  * record, run in the agent's pod (`kubectl exec`). `list` shows every line;
  * `reclaim PATH` has a held dirty volume cleaned and then offered again whatever its
- * reclaim policy; `accept PATH` has it offered as it is (the administrator cleaned it
+ * reclaim policy (a pool volume kept under Retain: destroyed); `accept PATH` has it offered as it is (the administrator cleaned it
  * by hand, or gives its data on knowingly), to one claim with `--for NAMESPACE/CLAIM`.
  * The agent acts on the word at its next pass.
  */
@@ -34,8 +34,11 @@ export async function runVolumesCommand(options: VolumesCommandOptions): Promise
     if (lines.length === 0) throw new StartupError(`the volume record has no line for ${JSON.stringify(wanted)}; "volumes list" shows them`);
     const dirty = lines.filter((e) => e.state === 'dirty');
     if (dirty.length === 0) throw new StartupError(`${wanted} is ${lines.map((e) => e.state).join(', ')}, not dirty: there is nothing to ${word}`);
+    const pool = dirty.some((e) => e.dialect === 'pool');
+    if (pool && word === 'accept') throw new StartupError(`${wanted} is a pool volume: it is never given to another claim; "volumes reclaim" destroys it`);
     const since = new Date().toISOString();
-    const what = word === 'reclaim' ? 'clean it, then offer it' : options.handTo ? `give it as it is to claim ${options.handTo} only` : 'offer it as it is';
+    const what = word === 'reclaim' ? (pool ? 'destroy it' : 'clean it, then offer it')
+      : options.handTo ? `give it as it is to claim ${options.handTo} only` : 'offer it as it is';
     const writes = dirty.map((e): VolumeRecordEntry => ({
       ...e, admin: word, ...(options.handTo ? { handTo: options.handTo } : {}), since, reason: `an administrator said "${word}" (${what}); it was: ${e.reason}`,
     }));

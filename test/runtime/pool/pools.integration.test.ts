@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 import { parseQuantity } from '../../../src/runtime/volume';
 import { AgentProcess } from '../../support/agent-process';
 import { Kubernetes } from '../../support/kubernetes';
@@ -28,6 +29,10 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
   let k: Kubernetes;
   const agents: AgentProcess[] = [];
   const poolDir = new Map<string, string>();
+  /** Starts a node's agent (again). */
+  const starts = new Map<string, () => AgentProcess>();
+  /** Each node's volume record. */
+  const stateDirs = new Map<string, string>();
 
   beforeAll(async () => {
     k = await Kubernetes.forSuite({ controllers: true });
@@ -50,6 +55,8 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
       spec: { attachRequired: false, storageCapacity: true, volumeLifecycleModes: ['Persistent'] },
     });
     const work = makeTempDir('lvp-pools-');
+    // Searchable, so a tenant (an unprivileged user) can reach its volume as a pod's bind mount would let it.
+    fs.chmodSync(work, 0o755);
     const kubeconfig = path.join(work, 'kubeconfig');
     await k.writeKubeconfig(kubeconfig);
     for (const node of NODES) {
@@ -66,10 +73,13 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
       for (const [key, value] of Object.entries(serializeProvisionerConfig(config.config))) fs.writeFileSync(path.join(configDir, key), value);
       const stateDir = path.join(work, node.name, 'state');
       fs.mkdirSync(stateDir);
-      agents.push(AgentProcess.start(
+      stateDirs.set(node.name, stateDir);
+      const start = () => AgentProcess.start(
         ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--discovery-period', '1m', '--state-dir', stateDir],
         { KUBECONFIG: kubeconfig, MY_NODE_NAME: node.name, MY_NAMESPACE: NAMESPACE },
-      ));
+      );
+      starts.set(node.name, start);
+      agents.push(start());
     }
     await Promise.all(agents.map((a) => a.waitReady()));
   });
@@ -86,7 +96,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     return found ? parseQuantity(found.capacity) : undefined;
   };
 
-  async function claimAndPod(name: string, size: string): Promise<void> {
+  async function claimAndPod(name: string, size: string, node?: string): Promise<void> {
     await k.create({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -98,6 +108,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
       kind: 'Pod',
       metadata: { name, namespace: APP },
       spec: {
+        ...(node ? { nodeSelector: { 'kubernetes.io/hostname': node } } : {}),
         containers: [{ name: 'app', image: 'registry.invalid/app:1' }],
         volumes: [{ name: 'data', persistentVolumeClaim: { claimName: name } }],
       },
@@ -105,6 +116,18 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
   }
 
   const pod = (name: string) => k.get<V1Pod>('v1', 'Pod', name, APP);
+  const pvNamed = (name: string) => k.get<V1PersistentVolume>('v1', 'PersistentVolume', name);
+  const events = async (reason: string, namespace = 'default') => (await k.list<CoreV1Event>('v1', 'Event', namespace)).filter((e) => e.reason === reason);
+  const agentOf = (node: string) => agents[NODES.findIndex((n) => n.name === node)];
+  /** A claim of `size` bound on `node`, with a pod; its PV's name and its volume's directory. */
+  async function boundOn(name: string, size: string, node: string): Promise<{ pvName: string; volume: string }> {
+    await claimAndPod(name, size, node);
+    await eventually(async () => (await claim(name))?.status?.phase === 'Bound', `claim ${name} is bound (logs:\n${logs()})`, 120_000);
+    const pvName = (await claim(name))!.spec!.volumeName!;
+    return { pvName, volume: path.join(poolDir.get(node)!, pvName) };
+  }
+  /** A claim of the node changed: its agent passes now, not on its period. */
+  const nudge = async (name: string) => k.patch('v1', 'PersistentVolumeClaim', name, { metadata: { labels: { nudged: String(Date.now()) } } }, APP);
   const claim = (name: string) => k.get<V1PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', name, APP);
   const logs = () => agents.map((a, i) => `--- ${NODES[i].name}\n${a.log()}`).join('\n');
 
@@ -223,5 +246,98 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await eventually(async () => (await k.get('v1', 'PersistentVolume', pvName)) === undefined, `the PV goes (logs:\n${logs()})`, 60_000);
     expect(fs.existsSync(volume)).toBe(false);
     await eventually(async () => (await capacityOf('pool-large'))! >= held + 600 * MiB, 'the space is given back', 30_000);
+  });
+  test('a subvolume a tenant makes in its volume, counted to another volume\'s quota group, is put back under its own limit and said on its PV', async () => {
+    const victim = await boundOn('victim', '100Mi', 'pool-medium');
+    const tenant = await boundOn('escaper', '20Mi', 'pool-medium');
+    const victimGroup = `1/${spawnSync('btrfs', ['inspect-internal', 'rootid', victim.volume], { encoding: 'utf8' }).stdout.trim()}`;
+    fs.chmodSync(tenant.volume, 0o777);
+    const asTenant = (script: string) => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'sh', '-c', script], { encoding: 'utf8' });
+    expect(asTenant(`btrfs subvolume create -i ${victimGroup} ${tenant.volume}/away && dd if=/dev/zero of=${tenant.volume}/away/f bs=1M count=30 conv=fsync`).status).toBe(0);
+
+    await nudge('escaper');
+
+    await eventually(async () => (await events('PoolVolumeLimitEscaped')).some((e) => e.involvedObject.name === tenant.pvName),
+      `PoolVolumeLimitEscaped on the tenant's PV (logs:\n${logs()})`, 60_000);
+    expect(asTenant(`dd if=/dev/zero of=${tenant.volume}/away/g bs=1M count=4 conv=fsync`).stderr).toMatch(/Disk quota exceeded/);
+    expect((await agentOf('pool-medium').get('/metrics')).body).toMatch(new RegExp(`^local_volume_provisioner_pool_limit_escapes_total\\{storageclass="${CLASS}"\\} 1$`, 'm'));
+    await removePodAndClaim('escaper');
+    await removePodAndClaim('victim');
+    await eventually(async () => (await pvNamed(tenant.pvName)) === undefined && (await pvNamed(victim.pvName)) === undefined, 'both PVs go', 60_000);
+  });
+
+  test('a volume still mounted on its node (a container that did not stop) is not destroyed: VolumeInUse on its PV, destroyed once unmounted', async () => {
+    const { pvName, volume } = await boundOn('held', '20Mi', 'pool-medium');
+    const podMount = makeTempDir('lvp-pod-mount-');
+    mount(volume, podMount, { bind: true });
+    fs.writeFileSync(path.join(podMount, 'still-writing'), 'x');
+    await removePodAndClaim('held');
+    await eventually(async () => (await events('VolumeInUse')).some((e) => e.involvedObject.name === pvName && e.message!.includes(podMount)),
+      `VolumeInUse on the PV (logs:\n${logs()})`, 60_000);
+    expect(fs.readFileSync(path.join(volume, 'still-writing'), 'utf8')).toBe('x');
+    expect((await pvNamed(pvName))?.metadata?.deletionTimestamp).toBeDefined();
+
+    spawnSync('umount', [podMount]);
+    await eventually(async () => (await pvNamed(pvName)) === undefined, `the PV goes once nothing uses its volume (logs:\n${logs()})`, 90_000);
+    expect(fs.existsSync(volume)).toBe(false);
+  });
+
+  test('a volume that cannot be destroyed is said on its PV and counted, tried again, and the node serves new claims meanwhile', async () => {
+    const { pvName, volume } = await boundOn('stuck', '20Mi', 'pool-medium');
+    const id = spawnSync('btrfs', ['inspect-internal', 'rootid', volume], { encoding: 'utf8' }).stdout.trim();
+    // An administrator made it the filesystem's default subvolume, which btrfs refuses to delete.
+    expect(spawnSync('btrfs', ['subvolume', 'set-default', id, poolDir.get('pool-medium')!]).status).toBe(0);
+    try {
+      await removePodAndClaim('stuck');
+      await eventually(async () => (await events('PoolVolumeFailed')).some((e) => e.involvedObject.name === pvName && /destroying .*tried again next pass/.test(e.message!)),
+        `PoolVolumeFailed on the PV (logs:\n${logs()})`, 60_000);
+      expect((await agentOf('pool-medium').get('/metrics')).body)
+        .toMatch(new RegExp(`^local_volume_provisioner_pool_operation_failures_total\\{storageclass="${CLASS}",operation="destroy"\\} [1-9]`, 'm'));
+      const after = await boundOn('after', '20Mi', 'pool-medium');
+      expect(fs.existsSync(after.volume)).toBe(true);
+      await removePodAndClaim('after');
+      await eventually(async () => (await pvNamed(after.pvName)) === undefined, 'the other claim\'s volume goes, destroyed while the stuck one is not', 60_000);
+      expect(await pvNamed(pvName)).toBeDefined();
+    } finally {
+      spawnSync('btrfs', ['subvolume', 'set-default', '5', poolDir.get('pool-medium')!]);
+    }
+    await eventually(async () => (await pvNamed(pvName)) === undefined, `the PV goes once its volume can be destroyed (logs:\n${logs()})`, 90_000);
+  });
+
+  test('a Retain PV an administrator deletes keeps its volume: never taken for a stray, until "volumes reclaim" has it destroyed', async () => {
+    const { pvName, volume } = await boundOn('retained', '20Mi', 'pool-medium');
+    fs.writeFileSync(path.join(volume, 'data'), 'keep me');
+    await k.patch('v1', 'PersistentVolume', pvName, { spec: { persistentVolumeReclaimPolicy: 'Retain' } });
+    await removePodAndClaim('retained');
+    await eventually(async () => (await pvNamed(pvName))?.status?.phase === 'Released', 'the PV is Released', 60_000);
+    await k.delete('v1', 'PersistentVolume', pvName);
+    await eventually(async () => (await pvNamed(pvName)) === undefined, `the PV goes (logs:\n${logs()})`, 60_000);
+    // Passes go on (another claim comes and goes): the volume, with no PV and no claim now, is kept by its line.
+    const other = await boundOn('passer-by', '10Mi', 'pool-medium');
+    await removePodAndClaim('passer-by');
+    await eventually(async () => (await pvNamed(other.pvName)) === undefined, 'the other claim\'s volume is destroyed', 60_000);
+    await eventually(async () => (await events('PoolVolumeStrayKept')).some((e) => e.message!.includes(volume) && e.message!.includes('Retain')),
+      `PoolVolumeStrayKept names the volume and its PV's policy (logs:\n${logs()})`, 60_000);
+    expect(fs.readFileSync(path.join(volume, 'data'), 'utf8')).toBe('keep me');
+
+    expect(await runVolumesCommand({ stateDir: stateDirs.get('pool-medium')!, action: 'reclaim', volume })).toContain(`${volume} (pool:`);
+    await boundOn('passer-by-2', '10Mi', 'pool-medium');
+    await removePodAndClaim('passer-by-2');
+    await eventually(async () => !fs.existsSync(volume), `the volume is destroyed as the administrator said (logs:\n${logs()})`, 60_000);
+  });
+
+  test('a pool directory unmounted under its agent: PoolUnusable, and its capacity withdrawn, after a restart of the agent too', async () => {
+    const node = 'pool-small';
+    await eventually(async () => (await capacityOf(node)) !== undefined, 'the node publishes its capacity', 60_000);
+    const agent = agentOf(node);
+    await agent.kill('SIGKILL');
+    // Its pool goes while no agent runs: the capacity object the last run wrote stays.
+    spawnSync('umount', ['-l', poolDir.get(node)!]);
+    expect(await capacityOf(node)).toBeDefined();
+    const again = starts.get(node)!();
+    agents[NODES.findIndex((n) => n.name === node)] = again;
+    await eventually(async () => (await capacityOf(node)) === undefined, `the capacity object is withdrawn (logs:\n${logs()})`, 60_000);
+    await eventually(async () => (await events('PoolUnusable')).some((e) => e.involvedObject.name === node), 'PoolUnusable on the Node', 30_000);
+    expect((await again.get('/metrics')).body).toMatch(new RegExp(`^local_volume_provisioner_pool_usable\\{storageclass="${CLASS}"\\} 0$`, 'm'));
   });
 });

@@ -1,0 +1,82 @@
+/**
+ * What a pool class needs of the storage it draws on, whatever that storage is: a
+ * volume made with a hard limit, resized, destroyed, and what is left for new ones.
+ * Each backend (btrfs.ts, ...) is one implementation; the pool controller knows only
+ * this interface.
+ *
+ * A volume is named by its PV's name (`pvc-<claim UID>`) when it is made, and known
+ * from then on by the identity the backend returns (recorded on its PV): every later
+ * act (a resize, the destroy) finds it by that identity, never by its name or path,
+ * so nothing a tenant or anyone else puts under a volume's name is ever touched.
+ */
+
+/** What one volume holds and may hold, as its backend reads it. */
+export interface PoolVolumeUsage {
+  /** Bytes it holds, as its limit counts them. */
+  readonly usedBytes: number;
+  /** Its limit; undefined when it has none now (quotas turned off, its limit lifted to destroy it). */
+  readonly limitBytes?: number;
+}
+
+/** A tenant's way around its limit that the backend found and undid (it says what it did). */
+export interface LimitEscape {
+  /** The identity of the volume the escape was made from. */
+  readonly volume: string;
+  readonly what: string;
+}
+
+/** A pool as one look at it found it. */
+export interface PoolState {
+  /** Bytes the storage can still give, before what its volumes may still write is taken off. */
+  readonly freeBytes: number;
+  /** Every volume the storage holds, by identity. */
+  readonly volumes: ReadonlyMap<string, PoolVolumeUsage>;
+  /** Escapes found and undone by this look. */
+  readonly escapes: readonly LimitEscape[];
+  /** What the agent would do first, for a person (`plan`). */
+  readonly note?: string;
+}
+
+export interface PoolBackend {
+  /**
+   * Makes the pool ready on first use (quotas turned on where none are) and reads it,
+   * undoing any limit escape it finds. Throws, saying why, when it cannot give volumes
+   * whose limits hold: nothing is provisioned then.
+   */
+  open(): Promise<PoolState>;
+  /** Reads the pool without changing anything (`plan`). */
+  inspect(): Promise<PoolState>;
+  /**
+   * The identity (volume/identity.ts) of all the storage the pool draws on: the volume
+   * record gives it to one class, so no other class offers or draws on any of it.
+   */
+  storage(): Promise<string>;
+  /** Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. */
+  create(name: string, limitBytes: number): Promise<string>;
+  /** The identity of the volume at `name`, if a volume of this pool is there. */
+  identityAt(name: string): Promise<string | undefined>;
+  /** The names in the pool that may be volumes (for strays). */
+  names(): string[];
+  /** Sets the volume's limit; false when the volume is gone. */
+  resize(identity: string, limitBytes: number): Promise<boolean>;
+  /**
+   * What still uses the volume at `name` (a pod's mount of it, a process holding it), for
+   * a person; empty when nothing does. A volume in use is never destroyed: its tenant
+   * would go on writing into storage the pool counts as free.
+   */
+  users(name: string): Promise<string[]>;
+  /** Destroys the volume with everything in it; done when it is already gone. */
+  destroy(identity: string): Promise<void>;
+}
+
+/** The names a pool's volumes may have: its PVs' names, `pvc-<claim UID>`, as external provisioners name them. */
+const VOLUME_NAME = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isPoolVolumeName(name: string): boolean {
+  return VOLUME_NAME.test(name);
+}
+
+/** Throws unless `name` is a pool volume's name: no path can be smuggled in as one. */
+export function requirePoolVolumeName(name: string): void {
+  if (!isPoolVolumeName(name)) throw new Error(`"${name}" is not the name of a pool volume (pvc-<claim UID>)`);
+}

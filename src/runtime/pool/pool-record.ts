@@ -1,0 +1,148 @@
+/**
+ * The pools' lines in the node's volume record (record/volume-record.ts), dialect `pool`:
+ * - one per pool class, claiming the whole filesystem (or other storage) its volumes are
+ *   made on, so that no static class offers any of it and no second pool class draws on
+ *   it: one piece of storage is claimed once, across classes and dialects;
+ * - one per volume made, from just after it is made until it is destroyed, `dirty`
+ *   (a tenant's data) with the claim it was made for and the reclaim policy its PV has
+ *   now, so that whatever becomes of its PV, a volume whose data is to be kept (Retain)
+ *   is never taken for a stray and destroyed.
+ * Each line is durable before the controller acts on what it says.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { extentsOverlap, storageExtent, type VolumeRecord, type VolumeRecordEntry } from '../record';
+
+/** What a volume's line is known by: its backend's identity of it. */
+export function poolLineIdentity(volumeId: string): string {
+  return `pool:${volumeId}`;
+}
+
+export type StorageClaim = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+export interface MadeVolume {
+  readonly volumeId: string;
+  readonly className: string;
+  readonly hostPath: string;
+  readonly pvName: string;
+  /** `namespace/name` */
+  readonly claim: string;
+  readonly claimUid: string;
+  readonly reclaimPolicy: string;
+}
+
+export class PoolRecord {
+  constructor(private readonly record: VolumeRecord, private readonly now: () => Date = () => new Date()) {}
+
+  /**
+   * Claims `storage` (a volume identity covering all of it) for the pool class, unless
+   * something else of the record shares it: a static volume offered or used, another
+   * pool class. Its claim is kept once made, whatever else appears later.
+   */
+  async claimStorage(className: string, storage: string, hostDir: string): Promise<StorageClaim> {
+    return this.record.update<StorageClaim>((r) => {
+      const mine = r.get(storage);
+      if (mine?.dialect === 'pool' && mine.storageClass === className) return { writes: [], result: { ok: true } };
+      const extent = storageExtent(storage);
+      const other = r.entries().find((e) => e.state !== 'clean' && !e.identity.startsWith('pool:') && extentsOverlap(extent, storageExtent(e.identity)));
+      if (other) {
+        const what = other.dialect === 'pool' ? `pool class "${other.storageClass}" draws on it` : `${other.hostPath} of class "${other.storageClass}" is on it (${other.state})`;
+        return { writes: [], result: { ok: false, reason: `its storage (${storage}) is claimed already: ${what}; a piece of storage serves one class` } };
+      }
+      const line: VolumeRecordEntry = {
+        identity: storage,
+        state: 'offered',
+        dialect: 'pool',
+        storageClass: className,
+        hostPath: hostDir,
+        volumeMode: 'Filesystem',
+        reason: `claimed by pool class "${className}": its volumes are made here, and nothing of it is offered as a volume of its own`,
+        since: this.now().toISOString(),
+      };
+      return { writes: [line], result: { ok: true } };
+    });
+  }
+
+  /** The line of the volume of this identity, if it has one. */
+  line(volumeId: string): VolumeRecordEntry | undefined {
+    return this.record.get(poolLineIdentity(volumeId));
+  }
+
+  /** A volume just made for a claim, before its PV is. */
+  async made(v: MadeVolume): Promise<void> {
+    await this.record.update((r) => (r.get(poolLineIdentity(v.volumeId))
+      ? { writes: [], result: undefined }
+      : { writes: [this.lineOf(v, `made for claim ${v.claim}`)], result: undefined }));
+  }
+
+  /**
+   * Each PV's volume has its line, with the reclaim policy the PV has now (an
+   * administrator may set Retain on a bound PV): a line for a volume made by an agent
+   * before lines were kept, a line changed whose policy changed.
+   */
+  async follow(volumes: ReadonlyArray<{ readonly volumeId: string; readonly className: string; readonly pv: V1PersistentVolume }>): Promise<void> {
+    const stale = volumes.filter(({ volumeId, pv }) => this.line(volumeId)?.reclaimPolicy !== policyOf(pv));
+    if (stale.length === 0) return;
+    await this.record.update((r) => ({
+      writes: stale.flatMap(({ volumeId, className, pv }) => {
+        const line = r.get(poolLineIdentity(volumeId));
+        const ref = pv.spec?.claimRef;
+        if (line) return line.reclaimPolicy === policyOf(pv) ? [] : [{ ...line, reclaimPolicy: policyOf(pv), since: this.now().toISOString() }];
+        return [this.lineOf({
+          volumeId,
+          className,
+          hostPath: pv.spec?.local?.path ?? '',
+          pvName: pv.metadata?.name ?? '',
+          claim: `${ref?.namespace ?? ''}/${ref?.name ?? ''}`,
+          claimUid: ref?.uid ?? '',
+          reclaimPolicy: policyOf(pv),
+        }, `found with its PV ${pv.metadata?.name}`)];
+      }),
+      result: undefined,
+    }));
+  }
+
+  /** A volume whose PV went under a policy that keeps its data: its line says so, for as long as it stays. */
+  async kept(volumeId: string, reclaimPolicy: string, reason: string): Promise<void> {
+    await this.record.update((r) => {
+      const line = r.get(poolLineIdentity(volumeId));
+      return { writes: line ? [{ ...line, reclaimPolicy, reason, since: this.now().toISOString() }] : [], result: undefined };
+    });
+  }
+
+  /** A volume destroyed: its line goes. */
+  async destroyed(volumeId: string): Promise<void> {
+    const identity = poolLineIdentity(volumeId);
+    await this.record.update((r) => ({ writes: r.get(identity) ? [{ remove: identity }] : [], result: undefined }));
+  }
+
+  /** The storage claims of pool classes no longer configured, with no volume of theirs left, go. */
+  async releaseStorage(configured: ReadonlySet<string>): Promise<void> {
+    await this.record.update((r) => {
+      const withVolumes = new Set(r.entries().filter((e) => e.identity.startsWith('pool:')).map((e) => e.storageClass));
+      const gone = r.entries().filter((e) => e.dialect === 'pool' && !e.identity.startsWith('pool:')
+        && !configured.has(e.storageClass) && !withVolumes.has(e.storageClass));
+      return { writes: gone.map((e) => ({ remove: e.identity })), result: undefined };
+    });
+  }
+
+  private lineOf(v: MadeVolume, reason: string): VolumeRecordEntry {
+    return {
+      identity: poolLineIdentity(v.volumeId),
+      state: 'dirty',
+      dialect: 'pool',
+      storageClass: v.className,
+      hostPath: v.hostPath,
+      volumeMode: 'Filesystem',
+      pvName: v.pvName,
+      reclaimPolicy: v.reclaimPolicy,
+      claim: v.claim,
+      claimUid: v.claimUid,
+      reason,
+      since: this.now().toISOString(),
+    };
+  }
+}
+
+function policyOf(pv: V1PersistentVolume): string {
+  return pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete';
+}

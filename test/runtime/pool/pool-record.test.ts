@@ -1,0 +1,99 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { PoolRecord, poolLineIdentity } from '../../../src/runtime/pool/pool-record';
+import { offerVerdict, VolumeRecord, type VolumeRecordEntry } from '../../../src/runtime/record';
+
+const FS = 'fs:/@serial:disk/0001';
+const UUID = '66044440-12fe-6244-a3fd-6cfa083cd048';
+
+let dir: string;
+let record: VolumeRecord;
+let pools: PoolRecord;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvp-pool-record-'));
+  record = VolumeRecord.open(dir).record;
+  pools = new PoolRecord(record);
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A static volume's line, as the directory dialect writes it. */
+async function staticLine(identity: string, state: VolumeRecordEntry['state']): Promise<void> {
+  await record.update(() => ({
+    writes: [{ identity, state, dialect: 'directory', storageClass: 'local-disks', hostPath: '/mnt/disks/vol1', volumeMode: 'Filesystem', reason: 'r', since: 's' }],
+    result: undefined,
+  }));
+}
+
+const pv = (policy: string): V1PersistentVolume => ({
+  metadata: { name: `pvc-${UUID}` },
+  spec: { persistentVolumeReclaimPolicy: policy, local: { path: `/mnt/pool/pvc-${UUID}` }, claimRef: { namespace: 'app', name: 'data', uid: UUID } },
+});
+
+describe('a pool class\'s storage', () => {
+  test('is claimed for the class, once, and the claim stands on every later pass', async () => {
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+    expect(record.get(FS)).toMatchObject({ dialect: 'pool', storageClass: 'local-pool', state: 'offered' });
+  });
+
+  test('is refused to a second pool class: two classes promising one filesystem\'s free space would promise it twice', async () => {
+    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    expect(await pools.claimStorage('other-pool', 'fs:/sub@serial:disk/0001', '/mnt/other')).toEqual({
+      ok: false, reason: expect.stringContaining('pool class "local-pool" draws on it'),
+    });
+  });
+
+  test('is refused where a static volume on that filesystem is offered or used; a clean one (not offered) is no obstacle', async () => {
+    await staticLine('fs:/vol1@serial:disk/0001', 'dirty');
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({
+      ok: false, reason: expect.stringContaining('/mnt/disks/vol1 of class "local-disks" is on it (dirty)'),
+    });
+    await staticLine('fs:/vol1@serial:disk/0001', 'clean');
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+  });
+
+  test('once claimed, keeps a static class from offering any of it', async () => {
+    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    expect(offerVerdict('fs:/vol1@serial:disk/0001', '/mnt/disks/vol1', record.entries(), (i) => record.get(i)))
+      .toEqual({ kind: 'overlaps', other: expect.objectContaining({ identity: FS }) });
+  });
+
+  test('goes with its class once no volume of the class is left', async () => {
+    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Retain' });
+    await pools.releaseStorage(new Set());
+    expect(record.get(FS)).toBeDefined();
+    await pools.destroyed(UUID);
+    await pools.releaseStorage(new Set());
+    expect(record.get(FS)).toBeUndefined();
+  });
+});
+
+describe('a pool volume\'s line', () => {
+  test('is written when the volume is made: a tenant\'s data, with its claim and its policy', async () => {
+    await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
+    expect(record.get(poolLineIdentity(UUID))).toMatchObject({ state: 'dirty', dialect: 'pool', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
+  });
+
+  test('follows the policy an administrator sets on the PV, and is made for a volume an older agent made', async () => {
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Delete') }]);
+    expect(pools.line(UUID)).toMatchObject({ reclaimPolicy: 'Delete', claim: 'app/data', pvName: `pvc-${UUID}` });
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Retain') }]);
+    expect(pools.line(UUID)).toMatchObject({ reclaimPolicy: 'Retain' });
+  });
+
+  test('says a volume is kept once its PV went under Retain, and goes when it is destroyed', async () => {
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Retain') }]);
+    await pools.kept(UUID, 'Retain', 'kept: PV gone');
+    expect(pools.line(UUID)).toMatchObject({ state: 'dirty', reclaimPolicy: 'Retain', reason: 'kept: PV gone' });
+    await pools.destroyed(UUID);
+    expect(pools.line(UUID)).toBeUndefined();
+  });
+
+  test('survives the process: another agent reading the record sees it', async () => {
+    await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Retain' });
+    expect(VolumeRecord.open(dir).record.get(poolLineIdentity(UUID))).toMatchObject({ reclaimPolicy: 'Retain' });
+  });
+});
