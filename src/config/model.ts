@@ -22,11 +22,12 @@ export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', '
 export type AccessMode = (typeof ACCESS_MODES)[number];
 
 /**
- * How a pool class limits each volume to its claim's size: `btrfs`, a subvolume with a
- * qgroup limit on a btrfs filesystem. The only backend offered: this project offers a
- * backend only where its tests run it for real (docs/pools.md).
+ * How a pool class limits each volume to its claim's size: `btrfs`, a subvolume in a
+ * quota group of its own (simple quotas); `xfs` and `ext4`, a directory with a project
+ * ID of its own and that project's hard limit. Each backend is offered because its
+ * tests run it for real (docs/operations.md, "Pool classes").
  */
-export const POOL_BACKENDS = ['btrfs'] as const;
+export const POOL_BACKENDS = ['btrfs', 'xfs', 'ext4'] as const;
 export type PoolBackend = (typeof POOL_BACKENDS)[number];
 
 export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;

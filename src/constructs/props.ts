@@ -807,8 +807,19 @@ export enum DeviceFsType {
 
 /** How a pool class limits each volume to its claim's size. */
 export enum PoolBackend {
-  /** A btrfs subvolume per volume, limited by a qgroup. */
+  /** A btrfs subvolume per volume, in a quota group of its own (simple quotas, Linux 6.7+). */
   BTRFS = 'btrfs',
+  /**
+   * A directory per volume on XFS mounted with `prjquota`, with a project ID of its own
+   * and that project's hard limits. Binds tenants whose pods run in a user namespace of
+   * their own (`hostUsers: false`); see docs/operations.md.
+   */
+  XFS = 'xfs',
+  /**
+   * A directory per volume on ext4 made with `-O quota,project` and mounted with
+   * `prjquota`, limited as for XFS.
+   */
+  EXT4 = 'ext4',
 }
 
 /** How much of a device the device dialect's wipe zeroes. */

@@ -67,7 +67,8 @@ test('the runtime installs only what the agent and the cleaner scripts run, and 
   // The runtime stage's are the last two (the build stage's installs binutils, to strip Node).
   // attr: getfattr and setfattr, with which a clean gives a volume's root its recorded xattrs and ACLs back.
   // btrfs-progs: pool classes make, limit and destroy their volumes with btrfs (6.7+, from backports: simple quotas).
-  expect(installs.slice(-2)).toEqual([['util-linux', 'e2fsprogs', 'coreutils', 'attr', 'tini'], ['-t', 'bookworm-backports', 'btrfs-progs']]);
+  // xfsprogs: XFS and ext4 pool classes set and read their volumes' project quotas with xfs_quota.
+  expect(installs.slice(-2)).toEqual([['util-linux', 'e2fsprogs', 'xfsprogs', 'coreutils', 'attr', 'tini'], ['-t', 'bookworm-backports', 'btrfs-progs']]);
 });
 
 test('it ships the cleaner scripts at /scripts, including the default cleaner command', () => {

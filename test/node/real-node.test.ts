@@ -14,10 +14,13 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { DEFAULT_IMAGE, VolumeMode } from '../../src/constructs';
+import { DEFAULT_IMAGE, PoolBackend, VolumeMode } from '../../src/constructs';
+import { parseQuotaReport } from '../../src/runtime/pool/project-quota';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
+import { parseQuantity } from '../../src/runtime/volume';
+import { POOL_VOLUME_ANNOTATION } from '../../src/runtime/well-known';
 import { find, Manifest, synthesize } from '../e2e/cluster';
 import { REPO } from '../support/agent-process';
 import { Kubernetes } from '../support/kubernetes';
@@ -35,11 +38,16 @@ const WAIT_MS = 5 * 60_000;
 
 jest.setTimeout(2 * WAIT_MS);
 
-/** The node's disks, as /dev/vdb... in order: a filesystem each of the classes' (mounted at /mnt/<class dir>/<name>), a raw one of each Block kind. */
+/**
+ * The node's disks, as /dev/vdb... in order: a filesystem each of the classes' (mounted at /mnt/<class dir>/<name>), a raw one of each
+ * Block kind, and the pool classes' filesystems (mounted at /mnt/pools/<backend>).
+ */
 const DISKS = {
-  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6,
+  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6, xfs: 7, ext4: 8,
 } as const;
 type Disk = keyof typeof DISKS;
+/** mkfs.xfs makes no filesystem under 300 MB; the disks are sparse files. */
+const DISK_MIB: Partial<Record<Disk, number>> = { xfs: 320, ext4: 128 };
 
 describePrivileged('a real node: the agents and their tenants under kubelet and containerd', () => {
   let k: Kubernetes;
@@ -60,6 +68,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         // One volume only: the StatefulSet's next pod can be given no other.
         { name: 'node-sts', hostDir: '/mnt/sts' },
         { name: 'node-block', hostDir: '/mnt/blocks', volumeMode: VolumeMode.BLOCK, blockCleanerCommand: ['/scripts/dd_zero.sh'] },
+        { name: 'node-xfs', hostDir: '/mnt/pools/xfs', pool: PoolBackend.XFS },
+        { name: 'node-ext4', hostDir: '/mnt/pools/ext4', pool: PoolBackend.EXT4 },
       ],
       useJobForCleaning: true,
       devices: {
@@ -72,7 +82,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     const stack = path.join(work, 'stack.k8s.yaml');
     fs.writeFileSync(stack, manifests.map((m) => stringify(m)).join('---\n'));
     await kubectl('apply', '-f', stack);
-    vm = await NodeVm.boot(k.plane, { name: NODE, disksMiB: Object.values(DISKS).map(() => 64), images: [image] });
+    vm = await NodeVm.boot(k.plane, { name: NODE, disksMiB: (Object.keys(DISKS) as Disk[]).map((d) => DISK_MIB[d] ?? 64), images: [image] });
     process.stdout.write(`node VM: ${vm.versions().replace(/\n/g, ', ')}, kubelet ${await kubeletVersion()}; ${vm.boot.accel.toUpperCase()}; `
       + `Ready ${(vm.boot.readyMs / 1000).toFixed(1)} s after qemu started\n`);
     // The filesystems under the class directories, in fstab so that a reboot mounts them again; the raw disks linked in.
@@ -81,6 +91,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       filesystem('sts', '/mnt/sts/vol1'),
       filesystem('kept', '/mnt/disks/kept'),
       filesystem('held', '/mnt/disks/held'),
+      // Project quotas: XFS's by the mount option; ext4's need the filesystem's quota and project features too (and 256-byte inodes).
+      `mkfs.xfs -q ${vm.disk(DISKS.xfs)} && mkdir -p /mnt/pools/xfs && echo '${vm.disk(DISKS.xfs)} /mnt/pools/xfs xfs prjquota 0 2' >> /etc/fstab`,
+      `mkfs.ext4 -q -I 256 -O quota,project ${vm.disk(DISKS.ext4)} && mkdir -p /mnt/pools/ext4 `
+        + `&& echo '${vm.disk(DISKS.ext4)} /mnt/pools/ext4 ext4 prjquota 0 2' >> /etc/fstab`,
       'mount -a',
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
       `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
@@ -143,7 +157,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
    * A tenant's claim, of a class or of one PV, and a pod of the tenant image that mounts it (or, Block, gets it
    * as /dev/data) and runs `command`; it runs once this returns.
    */
-  async function tenant(name: string, wants: { className?: string; volumeName?: string; block?: boolean }, command: string): Promise<void> {
+  async function tenant(name: string, wants: { className?: string; volumeName?: string; block?: boolean; size?: string }, command: string) {
     await k.create({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -153,7 +167,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         ...(wants.volumeName ? { volumeName: wants.volumeName } : {}),
         accessModes: ['ReadWriteOnce'],
         volumeMode: wants.block ? 'Block' : 'Filesystem',
-        resources: { requests: { storage: '1Mi' } },
+        resources: { requests: { storage: wants.size ?? '1Mi' } },
       },
     });
     await k.create({
@@ -350,6 +364,120 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     expect(pvsAfter).toEqual(pvsBefore);
     expect((await pv(name))!.status!.phase).toBe('Bound');
     expect(await events('VolumeRebound')).toEqual([]);
+  });
+
+  /**
+   * Pool classes on the node's XFS and ext4, whose kernel (unlike this machine's) has project quotas: each claim a
+   * directory with a project of its own. Tenants in a user namespace of their own are made by hand (containerd 1.6
+   * runs no pod in one): root in it, uid 100000 on the node.
+   */
+  describe.each([[PoolBackend.XFS, 'node-xfs'], [PoolBackend.EXT4, 'node-ext4']])('a pool class on %s', (backend, className) => {
+    const dir = `/mnt/pools/${backend}`;
+    const name = `${backend}-tenant`;
+    const quotas = async () => parseQuotaReport(await vm.ssh(`xfs_quota -f -x -c 'report -p -b -i -n -N' ${dir}`));
+    const capacity = async () => (await k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE))
+      .find((c) => c.storageClassName === className);
+    /** The tenant's volume: its directory on the node, its project, its PV. */
+    const volume = async () => {
+      const bound = (await pv((await claim(name))!.spec!.volumeName!))!;
+      const project = /^project:(\d+):/.exec(bound.metadata!.annotations![POOL_VOLUME_ANNOTATION])!;
+      return { path: bound.spec!.local!.path, id: Number(project[1]), pv: bound };
+    };
+    /** What lsattr says of every entry of the volume, its root included: project ID and flags. */
+    const projectsIn = async (at: string) => (await vm.ssh(`find ${at} -exec lsattr -pd {} +`)).trim().split('\n')
+      .map((line) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line)!).map((m) => ({ id: Number(m[1]), flags: m[2], path: m[3] }));
+
+    test('a claim is Bound to a directory of a project of its own, limited to its size and inodes; the tenant\'s writes stop there, by every means', async () => {
+      await until(agentsReady, 'both agents are Ready');
+      await until(async () => (await capacity()) !== undefined, 'the pool publishes its capacity');
+      const before = parseQuantity((await capacity())!.capacity!)!;
+      // Empty files first, while blocks are left for their directory: the inode limit stops them. (echo: a failed redirection of
+      // `:`, a special builtin, would end the shell.)
+      await tenant(name, { className, size: '16Mi' }, [
+        'mkdir /data/small; i=0; while echo -n > /data/small/$i 2>/dev/null; do i=$((i+1)); done; echo "small files: $i"',
+        'dd if=/dev/zero of=/data/dd bs=1M count=64 2>&1 | tail -1',
+        'fallocate -l 64M /data/fallocated 2>&1',
+        'truncate -s 1G /data/sparse && dd if=/dev/zero of=/data/sparse bs=1M seek=512 count=64 conv=notrunc 2>&1 | tail -1',
+        'sync; echo written; sleep 3600',
+      ].join('; '));
+      await until(async () => (await kubectl('logs', name)).includes('written'), 'the tenant has written all it could');
+      const { path: at, id } = await volume();
+      expect(at).toMatch(new RegExp(`^${dir}/pvc-`));
+      // The root and everything in it carry the project, the root with the inherit flag.
+      const projects = await projectsIn(at);
+      expect(new Set(projects.map((p) => p.id))).toEqual(new Set([id]));
+      expect(projects.find((p) => p.path === at)!.flags).toContain('P');
+      const quota = (await quotas()).get(id)!;
+      expect(quota.hardBytes).toBe(16 * MiB);
+      expect(quota.usedBytes).toBeLessThanOrEqual(16 * MiB);
+      // The root, the directory and the files: the inode limit, not the filesystem, stopped them.
+      const files = Number(/small files: (\d+)/.exec(await kubectl('logs', name))![1]);
+      expect(files + 2).toBe(quota.hardInodes);
+      expect(quota.inodes).toBeLessThanOrEqual(quota.hardInodes);
+      expect(await kubectl('logs', name)).toMatch(/Disk quota exceeded|No space left on device/);
+      // What the node still publishes: the claim's whole size is taken off, written or not.
+      await until(async () => parseQuantity((await capacity())!.capacity!)! <= before - 16 * MiB, 'the published capacity drops by the claim\'s size');
+    });
+
+    test('a tenant in a user namespace of its own cannot leave its project: chattr -p and -P refused, a hard link in refused, a rename in copied into it', async () => {
+      const { path: at, id } = await volume();
+      const outside = `${dir}/outside`;
+      await vm.ssh(`mkdir -p ${outside} && echo outside > ${outside}/linked && echo outside > ${outside}/moved && chown -R 100000:100000 ${at} ${outside}`);
+      const said = await vm.ssh(`cd ${at} && rm -rf dd fallocated sparse small && setpriv --reuid=100000 --regid=100000 --clear-groups `
+        + `unshare --user --map-root-user sh -c '${[
+          'echo mine > mine',
+          'chattr -p 0 mine 2>/dev/null && echo "chattr -p: done" || echo "chattr -p: refused"',
+          'chattr -P . 2>/dev/null && echo "chattr -P: done" || echo "chattr -P: refused"',
+          `ln ${outside}/linked linked 2>/dev/null && echo "link in: done" || echo "link in: refused"`,
+          `mv ${outside}/moved moved 2>/dev/null; echo "rename in: $(cat moved)"`,
+        ].join('; ')}'`);
+      expect(said.trim().split('\n')).toEqual(['chattr -p: refused', 'chattr -P: refused', 'link in: refused', 'rename in: outside']);
+      const projects = await projectsIn(at);
+      expect(new Set(projects.map((p) => p.id))).toEqual(new Set([id]));
+      expect(projects.map((p) => p.path)).toEqual(expect.arrayContaining([`${at}/mine`, `${at}/moved`]));
+    });
+
+    test('a process in the node\'s user namespace that takes the project off the volume\'s root is undone at the next pass, and said on the PV', async () => {
+      const { path: at, id, pv: bound } = await volume();
+      await vm.ssh(`chattr -p 0 -P ${at}`);
+      await until(async () => (await events('PoolVolumeLimitEscaped')).some((e) => e.involvedObject.name === bound.metadata!.name), 'the escape is said on the PV');
+      const root = (await projectsIn(at)).find((p) => p.path === at)!;
+      expect(root.id).toBe(id);
+      expect(root.flags).toContain('P');
+    });
+
+    test('its claim expanded, the project\'s limit rises to the new size', async () => {
+      const { id } = await volume();
+      await kubectl('patch', 'pvc', name, '--type=merge', '-p', '{"spec":{"resources":{"requests":{"storage":"24Mi"}}}}');
+      await until(async () => (await quotas()).get(id)?.hardBytes === 24 * MiB, 'the limit is 24Mi');
+      await until(async () => (await claim(name))!.status!.capacity!.storage === '24Mi', 'the claim has 24Mi');
+    });
+
+    test('its claim deleted, the volume is emptied and gone, and its project\'s limits are lifted', async () => {
+      const { path: at, id } = await volume();
+      await tenantGoes(name);
+      await until(async () => (await vm.ssh(`test -e ${at} && echo there || echo gone`)).trim() === 'gone', 'the volume is gone');
+      const quota = (await quotas()).get(id);
+      expect(quota?.hardBytes ?? 0).toBe(0);
+      expect(quota?.hardInodes ?? 0).toBe(0);
+    });
+
+    test('a directory an agent killed while making a volume left behind goes at the next pass', async () => {
+      const left = `${dir}/.making-pvc-00000000-0000-4000-8000-000000000000`;
+      await vm.ssh(`mkdir ${left} && chattr -p 2999999 +P ${left}`);
+      await until(async () => (await vm.ssh(`test -e ${left} && echo there || echo gone`)).trim() === 'gone', 'the half-made directory is gone');
+    });
+
+    test('quotas no longer enforced make the pool unusable (said, its capacity withdrawn); enforced again, it is published again', async () => {
+      const [off, on] = backend === PoolBackend.XFS
+        ? [`xfs_quota -x -c 'disable -p' ${dir}`, `xfs_quota -x -c 'enable -p' ${dir}`]
+        : [`quotaoff -P ${dir}`, `quotaon -P ${dir}`];
+      await vm.ssh(off);
+      await until(async () => (await capacity()) === undefined, 'the capacity is withdrawn');
+      expect((await events('PoolUnusable')).some((e) => e.message!.includes(`${dir}`) && e.message!.includes('not enforced'))).toBe(true);
+      await vm.ssh(on);
+      await until(async () => (await capacity()) !== undefined, 'the capacity is published again');
+    });
   });
 
   test('no agent request was refused by RBAC', () => {

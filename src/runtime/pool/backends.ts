@@ -2,10 +2,15 @@
 import type { PoolBackend } from './backend';
 import { BtrfsPool } from './btrfs';
 import type { PoolClassConfig } from './pool-decisions';
+import { ProjectQuotaPool } from './project-quota';
 
-export function poolBackend(pool: PoolClassConfig): PoolBackend {
+/** @param recorded the identities of the class's volumes in the node record */
+export function poolBackend(pool: PoolClassConfig, recorded: () => readonly string[]): PoolBackend {
   switch (pool.pool) {
     case 'btrfs':
       return new BtrfsPool(pool.mountDir);
+    case 'xfs':
+    case 'ext4':
+      return new ProjectQuotaPool(pool.mountDir, pool.pool, recorded);
   }
 }

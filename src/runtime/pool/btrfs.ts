@@ -19,26 +19,17 @@
  * subvolume's UUID (IDs can be handed out again after a remount) and acted on by
  * its current ID, never by a path: nothing swapped in under its name is touched.
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LimitEscape, PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { childHandlePath, run } from './command';
 import { filesystemOf } from './directory-storage';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
 import { openDirectory } from '../volume/directory-handle';
 
 /** Runs btrfs; rejects with its own words on failure. */
-function btrfs(args: readonly string[], timeoutMs = 60_000): Promise<string> {
-  return run('btrfs', args, timeoutMs);
-}
-
-function run(command: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: timeoutMs, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || error.message}`));
-      else resolve(stdout);
-    });
-  });
+function btrfs(args: readonly string[]): Promise<string> {
+  return run('btrfs', args);
 }
 
 /** BTRFS_SUPER_MAGIC: the statfs type of a btrfs filesystem. */
@@ -311,7 +302,7 @@ export class BtrfsPool implements PoolBackend {
     const opened = [root.fd];
     // `<handle>/.`: chattr opens without following a symlink, and the handle itself is one (a magic link); `.` is the directory.
     const unflagged = async (fd: number) => {
-      const at = `/proc/${process.pid}/fd/${fd}/.`;
+      const at = childHandlePath(fd);
       await run('chattr', ['-i', '-a', at]).catch(async (e: Error) => {
         if (!/Read-only file system/.test(e.message)) throw e;
         // A read-only snapshot: writable first (forced, for a received one too), then its flags.
@@ -320,7 +311,7 @@ export class BtrfsPool implements PoolBackend {
       });
     };
     try {
-      if (Number((await btrfs(['inspect-internal', 'rootid', `/proc/${process.pid}/fd/${root.fd}/.`])).trim()) !== volume.id) return;
+      if (Number((await btrfs(['inspect-internal', 'rootid', childHandlePath(root.fd)])).trim()) !== volume.id) return;
       if (subvolume.id === volume.id) {
         await unflagged(root.fd);
         return;

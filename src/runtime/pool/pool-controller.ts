@@ -151,7 +151,7 @@ export class PoolController {
     const key = `${pool.pool}\u0000${pool.mountDir}`;
     const known = this.backends.get(className);
     if (known?.key === key) return known.backend;
-    const backend = poolBackend(pool);
+    const backend = poolBackend(pool, () => this.deps.record.volumeIds(className));
     this.backends.set(className, { key, backend });
     return backend;
   }

@@ -12,9 +12,11 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { extentsOverlap, storageExtent, type VolumeRecord, type VolumeRecordEntry } from '../record';
 
+const POOL_LINE = 'pool:';
+
 /** What a volume's line is known by: its backend's identity of it. */
 export function poolLineIdentity(volumeId: string): string {
-  return `pool:${volumeId}`;
+  return `${POOL_LINE}${volumeId}`;
 }
 
 export type StorageClaim = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -65,6 +67,13 @@ export class PoolRecord {
   /** The line of the volume of this identity, if it has one. */
   line(volumeId: string): VolumeRecordEntry | undefined {
     return this.record.get(poolLineIdentity(volumeId));
+  }
+
+  /** The identities of the class's volumes that have lines (what a backend may not hand out again). */
+  volumeIds(className: string): string[] {
+    return this.record.entries()
+      .filter((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE))
+      .map((e) => e.identity.slice(POOL_LINE.length));
   }
 
   /** A volume just made for a claim, before its PV is. */

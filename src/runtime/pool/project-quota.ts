@@ -1,0 +1,327 @@
+/**
+ * A pool's volumes on XFS or ext4: each a directory in the pool directory carrying a
+ * project ID of its own, with the inherit flag, so that every file and directory made
+ * in it carries that ID too; the project's hard limits (bytes, and inodes in proportion
+ * to the filesystem's) are its claim's size. The kernel counts every block a project's
+ * inodes hold, however they were written (fallocate, sparse files, many small files),
+ * and refuses a hard link or a rename into a directory of another project (EXDEV).
+ *
+ * Who the limit binds: the kernel lets a file's owner change its project ID and the
+ * inherit flag only from the host's user namespace. A tenant whose pods run in a user
+ * namespace of their own (`hostUsers: false`), root in it or not, cannot leave its
+ * project; a tenant's process in the host's user namespace that owns its files can
+ * (`chattr -p 0`), and no filesystem gives a way to stop it. Each look at the pool
+ * puts back a volume's own ID and inherit flag on its root (the one change a look can
+ * see without walking the volume); the docs say plainly what that leaves.
+ *
+ * A volume is known by its project ID and its name (`project:<ID>:pvc-<claim UID>`),
+ * the ID allocated from the kernel's own report and the node record (never one any
+ * inode still carries, nor one a recorded volume has) and set before the directory has
+ * its name: a directory is made under a name no claim has (`.making-...`), given its
+ * project and limit, then renamed into place, so a volume's name never shows an
+ * unlimited directory, whenever the agent is killed. Usage and limits are read by ID
+ * (`xfs_quota report -n`, the quotactl interface both filesystems share), never by path.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PoolBackend, PoolState, PoolVolumeUsage, LimitEscape, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { childHandlePath, run } from './command';
+import { filesystemOf, mountOf } from './directory-storage';
+import { cleanFilesystemVolume } from '../cleanup/filesystem-cleaner';
+import { directoryVolumeUsers } from '../cleanup/volume-in-use';
+import { openDirectory } from '../volume/directory-handle';
+
+export type ProjectQuotaFilesystem = 'xfs' | 'ext4';
+
+/** statfs types: XFS_SUPER_MAGIC, EXT4_SUPER_MAGIC. */
+const MAGIC: Record<ProjectQuotaFilesystem, number> = { xfs: 0x58465342, ext4: 0xef53 };
+/**
+ * The first project ID a volume may get: IDs below it are left to administrators and
+ * other tools (kubelet's own quota monitoring starts at 1048577, and skips IDs in use).
+ */
+export const FIRST_PROJECT_ID = 2_000_000;
+/** 2^32-1 means "no project" to the kernel. */
+const LAST_PROJECT_ID = 0xfffffffe;
+/** The name a volume is made under, before it is renamed to its own. */
+const MAKING = '.making-';
+const KiB = 1024;
+
+/** One project of the quota report. */
+export interface ProjectQuota {
+  readonly usedBytes: number;
+  readonly hardBytes: number;
+  readonly inodes: number;
+  readonly hardInodes: number;
+}
+
+/** What lsattr says of a directory: its project ID and whether new entries inherit it. */
+interface DirectoryProject {
+  readonly id: number;
+  readonly inherits: boolean;
+}
+
+export function projectVolumeIdentity(id: number, name: string): string {
+  return `project:${id}:${name}`;
+}
+
+export function parseProjectVolumeIdentity(identity: string): { readonly id: number; readonly name: string } | undefined {
+  const m = /^project:(\d+):(.+)$/.exec(identity);
+  return m && isPoolVolumeName(m[2]) ? { id: Number(m[1]), name: m[2] } : undefined;
+}
+
+export class ProjectQuotaPool implements PoolBackend {
+  /**
+   * @param dir the pool directory as this process sees it
+   * @param recorded the identities of this pool's volumes in the node record
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly filesystem: ProjectQuotaFilesystem,
+    private readonly recorded: () => readonly string[],
+  ) {}
+
+  async open(): Promise<PoolState> {
+    const mountPoint = await this.requireQuotas();
+    this.removeUnfinished();
+    const escapes = await this.restoreProjects();
+    return { ...await this.look(mountPoint), escapes };
+  }
+
+  async inspect(): Promise<PoolState> {
+    this.requireFilesystem();
+    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const off = await this.quotasOff(mountPoint);
+    if (off) return { freeBytes: this.freeBytes(), volumes: new Map(), escapes: [], note: off };
+    return { ...await this.look(mountPoint), escapes: [] };
+  }
+
+  storage(): Promise<string> {
+    return filesystemOf(this.dir);
+  }
+
+  async create(name: string, limitBytes: number): Promise<string> {
+    requirePoolVolumeName(name);
+    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const at = path.join(this.dir, name);
+    if (fs.existsSync(at)) {
+      const project = (await this.projectsOf([name])).get(name);
+      if (!project || !ours(project)) throw new Error(`${at} is there but is not a volume of this pool (no project of its own); it is left alone`);
+      await this.limit(mountPoint, project.id, limitBytes);
+      return projectVolumeIdentity(project.id, name);
+    }
+    const id = await this.allocate(mountPoint);
+    const making = path.join(this.dir, `${MAKING}${name}`);
+    removeEmptyDirectory(making); // left by a try that failed
+    fs.mkdirSync(making, 0o755);
+    const handle = openDirectory(making);
+    try {
+      await run('chattr', ['-p', String(id), '+P', childHandlePath(handle.fd)]);
+    } finally {
+      fs.closeSync(handle.fd);
+    }
+    await this.limit(mountPoint, id, limitBytes);
+    fs.renameSync(making, at);
+    return projectVolumeIdentity(id, name);
+  }
+
+  async identityAt(name: string): Promise<string | undefined> {
+    requirePoolVolumeName(name);
+    const project = (await this.projectsOf([name])).get(name);
+    return project && ours(project) ? projectVolumeIdentity(project.id, name) : undefined;
+  }
+
+  names(): string[] {
+    return fs.readdirSync(this.dir).filter(isPoolVolumeName);
+  }
+
+  async users(name: string): Promise<string[]> {
+    requirePoolVolumeName(name);
+    const at = path.join(this.dir, name);
+    return fs.existsSync(at) ? directoryVolumeUsers(at) : [];
+  }
+
+  async resize(identity: string, limitBytes: number): Promise<boolean> {
+    const volume = parseProjectVolumeIdentity(identity);
+    if (!volume || (await this.projectsOf([volume.name])).get(volume.name)?.id !== volume.id) return false;
+    await this.limit((await mountOf(this.dir)).mountPoint, volume.id, limitBytes);
+    return true;
+  }
+
+  /**
+   * Empties the volume by handles (cleanup/filesystem-cleaner.ts: nothing a tenant swaps
+   * in is followed), removes its directory, then lifts its project's limit. A directory
+   * at its name that carries another project is left alone, said.
+   */
+  async destroy(identity: string): Promise<void> {
+    const volume = parseProjectVolumeIdentity(identity);
+    if (!volume) throw new Error(`"${identity}" is not the identity of a project-quota volume`);
+    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const at = path.join(this.dir, volume.name);
+    if (fs.existsSync(at)) {
+      const handle = openDirectory(at);
+      try {
+        const project = await projectOf(childHandlePath(handle.fd));
+        if (project.id !== volume.id) throw new Error(`${at} carries project ${project.id}, not its volume's ${volume.id}; it is left alone`);
+        const cleaned = await cleanFilesystemVolume(handle);
+        if (!cleaned.ok) throw new Error(cleaned.reason);
+      } finally {
+        fs.closeSync(handle.fd);
+      }
+      fs.rmdirSync(at);
+    }
+    await this.limit(mountPoint, volume.id, 0);
+  }
+
+  private requireFilesystem(): void {
+    if (fs.statfsSync(this.dir).type !== MAGIC[this.filesystem]) throw new Error(`${this.dir} is not on an ${this.filesystem} filesystem; this pool needs one`);
+  }
+
+  /** The mount point of the pool's filesystem, when project quotas are counted and enforced on it; else throws, saying how to turn them on. */
+  private async requireQuotas(): Promise<string> {
+    this.requireFilesystem();
+    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const off = await this.quotasOff(mountPoint);
+    if (off) throw new Error(off);
+    return mountPoint;
+  }
+
+  /** Why project quotas do not hold on the pool's filesystem now, or undefined when they do. */
+  private async quotasOff(mountPoint: string): Promise<string | undefined> {
+    const state = await xfsQuota(mountPoint, 'state -p');
+    const how = this.filesystem === 'xfs'
+      ? 'mount it with the prjquota option'
+      : 'make it with project quotas ("mkfs.ext4 -O quota,project", or "tune2fs -O quota,project" unmounted) and mount it with prjquota';
+    if (!/Accounting: ON/.test(state)) return `project quotas are off on the filesystem of ${this.dir}, so no volume made there could be limited: ${how}`;
+    if (!/Enforcement: ON/.test(state)) {
+      return `project quotas on the filesystem of ${this.dir} are counted but not enforced, so no volume's limit holds now; nothing is provisioned until `
+        + `they are (${this.filesystem === 'xfs' ? `"xfs_quota -x -c 'enable -p' ${mountPoint}"` : `"quotaon -P ${mountPoint}"`})`;
+    }
+    return undefined;
+  }
+
+  private async look(mountPoint: string): Promise<Omit<PoolState, 'escapes'>> {
+    const [report, projects] = await Promise.all([this.report(mountPoint), this.projectsOf(this.names())]);
+    const volumes = new Map<string, PoolVolumeUsage>();
+    for (const [name, project] of projects) {
+      if (!ours(project)) continue;
+      const quota = report.get(project.id);
+      volumes.set(projectVolumeIdentity(project.id, name), { usedBytes: quota?.usedBytes ?? 0, limitBytes: quota?.hardBytes || undefined });
+    }
+    return { freeBytes: this.freeBytes(), volumes };
+  }
+
+  private freeBytes(): number {
+    const st = fs.statfsSync(this.dir);
+    return st.bavail * st.bsize;
+  }
+
+  /** The lowest free ID: none an inode carries (the report counts it), none a recorded volume has. */
+  private async allocate(mountPoint: string): Promise<number> {
+    const taken = new Set([...await this.report(mountPoint)].filter(([, q]) => q.inodes > 0).map(([id]) => id));
+    for (const identity of this.recorded()) {
+      const volume = parseProjectVolumeIdentity(identity);
+      if (volume) taken.add(volume.id);
+    }
+    for (let id = FIRST_PROJECT_ID; id <= LAST_PROJECT_ID; id++) if (!taken.has(id)) return id;
+    throw new Error(`every project ID from ${FIRST_PROJECT_ID} is in use on the filesystem of ${this.dir}`);
+  }
+
+  /**
+   * Sets the project's hard limits: `limitBytes`, and its share of the filesystem's
+   * inodes in proportion (ext4 has a fixed number: empty files would exhaust them for
+   * everyone). 0 lifts both.
+   */
+  private async limit(mountPoint: string, id: number, limitBytes: number): Promise<void> {
+    const st = fs.statfsSync(this.dir);
+    const inodes = limitBytes === 0 ? 0 : Math.max(64, Math.ceil(st.files * (limitBytes / (st.blocks * st.bsize))));
+    await xfsQuota(mountPoint, `limit -p bhard=${limitBytes} ihard=${inodes} ${id}`);
+  }
+
+  private async report(mountPoint: string): Promise<Map<number, ProjectQuota>> {
+    return parseQuotaReport(await xfsQuota(mountPoint, 'report -p -b -i -n -N'));
+  }
+
+  /** The project of each named directory in the pool that has one (one lsattr for them all). */
+  private async projectsOf(names: readonly string[]): Promise<Map<string, DirectoryProject>> {
+    const present = names.filter((name) => fs.lstatSync(path.join(this.dir, name), { throwIfNoEntry: false })?.isDirectory());
+    const projects = new Map<string, DirectoryProject>();
+    if (present.length === 0) return projects;
+    const listed = await run('lsattr', ['-p', '-d', '--', ...present.map((name) => path.join(this.dir, name))]);
+    for (const m of listed.matchAll(/^\s*(\d+)\s+(\S+)\s+(.+)$/gm)) {
+      projects.set(path.basename(m[3]), { id: Number(m[1]), inherits: m[2].includes('P') });
+    }
+    return projects;
+  }
+
+  /**
+   * Each recorded volume's root carries its own ID again, with the inherit flag, if a
+   * tenant in the host's user namespace took them off (see the header).
+   */
+  private async restoreProjects(): Promise<LimitEscape[]> {
+    const recorded = this.recorded().flatMap((identity) => {
+      const volume = parseProjectVolumeIdentity(identity);
+      return volume ? [{ identity, ...volume }] : [];
+    });
+    const projects = await this.projectsOf(recorded.map((v) => v.name));
+    const escapes: LimitEscape[] = [];
+    for (const volume of recorded) {
+      const project = projects.get(volume.name);
+      if (!project || (project.id === volume.id && project.inherits)) continue;
+      const handle = openDirectory(path.join(this.dir, volume.name));
+      try {
+        await run('chattr', ['-p', String(volume.id), '+P', childHandlePath(handle.fd)]);
+      } finally {
+        fs.closeSync(handle.fd);
+      }
+      escapes.push({
+        volume: volume.identity,
+        what: `volume ${path.join(this.dir, volume.name)} had project ${project.id}${project.inherits ? '' : ' without inheritance'}, not its own ${volume.id} `
+          + 'with inheritance (changed from the host\'s user namespace); set back, so what is made in it from now on counts against its limit '
+          + '(what was made meanwhile may count against none)',
+      });
+    }
+    return escapes;
+  }
+
+  /** Directories a killed agent left half made (never a volume: no claim saw them) go. */
+  private removeUnfinished(): void {
+    for (const name of fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING))) removeEmptyDirectory(path.join(this.dir, name));
+  }
+}
+
+function removeEmptyDirectory(at: string): void {
+  try {
+    fs.rmdirSync(at);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+/** Each project the kernel counts, by ID, from `xfs_quota -c 'report -p -b -i -n -N'` (-n: IDs, not names; -N: no header). */
+export function parseQuotaReport(shown: string): Map<number, ProjectQuota> {
+  const report = new Map<number, ProjectQuota>();
+  // #<id> <used KiB> <soft> <hard> <warnings> [<grace>] <inodes> <soft> <hard> <warnings> [<grace>]
+  for (const m of shown.matchAll(/^#(\d+)\s+(\d+)\s+\d+\s+(\d+)\s+\d+\s+\[[^\]]*\]\s+(\d+)\s+\d+\s+(\d+)\s/gm)) {
+    report.set(Number(m[1]), { usedBytes: Number(m[2]) * KiB, hardBytes: Number(m[3]) * KiB, inodes: Number(m[4]), hardInodes: Number(m[5]) });
+  }
+  return report;
+}
+
+function ours(project: DirectoryProject): boolean {
+  return project.inherits && project.id >= FIRST_PROJECT_ID && project.id <= LAST_PROJECT_ID;
+}
+
+async function projectOf(at: string): Promise<DirectoryProject> {
+  const m = /^\s*(\d+)\s+(\S+)/.exec(await run('lsattr', ['-p', '-d', '--', at]));
+  if (!m) throw new Error(`lsattr named no project for ${at}`);
+  return { id: Number(m[1]), inherits: m[2].includes('P') };
+}
+
+/**
+ * xfs_quota in expert mode, foreign-filesystem mode on (ext4 too), on the mount point
+ * (it finds the filesystem's device by it: the device must be in this process's /dev).
+ * It exits 0 on most errors, so anything on stderr fails.
+ */
+function xfsQuota(mountPoint: string, command: string): Promise<string> {
+  return run('xfs_quota', ['-f', '-x', '-c', command, mountPoint], { stderrIsFailure: true });
+}
