@@ -24,11 +24,20 @@ export type AccessMode = (typeof ACCESS_MODES)[number];
 /**
  * How a pool class limits each volume to its claim's size: `btrfs`, a subvolume in a
  * quota group of its own (simple quotas); `xfs` and `ext4`, a directory with a project
- * ID of its own and that project's hard limit. Each backend is offered because its
- * tests run it for real (docs/operations.md, "Pool classes").
+ * ID of its own and that project's hard limit; `lvm-thin`, a thin logical volume of the
+ * claim's size. Each backend is offered because its tests run it for real
+ * (docs/operations.md, "Pool classes").
  */
-export const POOL_BACKENDS = ['btrfs', 'xfs', 'ext4'] as const;
+export const POOL_BACKENDS = ['btrfs', 'xfs', 'ext4', 'lvm-thin'] as const;
 export type PoolBackend = (typeof POOL_BACKENDS)[number];
+
+/**
+ * The backends whose volumes are block devices: they give Block volumes too, and
+ * Filesystem ones with the filesystem the class names (`fsType`).
+ */
+export const DEVICE_POOL_BACKENDS: readonly PoolBackend[] = ['lvm-thin'];
+/** The filesystems a device pool class makes on its Filesystem volumes. */
+export const DEVICE_POOL_FS_TYPES = ['ext4', 'xfs'] as const;
 
 export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;
 export type NodeSelectorOperator = (typeof NODE_SELECTOR_OPERATORS)[number];
@@ -80,6 +89,17 @@ export interface ClassConfig {
    * claim's size. Absent for a class of discovered volumes.
    */
   readonly pool?: PoolBackend;
+  /**
+   * Ours, `lvm-thin` pool classes: the thin pool its volumes are made in, a logical
+   * volume of the volume group `hostDir` names (`/dev/<volume group>`).
+   */
+  readonly thinPool?: string;
+  /**
+   * Ours, `lvm-thin` pool classes: how many times the thin pool's size its volumes'
+   * sizes may add up to. 1 (the default): never more than it holds, so no tenant can
+   * ever find it full; more lets tenants who all fill their volumes run it out of space.
+   */
+  readonly overcommit?: number;
 }
 
 /** The directory dialect: the Go static provisioner's ConfigMap, fully resolved. */
@@ -211,6 +231,10 @@ export interface ClassConfigInput {
   readonly selector?: NodeSelectorTerm[];
   /** @default none: a class of discovered volumes */
   readonly pool?: PoolBackend;
+  /** @default none; required by lvm-thin */
+  readonly thinPool?: string;
+  /** @default 1 (lvm-thin only) */
+  readonly overcommit?: number;
 }
 
 /** The directory dialect before defaults. */

@@ -4,12 +4,15 @@ import { formatGoDuration, parseGoDuration } from './duration';
 import { matchesNamePattern, validateNamePattern } from './glob';
 import { describeValue, IssueCollector, joinPath } from './issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
-import { ACCESS_MODES, ClassConfig, ParseResult, POOL_BACKENDS, ProvisionerConfig, ProvisionerConfigInput, VOLUME_MODES } from './model';
+import {
+  ACCESS_MODES, ClassConfig, DEVICE_POOL_BACKENDS, DEVICE_POOL_FS_TYPES, ParseResult, POOL_BACKENDS, ProvisionerConfig, ProvisionerConfigInput,
+  VOLUME_MODES,
+} from './model';
 import { readNodeSelectorTerm } from './node-selector';
 import { readToleration } from './tolerations';
 import {
   FieldsOptions, isPlainObject, readAbsolutePath, readBoolean, readDuration, readEnum, readFields,
-  readInteger, readList, readString, readStringMap,
+  readInteger, readList, readNumber, readString, readStringMap,
 } from './values';
 
 /**
@@ -36,7 +39,10 @@ export const CLASS_KEYS = [
 ] as const satisfies readonly (keyof ClassConfig)[];
 
 /** Class keys of ours, which the Go provisioner ignores; written only when set. */
-export const CLASS_EXTENSION_KEYS = ['pool'] as const satisfies readonly (keyof ClassConfig)[];
+export const CLASS_EXTENSION_KEYS = ['pool', 'thinPool', 'overcommit'] as const satisfies readonly (keyof ClassConfig)[];
+
+/** What LVM allows in a volume group's or a logical volume's name. */
+const LVM_NAME = /^[A-Za-z0-9+_.][A-Za-z0-9+_.-]*$/;
 
 /** Upstream decodes through encoding/json, which matches field names case-insensitively. */
 const FIELDS: FieldsOptions = { caseInsensitive: true };
@@ -209,8 +215,30 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
   const selector = readList(readNodeSelectorTerm(FIELDS))(f.selector, field('selector'), issues) ?? [...d.selector];
 
   const pool = readEnum(POOL_BACKENDS)(f.pool, field('pool'), issues);
+  const devicePool = pool !== undefined && DEVICE_POOL_BACKENDS.includes(pool);
   if (pool !== undefined && volumeMode !== 'Filesystem') {
-    issues.error(field('volumeMode'), `${JSON.stringify(volumeMode)} is not offered by a pool class: its volumes are directories limited by a quota`);
+    issues.error(field('volumeMode'), devicePool
+      ? `must be left Filesystem: a ${pool} pool class gives each claim the volumeMode the claim asks`
+      : `${JSON.stringify(volumeMode)} is not offered by a pool class: its volumes are directories limited by a quota`);
+  }
+  const thinPool = readString(f.thinPool, field('thinPool'), issues);
+  const overcommit = readNumber(1)(f.overcommit, field('overcommit'), issues);
+  let poolFsType = fsType;
+  if (pool === 'lvm-thin') {
+    if (hostDir !== undefined && (!hostDir.startsWith('/dev/') || !LVM_NAME.test(hostDir.slice('/dev/'.length)))) {
+      issues.error(field('hostDir'), `${JSON.stringify(hostDir)} must be /dev/<volume group> for an lvm-thin pool class: its volumes are /dev/<volume group>/pvc-<claim UID>`);
+    }
+    if (thinPool === undefined || !LVM_NAME.test(thinPool)) {
+      issues.error(field('thinPool'), `${thinPool === undefined ? 'is required' : `${JSON.stringify(thinPool)} is not a logical volume's name`} `
+        + '(the thin pool of the volume group the volumes are made in)');
+    }
+    poolFsType = fsType === '' ? 'ext4' : fsType;
+    if (!(DEVICE_POOL_FS_TYPES as readonly string[]).includes(poolFsType)) {
+      issues.error(field('fsType'), `${JSON.stringify(fsType)} is not a filesystem an lvm-thin pool class makes (${DEVICE_POOL_FS_TYPES.join(', ')})`);
+    }
+  } else {
+    if (thinPool !== undefined) issues.error(field('thinPool'), 'is for lvm-thin pool classes only');
+    if (overcommit !== undefined) issues.error(field('overcommit'), 'is for lvm-thin pool classes only');
   }
 
   if (issues.errors.length > before || hostDir === undefined || mountDir === undefined) return undefined;
@@ -220,9 +248,11 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
     blockCleanerCommand: blockCleanerCommand ?? [...d.blockCleanerCommand],
     volumeMode,
     accessMode,
-    fsType,
+    fsType: poolFsType,
     namePattern,
     selector,
     ...(pool !== undefined ? { pool } : {}),
+    ...(thinPool !== undefined ? { thinPool } : {}),
+    ...(overcommit !== undefined ? { overcommit } : {}),
   };
 }

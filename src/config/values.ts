@@ -88,6 +88,17 @@ export function readInteger(min: number): Reader<number> {
   };
 }
 
+/** A finite number of at least `min`, or its decimal text (`1.5`). */
+export function readNumber(min: number): Reader<number> {
+  return (value, at, issues) => {
+    if (isAbsent(value)) return undefined;
+    const n = typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+    if (typeof n === 'number' && Number.isFinite(n) && n >= min) return n;
+    issues.error(at, `${describeValue(value)} is not a number of at least ${min}`);
+    return undefined;
+  };
+}
+
 /** A Go duration string (`1h30m`) or, from typed input, whole milliseconds. */
 export const readDuration: Reader<DurationMs> = (value, at, issues) => {
   if (isAbsent(value)) return undefined;

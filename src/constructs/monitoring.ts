@@ -240,6 +240,11 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       'A node\'s pool cannot give volumes whose limits hold.',
       `${pod} cannot use the pool of StorageClass {{ $labels.storageclass }} (missing, not the filesystem it needs, quotas off or in full mode, its storage claimed`
       + ' by another class): no claim of the class is placed on its node. The PoolUnusable Event on the Node says why.'),
+    alert('LocalVolumeProvisionerThinPoolFilling', 'warning',
+      `local_volume_provisioner_pool_data_fill_ratio{${sel}} > 0.8 or local_volume_provisioner_pool_metadata_fill_ratio{${sel}} > 0.8`, '15m',
+      'A node\'s thin pool is filling.',
+      `${pod}'s thin pool of StorageClass {{ $labels.storageclass }} is {{ $value | humanizePercentage }} full (data or metadata): full, every volume in it`
+      + ' fails its writes. Grow it (lvextend, --poolmetadatasize for metadata) or lower the class\'s overcommit; at 90% metadata no volume is made.'),
     alert('LocalVolumeProvisionerPoolLimitEscaped', 'warning',
       `increase(local_volume_provisioner_pool_limit_escapes_total{${sel}}[1h]) > 0`, undefined,
       'A tenant got around its pool volume\'s limit.',

@@ -118,6 +118,21 @@ export interface LocalStorageClassProps {
    * @default - none: a class of discovered volumes
    */
   readonly pool?: PoolBackend;
+  /**
+   * `PoolBackend.LVM_THIN` only: the thin pool the class's volumes are made in, a logical
+   * volume of the volume group `hostDir` names (`hostDir: '/dev/<volume group>'`). It
+   * must zero the blocks it gives (LVM's default), or the class is refused on the node.
+   * @default - none: required for `PoolBackend.LVM_THIN`
+   */
+  readonly thinPool?: string;
+  /**
+   * `PoolBackend.LVM_THIN` only: how many times the thin pool's size the sizes of its
+   * volumes may add up to. 1 never promises more than the pool holds; above 1, tenants
+   * who all fill their volumes run it out of space, and every volume in it fails its
+   * writes (`LocalVolumeProvisionerThinPoolFilling` warns at 80%).
+   * @default 1
+   */
+  readonly overcommit?: number;
 }
 
 /** One device-dialect "PV spec ConfigMap" (seed 003), selected per node by annotation. */
@@ -820,6 +835,13 @@ export enum PoolBackend {
    * `prjquota`, limited as for XFS.
    */
   EXT4 = 'ext4',
+  /**
+   * A thin logical volume per volume, of the claim's size, in the class's `thinPool`
+   * (`hostDir: '/dev/<volume group>'`): Block claims get the device, Filesystem ones the
+   * class's `fsType` (ext4 by default, or xfs) on it. Needs LVM on the node, `hostPid`
+   * and `mountDevVolume`.
+   */
+  LVM_THIN = 'lvm-thin',
 }
 
 /** How much of a device the device dialect's wipe zeroes. */

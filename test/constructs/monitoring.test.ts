@@ -99,6 +99,7 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerPoolVolumeAlmostFull',
     'LocalVolumeProvisionerPoolFull',
     'LocalVolumeProvisionerPoolUnusable',
+    'LocalVolumeProvisionerThinPoolFilling',
     'LocalVolumeProvisionerPoolLimitEscaped',
     'LocalVolumeProvisionerPoolVolumeFailing',
     'LocalVolumeProvisionerClaimGuardInactive',
@@ -182,6 +183,11 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_claim_guard_active{${sel}, pod="agent-a"}`, values: '1x50' },
           { series: `local_volume_provisioner_pool_usable{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '0x50' },
           { series: `local_volume_provisioner_pool_usable{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '1x50' },
+          // A thin pool whose metadata fills (agent-b), one with room (agent-a).
+          { series: `local_volume_provisioner_pool_data_fill_ratio{${sel}, pod="agent-b", storageclass="local-thin"}`, values: '0.3x50' },
+          { series: `local_volume_provisioner_pool_metadata_fill_ratio{${sel}, pod="agent-b", storageclass="local-thin"}`, values: '0.85x50' },
+          { series: `local_volume_provisioner_pool_data_fill_ratio{${sel}, pod="agent-a", storageclass="local-thin"}`, values: '0.5x50' },
+          { series: `local_volume_provisioner_pool_metadata_fill_ratio{${sel}, pod="agent-a", storageclass="local-thin"}`, values: '0.1x50' },
           { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '0x20 1x30' },
           { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '2x50' },
           { series: `local_volume_provisioner_pool_operation_failures_total{${sel}, pod="agent-a", storageclass="local-pool", operation="destroy"}`, values: '0+1x50' },
@@ -346,6 +352,16 @@ describe('the PrometheusRule', () => {
               exp_annotations: annotations('LocalVolumeProvisionerPoolUnusable', 'A node\'s pool cannot give volumes whose limits hold.',
                 'Pod storage/agent-b cannot use the pool of StorageClass local-pool (missing, not the filesystem it needs, quotas off or in full mode, its storage claimed '
                 + 'by another class): no claim of the class is placed on its node. The PoolUnusable Event on the Node says why.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerThinPoolFilling',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', storageclass: 'local-thin' },
+              exp_annotations: annotations('LocalVolumeProvisionerThinPoolFilling', 'A node\'s thin pool is filling.',
+                'Pod storage/agent-b\'s thin pool of StorageClass local-thin is 85% full (data or metadata): full, every volume in it fails its writes. '
+                + 'Grow it (lvextend, --poolmetadatasize for metadata) or lower the class\'s overcommit; at 90% metadata no volume is made.'),
             }],
           },
           {

@@ -70,3 +70,43 @@ describe('pool classes', () => {
     expect(() => synth(props)).toThrow(/storageClasses\[0\]\.volumeMode: "Block" is not offered by a pool class/);
   });
 });
+
+describe('lvm-thin pool classes', () => {
+  const THIN: LocalVolumeProvisionerProps = {
+    storageClasses: [{ name: 'local-thin', hostDir: '/dev/vg0', pool: PoolBackend.LVM_THIN, thinPool: 'thin', overcommit: 1.5 }],
+  };
+
+  test('the class names its thin pool and overcommit in the agent\'s ConfigMap, and the filesystem it makes (ext4 by default)', () => {
+    const classMap = one(synth(THIN), 'ConfigMap').data.storageClassMap as string;
+    expect(classMap).toMatch(/pool: "lvm-thin"/);
+    expect(classMap).toMatch(/thinPool: "thin"/);
+    expect(classMap).toMatch(/overcommit: 1\.5/);
+    expect(classMap).toMatch(/fsType: "ext4"/);
+  });
+
+  test('its /dev/<volume group> is not mounted into the agent: the host\'s /dev is', () => {
+    const pod = one(synth(THIN), 'DaemonSet').spec.template.spec;
+    expect(pod.volumes.map((v: { hostPath?: { path: string } }) => v.hostPath?.path)).not.toContain('/dev/vg0');
+    expect(pod.volumes.map((v: { hostPath?: { path: string } }) => v.hostPath?.path)).toContain('/dev');
+    expect(pod.hostPID).toBe(true);
+  });
+
+  test('without the host\'s PID namespace or /dev it is refused, naming the prop', () => {
+    expect(() => synth({ ...THIN, hostPid: false })).toThrow(/hostPid: must be true with an lvm-thin pool class/);
+    expect(() => synth({ ...THIN, mountDevVolume: false })).toThrow(/mountDevVolume: must be true with an lvm-thin pool class/);
+  });
+
+  test('a class without its thin pool, or whose hostDir is no volume group, is refused', () => {
+    expect(() => synth({ storageClasses: [{ name: 'local-thin', hostDir: '/dev/vg0', pool: PoolBackend.LVM_THIN }] }))
+      .toThrow(/storageClasses\[0\]\.thinPool: is required/);
+    expect(() => synth({ storageClasses: [{ name: 'local-thin', hostDir: '/mnt/vg0', pool: PoolBackend.LVM_THIN, thinPool: 'thin' }] }))
+      .toThrow(/storageClasses\[0\]\.hostDir: "\/mnt\/vg0" must be \/dev\/<volume group>/);
+  });
+
+  test('thinPool and overcommit on another backend are refused; so is an overcommit below 1', () => {
+    expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool: PoolBackend.XFS, overcommit: 2 }] }))
+      .toThrow(/storageClasses\[0\]\.overcommit: is for lvm-thin pool classes only/);
+    expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/dev/vg0', pool: PoolBackend.LVM_THIN, thinPool: 'thin', overcommit: 0.5 }] }))
+      .toThrow(/storageClasses\[0\]\.overcommit: 0\.5 is not a number of at least 1/);
+  });
+});

@@ -22,9 +22,8 @@ import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
 import { parseQuantity } from '../../src/runtime/volume';
 import { POOL_VOLUME_ANNOTATION } from '../../src/runtime/well-known';
 import { find, Manifest, synthesize } from '../e2e/cluster';
-import { REPO } from '../support/agent-process';
 import { Kubernetes } from '../support/kubernetes';
-import { NodeVm } from '../support/node-vm';
+import { agentImageArchive, NodeVm } from '../support/node-vm';
 import { describePrivileged, makeTempDir } from '../support/privileged';
 
 const MiB = 1024 * 1024;
@@ -43,11 +42,11 @@ jest.setTimeout(2 * WAIT_MS);
  * Block kind, and the pool classes' filesystems (mounted at /mnt/pools/<backend>).
  */
 const DISKS = {
-  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6, xfs: 7, ext4: 8,
+  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6, xfs: 7, ext4: 8, lvm: 9,
 } as const;
 type Disk = keyof typeof DISKS;
 /** mkfs.xfs makes no filesystem under 300 MB; the disks are sparse files. */
-const DISK_MIB: Partial<Record<Disk, number>> = { xfs: 320, ext4: 128 };
+const DISK_MIB: Partial<Record<Disk, number>> = { xfs: 320, ext4: 128, lvm: 160 };
 
 describePrivileged('a real node: the agents and their tenants under kubelet and containerd', () => {
   let k: Kubernetes;
@@ -57,7 +56,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
 
   beforeAll(async () => {
     const work = makeTempDir('lvp-node-suite-');
-    const image = await saveImage(work);
+    const image = await agentImageArchive(work);
     k = await Kubernetes.forSuite({ nodes: true });
     kubeconfig = path.join(work, 'admin.kubeconfig');
     k.plane.writeKubeconfig(kubeconfig);
@@ -70,6 +69,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         { name: 'node-block', hostDir: '/mnt/blocks', volumeMode: VolumeMode.BLOCK, blockCleanerCommand: ['/scripts/dd_zero.sh'] },
         { name: 'node-xfs', hostDir: '/mnt/pools/xfs', pool: PoolBackend.XFS },
         { name: 'node-ext4', hostDir: '/mnt/pools/ext4', pool: PoolBackend.EXT4 },
+        { name: 'node-thin', hostDir: '/dev/lvp', pool: PoolBackend.LVM_THIN, thinPool: 'thin' },
       ],
       useJobForCleaning: true,
       devices: {
@@ -95,6 +95,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       `mkfs.xfs -q ${vm.disk(DISKS.xfs)} && mkdir -p /mnt/pools/xfs && echo '${vm.disk(DISKS.xfs)} /mnt/pools/xfs xfs prjquota 0 2' >> /etc/fstab`,
       `mkfs.ext4 -q -I 256 -O quota,project ${vm.disk(DISKS.ext4)} && mkdir -p /mnt/pools/ext4 `
         + `&& echo '${vm.disk(DISKS.ext4)} /mnt/pools/ext4 ext4 prjquota 0 2' >> /etc/fstab`,
+      // A volume group with a thin pool of 128 MiB (LVM activates it at every boot).
+      `pvcreate -q ${vm.disk(DISKS.lvm)} && vgcreate -q lvp ${vm.disk(DISKS.lvm)} && lvcreate -q --type thin-pool --size 128m --name thin lvp`,
       'mount -a',
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
       `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
@@ -480,24 +482,92 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     });
   });
 
-  test('no agent request was refused by RBAC', () => {
-    const account = find(manifests, 'DaemonSet', 'local-volume-provisioner').spec.template.spec.serviceAccountName as string;
-    expect(k.denials(`system:serviceaccount:${NAMESPACE}:${account}`)).toEqual([]);
+  /**
+   * An lvm-thin pool class on the node's volume group: each claim a thin volume of its size, Filesystem (ext4, made by the
+   * agent, mounted by kubelet) or Block; LVM run by the agent in the node's namespaces.
+   */
+  describe('an lvm-thin pool class', () => {
+    const className = 'node-thin';
+    type Lv = { lv_name: string; lv_uuid: string; lv_size: string; lv_tags: string };
+    const lvs = async (): Promise<Lv[]> => (JSON.parse(await vm.ssh('lvs --reportformat json --units b --nosuffix -o lv_name,lv_uuid,lv_size,lv_tags lvp')) as {
+      report: Array<{ lv: Lv[] }>;
+    }).report[0].lv;
+    const capacity = async () => (await k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE))
+      .find((c) => c.storageClassName === className);
+    const volumeOf = async (claimName: string) => (await pv((await claim(claimName))!.spec!.volumeName!))!;
+
+    test('a Filesystem claim gets a thin volume of its size with ext4, which kubelet mounts; the tenant writes no more than its size', async () => {
+      await until(agentsReady, 'both agents are Ready');
+      await until(async () => (await capacity()) !== undefined, 'the pool publishes its capacity');
+      // Overcommit 1: all of the pool, no volume in it yet.
+      expect(parseQuantity((await capacity())!.capacity!)).toBe(128 * MiB);
+      await tenant('thin-fs', { className, size: '16Mi' }, 'dd if=/dev/zero of=/data/dd bs=1M count=64 2>&1; sync; echo written; sleep 3600');
+      await until(async () => (await kubectl('logs', 'thin-fs')).includes('written'), 'the tenant has written all it could');
+      const made = await volumeOf('thin-fs');
+      expect(made.spec).toMatchObject({ volumeMode: 'Filesystem', local: { path: `/dev/lvp/${made.metadata!.name}`, fsType: 'ext4' } });
+      const lv = (await lvs()).find((l) => l.lv_name === made.metadata!.name)!;
+      expect(lv.lv_uuid).toBe(made.metadata!.annotations![POOL_VOLUME_ANNOTATION]);
+      expect(Number(lv.lv_size)).toBe(16 * MiB);
+      expect(lv.lv_tags).toBe('');
+      expect(await kubectl('logs', 'thin-fs')).toMatch(/No space left on device/);
+      expect(await vm.ssh(`blkid -o value -s TYPE /dev/lvp/${made.metadata!.name}`)).toBe('ext4\n');
+      await until(async () => parseQuantity((await capacity())!.capacity!)! <= 112 * MiB, 'the capacity drops by the claim\'s size');
+    });
+
+    test('its claim expanded, the thin volume grows and kubelet grows its filesystem in the running pod', async () => {
+      const name = (await volumeOf('thin-fs')).metadata!.name!;
+      await kubectl('patch', 'pvc', 'thin-fs', '--type=merge', '-p', '{"spec":{"resources":{"requests":{"storage":"32Mi"}}}}');
+      await until(async () => Number((await lvs()).find((l) => l.lv_name === name)?.lv_size) === 32 * MiB, 'the thin volume is 32Mi');
+      await until(async () => (await claim('thin-fs'))!.status!.capacity!.storage === '32Mi', 'kubelet grew the filesystem and the claim has 32Mi');
+      // The filesystem's size as the tenant sees it: blocks and block size.
+      const [blocks, blockSize] = (await kubectl('exec', 'thin-fs', '--', 'stat', '-f', '-c', '%b %S', '/data')).trim().split(' ').map(Number);
+      expect(blocks * blockSize).toBeGreaterThan(24 * MiB);
+    });
+
+    test('a Block claim gets the device itself, which ends at its size; released, its thin volume is removed, and a new one reads only zeros', async () => {
+      await tenant('thin-blk', { className, size: '8Mi', block: true },
+        'yes thin-secret | dd of=/dev/data bs=1M count=64 iflag=fullblock 2>&1 | tail -1; wc -c < /dev/data; sync; echo written; sleep 3600');
+      await until(async () => (await kubectl('logs', 'thin-blk')).includes('written'), 'the tenant has written all it could');
+      const first = await volumeOf('thin-blk');
+      expect(first.spec).toMatchObject({ volumeMode: 'Block', local: { path: `/dev/lvp/${first.metadata!.name}` } });
+      expect(first.spec!.local!.fsType).toBeUndefined();
+      expect(await kubectl('logs', 'thin-blk')).toMatch(/^8388608$/m);
+      await tenantGoes('thin-blk');
+      await until(async () => !(await lvs()).some((l) => l.lv_name === first.metadata!.name), 'its thin volume is removed');
+
+      await tenant('thin-blk2', { className, size: '8Mi', block: true }, 'cmp /dev/data /dev/zero 2>&1; echo compared; sleep 3600');
+      await until(async () => (await kubectl('logs', 'thin-blk2')).includes('compared'), 'the next tenant has read its device');
+      expect(await kubectl('logs', 'thin-blk2')).toMatch(/EOF on \/dev\/data/);
+      await tenantGoes('thin-blk2');
+    });
+
+    test('a thin volume an agent killed while making it left (its filesystem unmade, no claim) is removed as a stray', async () => {
+      const left = 'pvc-00000000-0000-4000-8000-000000000001';
+      await vm.ssh(`lvcreate -q --thin --virtualsize 4m --name ${left} --addtag local-volume-provisioner.making lvp/thin`);
+      await until(async () => !(await lvs()).some((l) => l.lv_name === left), 'the half-made thin volume is removed');
+    });
+
+    test('a thin pool that stops zeroing the blocks it gives is refused (said, its capacity withdrawn) until it zeroes them again', async () => {
+      await vm.ssh('lvchange -q --zero n lvp/thin');
+      await until(async () => (await capacity()) === undefined, 'the capacity is withdrawn');
+      expect((await events('PoolUnusable')).some((e) => e.message!.includes('does not zero the blocks'))).toBe(true);
+      await vm.ssh('lvchange -q --zero y lvp/thin');
+      await until(async () => (await capacity()) !== undefined, 'the capacity is published again');
+    });
+
+    test('its claim deleted, the Filesystem volume is removed once kubelet has unmounted it', async () => {
+      const name = (await volumeOf('thin-fs')).metadata!.name!;
+      await tenantGoes('thin-fs');
+      await until(async () => !(await lvs()).some((l) => l.lv_name === name), 'the thin volume is removed');
+      await until(async () => parseQuantity((await capacity())!.capacity!) === 128 * MiB, 'the whole pool is free again');
+    });
+  });
+
+  // Last, after every other test: what each of them had the agents do.
+  describe('in the end', () => {
+    test('no agent request was refused by RBAC', () => {
+      const account = find(manifests, 'DaemonSet', 'local-volume-provisioner').spec.template.spec.serviceAccountName as string;
+      expect(k.denials(`system:serviceaccount:${NAMESPACE}:${account}`)).toEqual([]);
+    });
   });
 });
-
-/** Builds the image (waiting for the test task's background build) and saves it as a docker archive for the node's containerd. */
-async function saveImage(dir: string): Promise<string> {
-  const run = async (command: string, args: string[]) => {
-    try {
-      await promisify(execFile)(path.join(REPO, command), args, { cwd: REPO, maxBuffer: 256 * MiB });
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`${command} failed: ${err.message}\n${`${err.stdout ?? ''}${err.stderr ?? ''}`.split('\n').slice(-60).join('\n')}`);
-    }
-  };
-  await run('scripts/image.sh', []);
-  const archive = path.join(dir, 'local-volume-provisioner.tar');
-  await run('scripts/podman.sh', ['save', '-q', '--format', 'docker-archive', '-o', archive, DEFAULT_IMAGE]);
-  return archive;
-}

@@ -21,6 +21,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { REPO } from './agent-process';
 import { ControlPlane, freePort, HOST_FROM_NODE_VM } from './control-plane';
+import { DEFAULT_IMAGE } from '../../src/constructs';
 
 const MiB = 1024 * 1024;
 /** Only against a hang: a VM under TCG on a busy machine has taken a minute to be Ready. */
@@ -31,6 +32,25 @@ const KVM_PROBE_MS = 20_000;
 /** The built VM (scripts/node-vm.sh): kernel, initramfs, root filesystem, pod images, versions. */
 export function nodeVmImage(): string {
   return execFileSync(path.join(REPO, 'scripts/node-vm.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+/**
+ * The agent's image (scripts/image.sh, which waits for the test task's background build)
+ * saved as a docker archive in `dir`, for the node's containerd.
+ */
+export async function agentImageArchive(dir: string): Promise<string> {
+  const run = async (command: string, args: string[]) => {
+    try {
+      await promisify(execFile)(path.join(REPO, command), args, { cwd: REPO, maxBuffer: 256 * MiB });
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`${command} failed: ${err.message}\n${`${err.stdout ?? ''}${err.stderr ?? ''}`.split('\n').slice(-60).join('\n')}`);
+    }
+  };
+  await run('scripts/image.sh', []);
+  const archive = path.join(dir, 'local-volume-provisioner.tar');
+  await run('scripts/podman.sh', ['save', '-q', '--format', 'docker-archive', '-o', archive, DEFAULT_IMAGE]);
+  return archive;
 }
 
 export type Accel = 'kvm' | 'tcg';

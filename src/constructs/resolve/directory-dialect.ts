@@ -1,7 +1,7 @@
 /** The directory dialect's part: its ConfigMap, its hostDir mounts, its StorageClasses. */
 import { NodeSelectorTerm, POOL_PROVISIONER, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig, Toleration, ConfigMapData } from '../../config';
 import { absolutePathProblem, integerProblem, pathsOverlap, PropIssues } from '../prop-issues';
-import { LocalStorageClassProps, LocalVolumeProvisionerProps } from '../props';
+import { LocalStorageClassProps, LocalVolumeProvisionerProps, PoolBackend } from '../props';
 import { CONFIG_MOUNT_PATH, DEFAULT_TAINT_KEY, SCRIPTS_PATH } from './constants';
 import { AgentTolerations, ResolvedHostMount } from './pod';
 import { ResolvedStorageClass, resolveStorageClass } from './storage-class';
@@ -57,9 +57,12 @@ export function resolveDirectoryDialect(
         }
       });
     }
-    mounts.push({
-      volume: volumeName('class', c.name), hostDir: c.hostDir, mountDir, volumeProp: `${at}.name`, pathProp: `${at}.${c.mountDir === undefined ? 'hostDir' : 'mountDir'}`,
-    });
+    // An lvm-thin class's volumes are devices the agent reaches through the host's /dev: nothing to mount.
+    if (c.pool !== PoolBackend.LVM_THIN) {
+      mounts.push({
+        volume: volumeName('class', c.name), hostDir: c.hostDir, mountDir, volumeProp: `${at}.name`, pathProp: `${at}.${c.mountDir === undefined ? 'hostDir' : 'mountDir'}`,
+      });
+    }
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
@@ -83,6 +86,8 @@ export function resolveDirectoryDialect(
       namePattern: c.namePattern,
       selector: c.selector as NodeSelectorTerm[] | undefined,
       pool: c.pool,
+      thinPool: c.thinPool,
+      overcommit: c.overcommit,
     }])),
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,

@@ -140,8 +140,14 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
 
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
+  const classes = Object.values(directory?.config.storageClassMap ?? {});
   const claimGuard = resolveClaimGuard(props, name, classStorage,
-    [...(directory?.mounts ?? []).map((m) => m.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)]);
+    [...classes.map((c) => c.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)]);
+  // An lvm-thin class runs the host's LVM in PID 1's namespaces and reaches its volumes through the host's /dev.
+  if (classes.some((c) => c.pool === 'lvm-thin')) {
+    if (props.hostPid === false) issues.add('hostPid', 'must be true with an lvm-thin pool class: the agent runs the host\'s LVM in its namespaces');
+    if (props.mountDevVolume === false) issues.add('mountDevVolume', 'must be true with an lvm-thin pool class: its volumes are devices in the host\'s /dev');
+  }
 
   const result: ResolvedProps = {
     warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
@@ -161,7 +167,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
         deviceDialect: devices !== undefined,
         jobCleaning: directory?.config.useJobForCleaning ?? false,
         removeNodeNotReadyTaint: removeTaint,
-        pools: Object.values(directory?.config.storageClassMap ?? {}).some((c) => c.pool !== undefined),
+        pools: classes.some((c) => c.pool !== undefined),
         claimGuard: claimGuard?.name,
       },
     },

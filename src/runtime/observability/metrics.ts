@@ -51,6 +51,8 @@ export interface PoolStats {
   readonly storageClass: string;
   /** What a new volume can still have; undefined while the pool cannot be used. */
   readonly availableBytes?: number;
+  /** A thin pool's data and metadata fill, 0 to 1. */
+  readonly fill?: { readonly data: number; readonly metadata: number };
 }
 
 export type PoolOperation = 'create' | 'resize' | 'destroy';
@@ -177,6 +179,10 @@ export class ProvisionerMetrics {
     'The size a pool volume is limited to (its claim\'s); writes beyond fail with EDQUOT.', ['persistentvolume', 'storageclass']);
   private readonly poolUsable = this.gauge(`${PREFIX}pool_usable`,
     '1 while this pool class can give volumes whose limits hold on this node, 0 while it cannot (PoolUnusable says why).', ['storageclass']);
+  private readonly poolDataFill = this.gauge(`${PREFIX}pool_data_fill_ratio`,
+    'lvm-thin pool classes: how full the thin pool\'s data is, 0 to 1 (its volumes write into it as they go, whatever their sizes).', ['storageclass']);
+  private readonly poolMetadataFill = this.gauge(`${PREFIX}pool_metadata_fill_ratio`,
+    'lvm-thin pool classes: how full the thin pool\'s metadata is, 0 to 1 (full, every volume in it fails).', ['storageclass']);
   private readonly poolLimitEscapes = this.counter(`${PREFIX}pool_limit_escapes_total`,
     'Ways around a pool volume\'s limit found and undone (on btrfs: a subvolume inside a volume counted to another quota group).', ['storageclass']);
   private readonly poolFailures = this.counter(`${PREFIX}pool_operation_failures_total`,
@@ -338,10 +344,15 @@ export class ProvisionerMetrics {
 
   /** The pools of this node, as the last pass read them (an unusable one without `availableBytes`); pools and volumes not given are dropped. */
   setPools(pools: readonly PoolStats[], volumes: readonly PoolVolumeStats[]): void {
-    for (const gauge of [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable]) gauge.reset();
+    const gauges = [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable, this.poolDataFill, this.poolMetadataFill];
+    for (const gauge of gauges) gauge.reset();
     for (const p of pools) {
       this.poolUsable.set({ storageclass: p.storageClass }, p.availableBytes === undefined ? 0 : 1);
       if (p.availableBytes !== undefined) this.poolAvailable.set({ storageclass: p.storageClass }, p.availableBytes);
+      if (p.fill) {
+        this.poolDataFill.set({ storageclass: p.storageClass }, p.fill.data);
+        this.poolMetadataFill.set({ storageclass: p.storageClass }, p.fill.metadata);
+      }
     }
     for (const v of volumes) {
       const labels = { persistentvolume: v.persistentVolume, storageclass: v.storageClass };

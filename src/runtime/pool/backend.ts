@@ -9,6 +9,7 @@
  * act (a resize, the destroy) finds it by that identity, never by its name or path,
  * so nothing a tenant or anyone else puts under a volume's name is ever touched.
  */
+import type { VolumeMode } from '../../config';
 
 /** What one volume holds and may hold, as its backend reads it. */
 export interface PoolVolumeUsage {
@@ -35,9 +36,17 @@ export interface PoolState {
   readonly escapes: readonly LimitEscape[];
   /** What the agent would do first, for a person (`plan`). */
   readonly note?: string;
+  /** Storage that fills apart from its volumes' sizes (a thin pool's data and metadata), 0 to 1. */
+  readonly fill?: { readonly data: number; readonly metadata: number };
 }
 
 export interface PoolBackend {
+  /**
+   * Set by a backend whose volumes are block devices: the filesystem its Filesystem
+   * volumes carry, which kubelet mounts (and grows, when a claim grows). Such a backend
+   * gives Block volumes too.
+   */
+  readonly fsType?: string;
   /**
    * Makes the pool ready on first use (quotas turned on where none are) and reads it,
    * undoing any limit escape it finds. Throws, saying why, when it cannot give volumes
@@ -52,11 +61,11 @@ export interface PoolBackend {
    */
   storage(): Promise<string>;
   /** Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. */
-  create(name: string, limitBytes: number): Promise<string>;
+  create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string>;
   /** The identity of the volume at `name`, if a volume of this pool is there. */
   identityAt(name: string): Promise<string | undefined>;
   /** The names in the pool that may be volumes (for strays). */
-  names(): string[];
+  names(): Promise<string[]>;
   /** Sets the volume's limit; false when the volume is gone. */
   resize(identity: string, limitBytes: number): Promise<boolean>;
   /**

@@ -1,6 +1,7 @@
 /** The backend behind each pool class, by its `pool` setting. */
 import type { PoolBackend } from './backend';
 import { BtrfsPool } from './btrfs';
+import { LvmThinPool } from './lvm-thin';
 import type { PoolClassConfig } from './pool-decisions';
 import { ProjectQuotaPool } from './project-quota';
 
@@ -12,5 +13,7 @@ export function poolBackend(pool: PoolClassConfig, recorded: () => readonly stri
     case 'xfs':
     case 'ext4':
       return new ProjectQuotaPool(pool.mountDir, pool.pool, recorded);
+    case 'lvm-thin':
+      return new LvmThinPool({ volumeGroup: pool.hostDir.slice('/dev/'.length), thinPool: pool.thinPool ?? '', fsType: pool.fsType, overcommit: pool.overcommit });
   }
 }

@@ -73,7 +73,7 @@ export class BtrfsPool implements PoolBackend {
     this.requireBtrfs();
     let mode = await this.quotaMode();
     if (mode === 'off') {
-      if (this.names().some((name) => this.isSubvolume(name))) {
+      if ((await this.names()).some((name) => this.isSubvolume(name))) {
         throw new Error(`quotas were turned off on the filesystem of ${this.dir}, so its volumes have no limit now; nothing is provisioned until `
           + `they are on again ("btrfs quota enable --simple ${this.dir}"), when the agent puts each volume's limit back (simple quotas count only `
           + 'what is written from then on)');
@@ -120,7 +120,7 @@ export class BtrfsPool implements PoolBackend {
     return (await this.subvolumeAt(name))?.uuid;
   }
 
-  names(): string[] {
+  async names(): Promise<string[]> {
     return fs.readdirSync(this.dir).filter(isPoolVolumeName);
   }
 

@@ -121,7 +121,9 @@ export class PoolController {
         ? [{ persistentVolume: pv.metadata!.name!, storageClass: run.className, usedBytes: u.usedBytes, limitBytes: u.limitBytes }]
         : [];
     }));
-    const pools = [...runs.values()].map((r) => ({ storageClass: r.className, availableBytes: r.state ? r.available : undefined }));
+    const pools = [...runs.values()].map((r) => ({
+      storageClass: r.className, availableBytes: r.state ? r.available : undefined, fill: r.state?.fill,
+    }));
     this.deps.metrics.setPools(pools, volumes);
   }
 
@@ -207,7 +209,7 @@ export class PoolController {
     run.available -= decision.sizeBytes;
     await this.attempt(run, 'create', ref, `making ${hostPath} for the claim`, async () => {
       const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
-      const volumeId = await run.backend.create(decision.name, decision.sizeBytes);
+      const volumeId = await run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode);
       await this.deps.record.made({
         volumeId,
         className: decision.className,
@@ -216,9 +218,19 @@ export class PoolController {
         claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`,
         claimUid: claim.metadata?.uid ?? '',
         reclaimPolicy: fields.reclaimPolicy,
+        volumeMode: decision.volumeMode,
       });
       const pv = buildPoolPV({
-        name: decision.name, volumeId, claim, className: decision.className, hostPath, selector: run.pool.selector, node, storageClass: fields,
+        name: decision.name,
+        volumeId,
+        claim,
+        className: decision.className,
+        hostPath,
+        selector: run.pool.selector,
+        node,
+        storageClass: fields,
+        volumeMode: decision.volumeMode,
+        fsType: run.backend.fsType,
       });
       await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
         && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
@@ -230,9 +242,12 @@ export class PoolController {
 
   /**
    * A resize, in the order a crash can repeat: the limit raised first (what the tenant
-   * can write), then the PV's capacity, then the claim's status as a resizer writes it
-   * (capacity and allocatedResources the new size, no resize condition left: a quota
-   * needs no filesystem resize on the node). Growth the pool cannot hold is refused.
+   * can write), then the PV's capacity, then the claim's status as a resizer writes it.
+   * A directory's quota needs nothing more: capacity and allocatedResources the new
+   * size, no resize condition left. A device's filesystem is grown by kubelet where it is
+   * mounted (the local volume plugin's node expansion): the claim is marked for it
+   * (NodeResizePending, FileSystemResizePending), and kubelet sets its capacity once the
+   * filesystem has grown. Growth the pool cannot hold is refused.
    */
   private async expand(e: Expansion, runs: Map<string, PoolRun>): Promise<void> {
     const run = runs.get(e.className);
@@ -258,7 +273,17 @@ export class PoolController {
         const conditions = e.claim.status?.conditions ?? [];
         const kept = conditions.filter((c) => !RESIZE_CONDITIONS.has(c.type));
         const { namespace, name, resourceVersion } = e.claim.metadata!;
-        await this.deps.api.patchPersistentVolumeClaimStatus(namespace!, name!, resourceVersion!, {
+        const onNode = run.backend.fsType !== undefined && e.pv.spec?.volumeMode !== 'Block';
+        await this.deps.api.patchPersistentVolumeClaimStatus(namespace!, name!, resourceVersion!, onNode ? {
+          allocatedResources: { storage: e.quantity },
+          allocatedResourceStatuses: { storage: 'NodeResizePending' },
+          conditions: [...kept, {
+            type: 'FileSystemResizePending',
+            status: 'True',
+            lastTransitionTime: new Date(),
+            message: 'Waiting for user to (re-)start a pod to finish file system resize of volume on node.',
+          }],
+        } : {
           capacity: { storage: e.quantity },
           allocatedResources: { storage: e.quantity },
           allocatedResourceStatuses: null,
@@ -303,7 +328,7 @@ export class PoolController {
    */
   private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
     if (!run.state) return;
-    const strays = strayVolumes(run.backend.names(), pvNames, claimUids);
+    const strays = strayVolumes(await run.backend.names(), pvNames, claimUids);
     if (strays.length === 0) return;
     const fields = storageClassFields(run.className, await this.deps.storageClass(run.className));
     for (const name of strays) {

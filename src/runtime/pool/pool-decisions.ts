@@ -9,8 +9,8 @@
  * so a provisioning interrupted at any point is finished, not repeated.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { ClassConfig, PoolBackend } from '../../config';
-import { POOL_PROVISIONER } from '../../config';
+import type { ClassConfig, PoolBackend, VolumeMode } from '../../config';
+import { DEVICE_POOL_BACKENDS, POOL_PROVISIONER } from '../../config';
 import type { ReboundVolume } from '../record';
 import { parseQuantity } from '../volume';
 import { isPoolVolumeName } from './backend';
@@ -53,7 +53,14 @@ export function poolVolumeName(claim: V1PersistentVolumeClaim): string {
 
 export type ClaimDecision =
   /** Make its volume and PV. */
-  | { readonly action: 'provision'; readonly claim: V1PersistentVolumeClaim; readonly className: string; readonly sizeBytes: number; readonly name: string }
+  | {
+    readonly action: 'provision';
+    readonly claim: V1PersistentVolumeClaim;
+    readonly className: string;
+    readonly sizeBytes: number;
+    readonly name: string;
+    readonly volumeMode: VolumeMode;
+  }
   /** It cannot be provisioned as asked; say why on the claim, once. */
   | { readonly action: 'refuse'; readonly claim: V1PersistentVolumeClaim; readonly reason: string };
 
@@ -70,8 +77,9 @@ export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames
     if (claim.spec?.volumeName || claim.metadata?.deletionTimestamp || (claim.status?.phase ?? 'Pending') !== 'Pending') continue;
     const name = poolVolumeName(claim);
     if (pvNames.has(name)) continue;
-    if (claim.spec?.volumeMode === 'Block') {
-      decisions.push({ action: 'refuse', claim, reason: `a pool class gives Filesystem volumes only; class ${className} cannot give a Block volume` });
+    const volumeMode: VolumeMode = claim.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem';
+    if (volumeMode === 'Block' && !DEVICE_POOL_BACKENDS.includes(pools[className].pool)) {
+      decisions.push({ action: 'refuse', claim, reason: `a ${pools[className].pool} pool class gives Filesystem volumes only; class ${className} cannot give a Block volume` });
       continue;
     }
     if (claim.spec?.dataSource || claim.spec?.dataSourceRef) {
@@ -84,7 +92,7 @@ export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames
       decisions.push({ action: 'refuse', claim, reason: `its storage request ${JSON.stringify(request ?? '')} is not a size a pool volume can be limited to` });
       continue;
     }
-    decisions.push({ action: 'provision', claim, className, sizeBytes: Math.ceil(sizeBytes), name });
+    decisions.push({ action: 'provision', claim, className, sizeBytes: Math.ceil(sizeBytes), name, volumeMode });
   }
   return decisions;
 }

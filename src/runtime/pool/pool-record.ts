@@ -30,6 +30,8 @@ export interface MadeVolume {
   readonly claim: string;
   readonly claimUid: string;
   readonly reclaimPolicy: string;
+  /** @default 'Filesystem' */
+  readonly volumeMode?: 'Filesystem' | 'Block';
 }
 
 export class PoolRecord {
@@ -38,12 +40,27 @@ export class PoolRecord {
   /**
    * Claims `storage` (a volume identity covering all of it) for the pool class, unless
    * something else of the record shares it: a static volume offered or used, another
-   * pool class. Its claim is kept once made, whatever else appears later.
+   * pool class. Its claim is kept once made, whatever else appears later. A class whose
+   * volumes were made on other storage (its directory unmounted, or another filesystem
+   * mounted there) is refused until that storage is back: on this one its volumes would
+   * look gone, and their lines be dropped while their data stays where they were made.
    */
   async claimStorage(className: string, storage: string, hostDir: string): Promise<StorageClaim> {
     return this.record.update<StorageClaim>((r) => {
       const mine = r.get(storage);
       if (mine?.dialect === 'pool' && mine.storageClass === className) return { writes: [], result: { ok: true } };
+      const earlier = r.entries().find((e) => e.dialect === 'pool' && e.storageClass === className && !e.identity.startsWith(POOL_LINE));
+      const volumes = r.entries().filter((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE)).length;
+      if (earlier && volumes > 0) {
+        return {
+          writes: [],
+          result: {
+            ok: false,
+            reason: `${hostDir} is not on the storage the class's ${volumes} volume(s) were made on (${earlier.identity}; it is on ${storage} now): `
+              + 'unmounted, or replaced? Nothing is done there until that storage is back',
+          },
+        };
+      }
       const extent = storageExtent(storage);
       const other = r.entries().find((e) => e.state !== 'clean' && !e.identity.startsWith('pool:') && extentsOverlap(extent, storageExtent(e.identity)));
       if (other) {
@@ -60,7 +77,8 @@ export class PoolRecord {
         reason: `claimed by pool class "${className}": its volumes are made here, and nothing of it is offered as a volume of its own`,
         since: this.now().toISOString(),
       };
-      return { writes: [line], result: { ok: true } };
+      // The class's earlier storage, with no volume of it left, is given up for this one.
+      return { writes: [...earlier ? [{ remove: earlier.identity }] : [], line], result: { ok: true } };
     });
   }
 
@@ -104,6 +122,7 @@ export class PoolRecord {
           claim: `${ref?.namespace ?? ''}/${ref?.name ?? ''}`,
           claimUid: ref?.uid ?? '',
           reclaimPolicy: policyOf(pv),
+          volumeMode: pv.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem',
         }, `found with its PV ${pv.metadata?.name}`)];
       }),
       result: undefined,
@@ -141,7 +160,7 @@ export class PoolRecord {
       dialect: 'pool',
       storageClass: v.className,
       hostPath: v.hostPath,
-      volumeMode: 'Filesystem',
+      volumeMode: v.volumeMode ?? 'Filesystem',
       pvName: v.pvName,
       reclaimPolicy: v.reclaimPolicy,
       claim: v.claim,

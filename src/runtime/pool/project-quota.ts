@@ -130,7 +130,7 @@ export class ProjectQuotaPool implements PoolBackend {
     return project && ours(project) ? projectVolumeIdentity(project.id, name) : undefined;
   }
 
-  names(): string[] {
+  async names(): Promise<string[]> {
     return fs.readdirSync(this.dir).filter(isPoolVolumeName);
   }
 
@@ -200,7 +200,7 @@ export class ProjectQuotaPool implements PoolBackend {
   }
 
   private async look(mountPoint: string): Promise<Omit<PoolState, 'escapes'>> {
-    const [report, projects] = await Promise.all([this.report(mountPoint), this.projectsOf(this.names())]);
+    const [report, projects] = await Promise.all([this.report(mountPoint), this.names().then((names) => this.projectsOf(names))]);
     const volumes = new Map<string, PoolVolumeUsage>();
     for (const [name, project] of projects) {
       if (!ours(project)) continue;

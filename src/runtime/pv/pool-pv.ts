@@ -9,7 +9,7 @@ import { volumeNodeAffinity } from './node-affinity';
 import type { NodeInfo } from './node-info';
 import type { StorageClassFields } from './storage-class-fields';
 import { POOL_PROVISIONER } from '../../config';
-import type { NodeSelectorTerm } from '../../config';
+import type { NodeSelectorTerm, VolumeMode } from '../../config';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export interface PoolPVInput {
@@ -23,6 +23,9 @@ export interface PoolPVInput {
   readonly selector: readonly NodeSelectorTerm[];
   readonly node: NodeInfo;
   readonly storageClass: StorageClassFields;
+  readonly volumeMode: VolumeMode;
+  /** A device's filesystem, which kubelet mounts (`spec.local.fsType`); none for a directory. */
+  readonly fsType?: string;
 }
 
 export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
@@ -39,7 +42,7 @@ export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
     spec: {
       capacity: { storage: claim.spec!.resources!.requests!.storage },
       accessModes: [...(claim.spec?.accessModes ?? ['ReadWriteOnce'])],
-      volumeMode: 'Filesystem',
+      volumeMode: input.volumeMode,
       storageClassName: input.className,
       persistentVolumeReclaimPolicy: input.storageClass.reclaimPolicy,
       ...(input.storageClass.mountOptions.length > 0 ? { mountOptions: [...input.storageClass.mountOptions] } : {}),
@@ -51,7 +54,7 @@ export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
         uid: claim.metadata!.uid,
         resourceVersion: claim.metadata!.resourceVersion,
       },
-      local: { path: input.hostPath },
+      local: { path: input.hostPath, ...(input.fsType && input.volumeMode === 'Filesystem' ? { fsType: input.fsType } : {}) },
       nodeAffinity: volumeNodeAffinity(node, input.selector),
     },
   };

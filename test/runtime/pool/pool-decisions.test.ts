@@ -74,6 +74,18 @@ describe('which claims a node provisions', () => {
       expect.stringContaining('is not a size'),
     ]);
   });
+
+  test('a Block claim of an lvm-thin class gets a Block volume; a Filesystem one a Filesystem volume', () => {
+    const thin = { 'local-pool': { ...POOLS['local-pool'], hostDir: '/dev/vg0', pool: 'lvm-thin', thinPool: 'thin', fsType: 'ext4' } } as const;
+    const decided = decideClaims([
+      claim({ uid: '00000000-0000-0000-0000-000000000001', spec: { volumeMode: 'Block' } }),
+      claim({ uid: '00000000-0000-0000-0000-000000000002' }),
+    ], new Set(), 'worker-1', thin);
+    expect(decided).toEqual([
+      expect.objectContaining({ action: 'provision', volumeMode: 'Block' }),
+      expect.objectContaining({ action: 'provision', volumeMode: 'Filesystem' }),
+    ]);
+  });
 });
 
 interface PvChange {

@@ -60,6 +60,24 @@ describe('a pool class\'s storage', () => {
       .toEqual({ kind: 'overlaps', other: expect.objectContaining({ identity: FS }) });
   });
 
+  test('is refused when the class\'s volumes were made on other storage (its directory unmounted or replaced), until it is back', async () => {
+    const OTHER = 'fs:/@serial:disk/0002';
+    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
+    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool'))
+      .toEqual({ ok: false, reason: expect.stringContaining(`/mnt/pool is not on the storage the class's 1 volume(s) were made on (${FS}`) });
+    expect(record.get(OTHER)).toBeUndefined();
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+  });
+
+  test('moves to the class\'s new storage once no volume of its old one is left', async () => {
+    const OTHER = 'fs:/@serial:disk/0002';
+    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool')).toEqual({ ok: true });
+    expect(record.get(FS)).toBeUndefined();
+    expect(record.get(OTHER)).toMatchObject({ dialect: 'pool', storageClass: 'local-pool' });
+  });
+
   test('goes with its class once no volume of the class is left', async () => {
     await pools.claimStorage('local-pool', FS, '/mnt/pool');
     await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Retain' });

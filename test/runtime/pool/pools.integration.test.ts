@@ -326,6 +326,39 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await eventually(async () => !fs.existsSync(volume), `the volume is destroyed as the administrator said (logs:\n${logs()})`, 60_000);
   });
 
+  test('an agent killed -9 while making volumes, and again while destroying them: each claim gets one volume with its limit, then none is left', async () => {
+    const node = 'pool-medium';
+    const pool = poolDir.get(node)!;
+    const names = Array.from({ length: 6 }, (_, i) => `crash-${i}`);
+    const volumesIn = () => fs.readdirSync(pool).filter((e) => e.startsWith('pvc-'));
+    const restart = async () => {
+      await agentOf(node).kill('SIGKILL');
+      agents[NODES.findIndex((n) => n.name === node)] = starts.get(node)!();
+    };
+    const before = volumesIn();
+    await Promise.all(names.map((n) => claimAndPod(n, '8Mi', node)));
+    // Killed as soon as it has made a first volume: the others are anywhere between nothing and a bound PV.
+    await eventually(async () => volumesIn().length > before.length, 'a first volume is made', 60_000);
+    await restart();
+    await eventually(async () => (await Promise.all(names.map(claim))).every((c) => c?.status?.phase === 'Bound'), `every claim is bound (logs:\n${logs()})`, 120_000);
+    const pvNames = await Promise.all(names.map(async (n) => (await claim(n))!.spec!.volumeName!));
+    expect(volumesIn().filter((v) => !before.includes(v)).sort()).toEqual([...pvNames].sort());
+    const groups = JSON.parse(spawnSync('btrfs', ['--format', 'json', 'qgroup', 'show', '-re', '--raw', pool], { encoding: 'utf8' }).stdout) as {
+      'qgroup-show': Array<{ qgroupid: string; max_referenced: number | 'none' }>;
+    };
+    for (const pvName of pvNames) {
+      const id = spawnSync('btrfs', ['inspect-internal', 'rootid', path.join(pool, pvName)], { encoding: 'utf8' }).stdout.trim();
+      expect(groups['qgroup-show'].find((g) => g.qgroupid === `1/${id}`)?.max_referenced).toBe(8 * MiB);
+    }
+
+    await Promise.all(names.map(removePodAndClaim));
+    // Killed again as soon as a first volume is destroyed.
+    await eventually(async () => volumesIn().length < before.length + names.length, 'a first volume is destroyed', 60_000);
+    await restart();
+    await eventually(async () => volumesIn().length === before.length, `every volume is destroyed (logs:\n${logs()})`, 120_000);
+    await eventually(async () => (await Promise.all(pvNames.map(pvNamed))).every((p) => p === undefined), 'every PV is gone', 60_000);
+  });
+
   test('a pool directory unmounted under its agent: PoolUnusable, and its capacity withdrawn, after a restart of the agent too', async () => {
     const node = 'pool-small';
     await eventually(async () => (await capacityOf(node)) !== undefined, 'the node publishes its capacity', 60_000);
