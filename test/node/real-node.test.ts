@@ -547,6 +547,23 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => !(await lvs()).some((l) => l.lv_name === left), 'the half-made thin volume is removed');
     });
 
+    test('a volume found inactive (a boot that did not activate it, an lvcreate cut short) is activated again at the next pass', async () => {
+      // A claim placed on the node as the scheduler places it, with no pod: nothing holds its device open.
+      await k.create({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'thin-idle', namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
+        spec: { storageClassName: className, accessModes: ['ReadWriteOnce'], volumeMode: 'Block', resources: { requests: { storage: '4Mi' } } },
+      });
+      await until(async () => (await claim('thin-idle'))?.status?.phase === 'Bound', 'the claim is bound');
+      const name = (await volumeOf('thin-idle')).metadata!.name!;
+      await vm.ssh(`lvchange -q --activate n lvp/${name}`);
+      expect(await vm.ssh(`test -e /dev/lvp/${name} && echo there || echo gone`)).toBe('gone\n');
+      await until(async () => (await vm.ssh(`test -e /dev/lvp/${name} && echo there || echo gone`)).trim() === 'there', 'the volume is active again');
+      await kubectl('delete', 'pvc', 'thin-idle', '--wait=true');
+      await until(async () => !(await lvs()).some((l) => l.lv_name === name), 'its thin volume is removed');
+    });
+
     test('a thin pool that stops zeroing the blocks it gives is refused (said, its capacity withdrawn) until it zeroes them again', async () => {
       await vm.ssh('lvchange -q --zero n lvp/thin');
       await until(async () => (await capacity()) === undefined, 'the capacity is withdrawn');

@@ -44,6 +44,8 @@ interface LogicalVolume {
   /** `t` for a thin pool, `V` for a thin volume, ... */
   readonly type: string;
   readonly open: boolean;
+  /** Its device is there (LVM activated it). */
+  readonly active: boolean;
   readonly zeroes: boolean;
   readonly tags: readonly string[];
   readonly major: number;
@@ -66,7 +68,10 @@ export class LvmThinPool implements PoolBackend {
     this.fsType = options.fsType;
   }
 
+  /** Every volume is made active, as it must be for kubelet to mount it (one left inactive by a boot, or by an lvcreate cut short). */
   async open(): Promise<PoolState> {
+    const inactive = (await this.lvs()).filter((lv) => lv.type === 'V' && lv.pool === this.options.thinPool && isPoolVolumeName(lv.name) && !lv.active);
+    if (inactive.length > 0) await lvm(['lvchange', '--activate', 'y', ...inactive.map((lv) => `${this.options.volumeGroup}/${lv.name}`)]);
     return this.inspect();
   }
 
@@ -107,6 +112,7 @@ export class LvmThinPool implements PoolBackend {
       lv = (await this.lvs()).find((l) => l.name === name);
     }
     if (!lv || lv.type !== 'V' || lv.pool !== thinPool) throw new Error(`${volumeGroup}/${name} is there but is not a thin volume of ${volumeGroup}/${thinPool}; it is left alone`);
+    if (!lv.active) await lvm(['lvchange', '--activate', 'y', `${volumeGroup}/${name}`]);
     if (lv.tags.includes(MAKING_TAG)) {
       if (volumeMode === 'Filesystem') await this.makeFilesystem(lv);
       await lvm(['lvchange', '--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
@@ -184,7 +190,7 @@ export class LvmThinPool implements PoolBackend {
 
   private async lvs(): Promise<LogicalVolume[]> {
     const shown = JSON.parse(await lvm(['lvs', '--reportformat', 'json', '--units', 'b', '--nosuffix', '-o',
-      'lv_name,lv_uuid,lv_size,data_percent,metadata_percent,pool_lv,lv_attr,lv_device_open,zero,lv_tags,lv_kernel_major,lv_kernel_minor',
+      'lv_name,lv_uuid,lv_size,data_percent,metadata_percent,pool_lv,lv_attr,lv_active_locally,lv_device_open,zero,lv_tags,lv_kernel_major,lv_kernel_minor',
       this.options.volumeGroup])) as { report: Array<{ lv: Array<Record<string, string>> }> };
     return shown.report.flatMap((r) => r.lv).map((lv) => ({
       name: lv.lv_name,
@@ -195,6 +201,7 @@ export class LvmThinPool implements PoolBackend {
       pool: lv.pool_lv,
       type: lv.lv_attr.charAt(0),
       open: lv.lv_device_open === 'open',
+      active: lv.lv_active_locally === 'active locally',
       zeroes: lv.zero === 'zero',
       tags: lv.lv_tags === '' ? [] : lv.lv_tags.split(','),
       major: Number(lv.lv_kernel_major),
@@ -210,7 +217,9 @@ export class LvmThinPool implements PoolBackend {
 async function lvm(args: readonly string[]): Promise<string> {
   const onHost = fs.readlinkSync('/proc/1/ns/mnt') === fs.readlinkSync('/proc/self/ns/mnt');
   try {
-    return await (onHost ? run('lvm', args) : run('nsenter', ['--target', '1', '--mount', '--ipc', '--', 'lvm', ...args]));
+    // Long: an LVM command cut short leaves its work half done (a volume made, not activated), and a busy node's udev can be slow.
+    const options = { timeoutMs: 10 * 60_000 };
+    return await (onHost ? run('lvm', args, options) : run('nsenter', ['--target', '1', '--mount', '--ipc', '--', 'lvm', ...args], options));
   } catch (e) {
     if (onHost && /ENOENT/.test((e as Error).message)) {
       throw new Error('LVM is not here: an lvm-thin pool runs the host\'s LVM in its namespaces, which needs the host\'s PID namespace (hostPid) and LVM on the host');

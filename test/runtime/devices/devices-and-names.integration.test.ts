@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blockSpec, detach, DeviceFixture, eventually, fillPattern, NODE_NAME, readBytes, SMALL } from './fixture';
+import { blockSpec, detach, DeviceFixture, emptyLoopDevice, eventually, fillPattern, NODE_NAME, readBytes, SMALL } from './fixture';
 import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4 } from '../../support/privileged';
 
@@ -286,11 +286,12 @@ describePrivileged('device dialect: devices over time and their names', () => {
     expect(readBytes(byPath.backingFile, 0, 4096).every((b) => b === 0xa5)).toBe(true);
   });
 
-  test('a device of size 0 (a detached loop device) is an error device, not a PV of capacity 0', async () => {
+  test('a device of size 0 is an error device, not a PV of capacity 0', async () => {
     fx = await DeviceFixture.start({ defaultPvSpecConfigMap: 'spec' });
     const sda = fx.addDevice('sda');
     fx.addDevice('sdb');
-    detach(sda.device);
+    // Not detached: a suite running beside this one could attach its own disk under the freed number.
+    emptyLoopDevice(sda);
     await fx.setSpec('spec', blockSpec(fx.deviceDir));
     await fx.pass();
     expect(await fx.serverPvNames()).toEqual([pvName('sdb')]);

@@ -225,6 +225,17 @@ export function isZero(file: string, offset: number, length: number): boolean {
 }
 
 /** Detaches a loop device and waits until it is really gone (losetup -d only marks a device that is still held open). */
+/**
+ * The loop device stays attached (so no other test's `losetup --find` can take its
+ * number meanwhile) with a capacity of 0: its backing file emptied and its size read again.
+ */
+export function emptyLoopDevice(loop: { device: string; backingFile: string }): void {
+  fs.truncateSync(loop.backingFile, 0);
+  execFileSync('losetup', ['--set-capacity', loop.device]);
+  const size = `/sys/class/block/${path.basename(loop.device)}/size`;
+  if (fs.readFileSync(size, 'utf8').trim() !== '0') throw new Error(`${loop.device} still has a size after losetup --set-capacity`);
+}
+
 export function detach(device: string): void {
   execFileSync('losetup', ['--detach', device]);
   const size = `/sys/class/block/${path.basename(device)}/size`;
