@@ -20,6 +20,7 @@ import { discoveryAndFootprint, startToPvs } from './scenarios/footprint';
 import { imageSize } from './scenarios/image';
 import { memoryWithOtherNodes } from './scenarios/memory';
 import { newDeviceToAvailable, newVolumeToAvailable } from './scenarios/new-volume';
+import { poolBackends } from './scenarios/pool-backends';
 import { poolClaims, poolIdle } from './scenarios/pools';
 import { releasedToAvailable } from './scenarios/released';
 import { helpStartup } from './scenarios/startup';
@@ -59,6 +60,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
     cleanupPrivileged();
     await poolIdle();
   }],
+  ['pool-backends', poolBackends],
   ['claim-guard', () => claimGuardCost()],
   ['help', helpStartup],
   ['control-plane', controlPlane],
