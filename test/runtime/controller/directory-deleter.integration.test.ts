@@ -98,26 +98,31 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
     expect((await fx.waitForPv(name, { phase: 'Available' })).spec!.capacity!.storage).toBe('32Mi');
   });
 
-  test('a Released PV with reclaim policy Delete is emptied, deleted, and offered again with a new UID and an empty volume', async () => {
-    fx = await start();
+  /** A filled volume of local-fs whose PV is released, cleaned and gone. */
+  async function releasedAndCleaned(): Promise<{ f: ControllerFixture; pv: V1PersistentVolume; dir: string; name: string }> {
+    const f = fx = await start();
     const { pv, dir } = await provision('local-fs', 'vol1');
     const name = pv.metadata!.name!;
     fillVolume(dir);
-    await fx.release(name);
+    await f.release(name);
+    await f.pass();
+    await f.settle();
+    await f.waitForPvGone(name, pv.metadata!.uid);
+    return { f, pv, dir, name };
+  }
 
-    await fx.pass();
-    await fx.settle();
-    await fx.waitForPvGone(name, pv.metadata!.uid);
+  test('a Released PV with reclaim policy Delete is emptied, deleted, and offered again with a new UID and an empty volume', async () => {
+    const { f, pv, dir, name } = await releasedAndCleaned();
     expect(fs.readdirSync(dir)).toEqual([]);
     expect(isMountPoint(dir)).toBe(true);
 
-    expect((await fx.pass()).created).toEqual([name]);
-    const again = await fx.waitForPv(name, { phase: 'Available' });
+    expect((await f.pass()).created).toEqual([name]);
+    const again = await f.waitForPv(name, { phase: 'Available' });
     expect(again.metadata!.uid).not.toBe(pv.metadata!.uid);
     expect(fs.readdirSync(dir)).toEqual([]);
-    const [started] = await fx.recordedEvents('CleanupStarted');
+    const [started] = await f.recordedEvents('CleanupStarted');
     expect(started).toMatchObject({ type: 'Normal', involvedObject: { name, uid: pv.metadata!.uid } });
-    const metrics = await fx.metrics.exposition();
+    const metrics = await f.metrics.exposition();
     expect(metrics).toMatch(/local_volume_provisioner_persistentvolume_delete_total\{mode="Filesystem",type="process"\} 1/);
     // Upstream's label: the class's blockCleanerCommand[0], though a directory is emptied in this process.
     expect(metrics).toMatch(/^local_volume_provisioner_persistentvolume_delete_duration_seconds_count\{mode="Filesystem",type="process",capacity="\d+G",cleanup_command="\/scripts\/quick_reset\.sh"\} 1$/m);
@@ -125,16 +130,8 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
   });
 
   test('a finished cleanup is said on its PV: CleanupSucceeded names the path, the cleaner and the time it took', async () => {
-    fx = await start();
-    const { pv, dir } = await provision('local-fs', 'vol1');
-    const name = pv.metadata!.name!;
-    fillVolume(dir);
-    await fx.release(name);
-
-    await fx.pass();
-    await fx.settle();
-    await fx.waitForPvGone(name, pv.metadata!.uid);
-    const [succeeded] = await fx.recordedEvents('CleanupSucceeded');
+    const { f, pv, name } = await releasedAndCleaned();
+    const [succeeded] = await f.recordedEvents('CleanupSucceeded');
     expect(succeeded).toMatchObject({ type: 'Normal', involvedObject: { kind: 'PersistentVolume', name, uid: pv.metadata!.uid } });
     expect(succeeded.message).toMatch(/^cleaned "\/.+\/vol1" by emptying it in the agent in \d+\.\ds; PV (deleted|released to be deleted)$/);
   });

@@ -33,13 +33,19 @@ describe('the pass loop', () => {
   let stop: (() => Promise<void>) | undefined;
   afterEach(async () => stop?.());
 
-  test('a cleanup that ends starts a pass at once, not on the period: its volume is offered again and its result reported', async () => {
-    const { table, passes, passLoop } = loop();
+  /** A started loop, past its first pass, with one cleanup running until `end` is called. */
+  async function runningWithCleanup(ok: boolean, backoffMs?: number) {
+    const { table, passes, passLoop } = loop(backoffMs);
     stop = () => passLoop.stop();
     passLoop.start();
     await eventually(async () => passes.count === 1, 'the first pass');
-    const { end, task } = heldTask(true);
+    const { end, task } = heldTask(ok);
     table.start('uid-1', 'local-pv-1', task);
+    return { table, passes, end };
+  }
+
+  test('a cleanup that ends starts a pass at once, not on the period: its volume is offered again and its result reported', async () => {
+    const { passes, end } = await runningWithCleanup(true);
 
     end();
 
@@ -47,12 +53,7 @@ describe('the pass loop', () => {
   });
 
   test('a failed cleanup starts a pass to report it, and another once its backoff ends, for the retry', async () => {
-    const { table, passes, passLoop } = loop(300);
-    stop = () => passLoop.stop();
-    passLoop.start();
-    await eventually(async () => passes.count === 1, 'the first pass');
-    const { end, task } = heldTask(false);
-    table.start('uid-1', 'local-pv-1', task);
+    const { table, passes, end } = await runningWithCleanup(false, 300);
 
     end();
 
