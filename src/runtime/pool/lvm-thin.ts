@@ -70,16 +70,23 @@ export class LvmThinPool implements PoolBackend {
 
   /** Every volume is made active, as it must be for kubelet to mount it (one left inactive by a boot, or by an lvcreate cut short). */
   async open(): Promise<PoolState> {
-    const inactive = (await this.lvs()).filter((lv) => lv.type === 'V' && lv.pool === this.options.thinPool && isPoolVolumeName(lv.name) && !lv.active);
-    if (inactive.length > 0) await lvm(['lvchange', '--activate', 'y', ...inactive.map((lv) => `${this.options.volumeGroup}/${lv.name}`)]);
-    return this.inspect();
+    let lvs = await this.lvs();
+    const inactive = this.volumesIn(lvs).filter((lv) => !lv.active);
+    if (inactive.length > 0) {
+      await lvm(['lvchange', '--activate', 'y', ...inactive.map((lv) => `${this.options.volumeGroup}/${lv.name}`)]);
+      lvs = await this.lvs();
+    }
+    return this.stateOf(lvs);
   }
 
   async inspect(): Promise<PoolState> {
-    const lvs = await this.lvs();
+    return this.stateOf(await this.lvs());
+  }
+
+  private stateOf(lvs: readonly LogicalVolume[]): PoolState {
     const pool = this.requirePool(lvs);
-    const thin = lvs.filter((lv) => lv.type === 'V' && lv.pool === this.options.thinPool);
-    const volumes = new Map<string, PoolVolumeUsage>(thin.filter((lv) => isPoolVolumeName(lv.name))
+    const thin = this.thinIn(lvs);
+    const volumes = new Map<string, PoolVolumeUsage>(this.volumesIn(lvs)
       .map((lv) => [lv.uuid, { usedBytes: Math.round(lv.sizeBytes * lv.dataFill), limitBytes: lv.sizeBytes }]));
     // What a new volume may have: no more than the pool may still promise (its size times the overcommit, less every thin
     // volume's size, an administrator's too), nor than it still holds. The controller takes off what its own volumes may
@@ -112,7 +119,11 @@ export class LvmThinPool implements PoolBackend {
       lv = (await this.lvs()).find((l) => l.name === name);
     }
     if (!lv || lv.type !== 'V' || lv.pool !== thinPool) throw new Error(`${volumeGroup}/${name} is there but is not a thin volume of ${volumeGroup}/${thinPool}; it is left alone`);
-    if (!lv.active) await lvm(['lvchange', '--activate', 'y', `${volumeGroup}/${name}`]);
+    if (!lv.active) {
+      await lvm(['lvchange', '--activate', 'y', `${volumeGroup}/${name}`]);
+      // Its device numbers are known only once it is active.
+      lv = (await this.lvs()).find((l) => l.name === name)!;
+    }
     if (lv.tags.includes(MAKING_TAG)) {
       if (volumeMode === 'Filesystem') await this.makeFilesystem(lv);
       await lvm(['lvchange', '--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
@@ -122,12 +133,11 @@ export class LvmThinPool implements PoolBackend {
 
   async identityAt(name: string): Promise<string | undefined> {
     requirePoolVolumeName(name);
-    const lv = (await this.lvs()).find((l) => l.name === name && l.type === 'V' && l.pool === this.options.thinPool);
-    return lv?.uuid;
+    return this.volumesIn(await this.lvs()).find((l) => l.name === name)?.uuid;
   }
 
   async names(): Promise<string[]> {
-    return (await this.lvs()).filter((lv) => lv.type === 'V' && lv.pool === this.options.thinPool && isPoolVolumeName(lv.name)).map((lv) => lv.name);
+    return this.volumesIn(await this.lvs()).map((lv) => lv.name);
   }
 
   async users(name: string): Promise<string[]> {
@@ -148,6 +158,16 @@ export class LvmThinPool implements PoolBackend {
     const lv = (await this.lvs()).find((l) => l.uuid === identity);
     if (!lv) return;
     await lvm(['lvremove', '--yes', '--select', `lv_uuid=${identity}`, this.options.volumeGroup]);
+  }
+
+  /** The thin pool's thin volumes, an administrator's too. */
+  private thinIn(lvs: readonly LogicalVolume[]): LogicalVolume[] {
+    return lvs.filter((lv) => lv.type === 'V' && lv.pool === this.options.thinPool);
+  }
+
+  /** Those named as pool volumes. */
+  private volumesIn(lvs: readonly LogicalVolume[]): LogicalVolume[] {
+    return this.thinIn(lvs).filter((lv) => isPoolVolumeName(lv.name));
   }
 
   private devicePath(name: string): string {
