@@ -341,8 +341,8 @@ export const EventReasons = {
     reason: 'PoolVolumeStrayDestroyed',
     type: 'Normal',
     regarding: 'Node',
-    meaning: 'A pool volume had no PV and no claim (a claim deleted before its PV was made, or a PV deleted with its finalizer stripped while the agent '
-      + 'could not act): no claim can use it again, and its policy (its record line\'s, else its class\'s) is Delete, or an administrator said `volumes reclaim`, so it was destroyed.',
+    meaning: 'A pool volume had no PV and no claim, and no line in the volume record (made, and the agent killed before it recorded it: no PV was ever '
+      + 'made for it), and its class\'s policy is Delete; or an administrator said `volumes reclaim`. It was destroyed, by its identity.',
     example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b had no PV and no claim; destroyed under the policy Delete, its space given back',
   },
   PoolVolumeStrayKept: {
@@ -352,6 +352,17 @@ export const EventReasons = {
     meaning: 'A pool volume has no PV and no claim, and its data is to be kept (its PV\'s policy was Retain, or its class keeps volumes, or the class cannot '
       + 'be read): it stays, using space, until an administrator has it destroyed with `volumes reclaim`.',
     example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b has no PV and no claim, and its PV\'s reclaim policy was Retain; it stays until '
+      + '"local-volume-provisioner volumes reclaim /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b" (in the agent\'s pod)',
+  },
+  PoolVolumeHeld: {
+    reason: 'PoolVolumeHeld',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'A pool volume the record knows has no PV and no claim, and no agent saw its PV go (the PV was deleted with its finalizer stripped while no '
+      + 'agent could act on it): what the record last knew of its policy may be old (a Retain set meanwhile), so the data is held, using space, until an '
+      + 'administrator has it destroyed with `volumes reclaim`, or copies it out first.',
+    example: '/mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b has no PV and no claim, and its PV pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b went while no agent '
+      + 'could act on it (deleted with its finalizer stripped), so its data is held, not destroyed on the record\'s word; it stays until '
       + '"local-volume-provisioner volumes reclaim /mnt/pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b" (in the agent\'s pod)',
   },
   PoolUnusable: {

@@ -53,6 +53,8 @@ export interface PoolStats {
   readonly availableBytes?: number;
   /** A thin pool's data and metadata fill, 0 to 1. */
   readonly fill?: { readonly data: number; readonly metadata: number };
+  /** Its volumes with no PV and no claim kept until an administrator's `volumes reclaim`; undefined when not known this pass. */
+  readonly strayVolumesKept?: number;
 }
 
 export type PoolOperation = 'create' | 'resize' | 'destroy';
@@ -183,6 +185,9 @@ export class ProvisionerMetrics {
     'lvm-thin pool classes: how full the thin pool\'s data is, 0 to 1 (its volumes write into it as they go, whatever their sizes).', ['storageclass']);
   private readonly poolMetadataFill = this.gauge(`${PREFIX}pool_metadata_fill_ratio`,
     'lvm-thin pool classes: how full the thin pool\'s metadata is, 0 to 1 (full, every volume in it fails).', ['storageclass']);
+  private readonly poolStraysKept = this.gauge(`${PREFIX}pool_stray_volumes_kept`,
+    'Pool volumes with no PV and no claim whose data is kept until an administrator runs "volumes reclaim" (PoolVolumeStrayKept, PoolVolumeHeld on the Node say which).',
+    ['storageclass']);
   private readonly poolLimitEscapes = this.counter(`${PREFIX}pool_limit_escapes_total`,
     'Ways around a pool volume\'s limit found and undone (on btrfs: a subvolume inside a volume counted to another quota group).', ['storageclass']);
   private readonly poolFailures = this.counter(`${PREFIX}pool_operation_failures_total`,
@@ -344,7 +349,9 @@ export class ProvisionerMetrics {
 
   /** The pools of this node, as the last pass read them (an unusable one without `availableBytes`); pools and volumes not given are dropped. */
   setPools(pools: readonly PoolStats[], volumes: readonly PoolVolumeStats[]): void {
-    const gauges = [this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable, this.poolDataFill, this.poolMetadataFill];
+    const gauges = [
+      this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable, this.poolDataFill, this.poolMetadataFill, this.poolStraysKept,
+    ];
     for (const gauge of gauges) gauge.reset();
     for (const p of pools) {
       this.poolUsable.set({ storageclass: p.storageClass }, p.availableBytes === undefined ? 0 : 1);
@@ -353,6 +360,7 @@ export class ProvisionerMetrics {
         this.poolDataFill.set({ storageclass: p.storageClass }, p.fill.data);
         this.poolMetadataFill.set({ storageclass: p.storageClass }, p.fill.metadata);
       }
+      if (p.strayVolumesKept !== undefined) this.poolStraysKept.set({ storageclass: p.storageClass }, p.strayVolumesKept);
     }
     for (const v of volumes) {
       const labels = { persistentvolume: v.persistentVolume, storageclass: v.storageClass };

@@ -74,7 +74,7 @@ async function planPool(storageClass: string, pool: PoolClassConfig): Promise<Pl
   const planned = { storageClass, path: pool.hostDir, backend: pool.pool };
   try {
     const { freeBytes, volumes, note } = await poolBackend(pool, () => []).inspect();
-    const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, volumes.values())));
+    const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, volumes)));
     return { ...planned, volumes: volumes.size, available, ...(note ? { note } : {}) };
   } catch (err) {
     return { ...planned, volumes: 0, note: `cannot be used: ${(err as Error).message}` };

@@ -9,7 +9,7 @@ import { ProjectQuotaPool } from './project-quota';
 export function poolBackend(pool: PoolClassConfig, recorded: () => readonly string[]): PoolBackend {
   switch (pool.pool) {
     case 'btrfs':
-      return new BtrfsPool(pool.mountDir);
+      return new BtrfsPool(pool.mountDir, recorded);
     case 'xfs':
     case 'ext4':
       return new ProjectQuotaPool(pool.mountDir, pool.pool, recorded);

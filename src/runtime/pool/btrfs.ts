@@ -23,7 +23,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LimitEscape, PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
-import { filesystemOf } from './directory-storage';
+import { filesystemOf, mountOf } from './directory-storage';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
 import { openDirectory } from '../volume/directory-handle';
 
@@ -66,11 +66,15 @@ interface Look {
 }
 
 export class BtrfsPool implements PoolBackend {
-  /** @param dir the pool directory as this process sees it. */
-  constructor(private readonly dir: string) {}
+  /**
+   * @param dir the pool directory as this process sees it
+   * @param recorded the identities (UUIDs) of this pool's volumes in the node record
+   */
+  constructor(private readonly dir: string, private readonly recorded: () => readonly string[] = () => []) {}
 
   async open(): Promise<PoolState> {
     this.requireBtrfs();
+    await this.subvolumeRoot();
     let mode = await this.quotaMode();
     if (mode === 'off') {
       if ((await this.names()).some((name) => this.isSubvolume(name))) {
@@ -96,6 +100,7 @@ export class BtrfsPool implements PoolBackend {
 
   async inspect(): Promise<PoolState> {
     this.requireBtrfs();
+    await this.subvolumeRoot();
     const mode = await this.quotaMode();
     if (mode === 'full') throw new Error(`quotas on the filesystem of ${this.dir} count in full mode; a pool needs simple quotas (Linux 6.7+)`);
     if (mode === 'off') return { freeBytes: this.freeBytes(), volumes: new Map(), escapes: [], note: 'quotas are off: the agent turns simple quotas on at first use' };
@@ -157,6 +162,25 @@ export class BtrfsPool implements PoolBackend {
     await btrfs(['qgroup', 'destroy', group, this.dir]).catch(() => undefined); // none: made by an agent before groups were
   }
 
+  /**
+   * The path btrfs deletes a volume through, by its ID: btrfs-progs asks for a
+   * subvolume's root there. The root of the mount the pool is reached through is one
+   * when that mount is of the filesystem or of a subvolume; the pool directory is one
+   * when it is a subvolume. A plain directory below the mount point, bind-mounted (as a
+   * DaemonSet's hostPath bind-mounts it), reaches none: volumes could be made there and
+   * never destroyed, so such a pool is refused, saying what to do.
+   */
+  private async subvolumeRoot(): Promise<string> {
+    const { mountPoint } = await mountOf(this.dir);
+    for (const candidate of [mountPoint, this.dir]) {
+      const st = fs.statSync(candidate);
+      if (st.ino === SUBVOLUME_ROOT_INODE && fs.statfsSync(candidate).type === BTRFS_MAGIC) return candidate;
+    }
+    throw new Error(`${this.dir} is a plain directory of its btrfs filesystem, and the mount it is reached through here (${mountPoint}) is not of a `
+      + 'subvolume (a bind mount of a directory, as a hostPath is in the agent\'s container): a volume made there could not be destroyed by its ID. '
+      + 'Make the pool directory a subvolume ("btrfs subvolume create <dir>", while it is empty) or the mount point of the filesystem');
+  }
+
   /** Throws, saying what is wrong, unless the pool directory is on btrfs. */
   private requireBtrfs(): void {
     if (fs.statfsSync(this.dir).type !== BTRFS_MAGIC) throw new Error(`${this.dir} is not on a btrfs filesystem; a btrfs pool needs one`);
@@ -176,10 +200,15 @@ export class BtrfsPool implements PoolBackend {
     }
   }
 
-  /** The quota mode, from sysfs (`qgroups/mode`, Linux 6.7+: `squota` or `qgroup`; without the file, full mode). */
+  /**
+   * The quota mode, from sysfs (`qgroups/mode`, Linux 6.7+: `squota` or `qgroup`; without
+   * the file, full mode). The filesystem's UUID is asked of its mount point: btrfs
+   * names no filesystem for a directory below one.
+   */
   private async quotaMode(): Promise<QuotaMode> {
-    const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', this.dir]))?.[1];
-    if (!uuid) throw new Error(`"btrfs filesystem show ${this.dir}" named no filesystem UUID`);
+    const { mountPoint } = await mountOf(this.dir);
+    const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', mountPoint]))?.[1];
+    if (!uuid) throw new Error(`"btrfs filesystem show ${mountPoint}" named no filesystem UUID`);
     const sysfs = `/sys/fs/btrfs/${uuid}`;
     if (!fs.existsSync(sysfs)) throw new Error(`${sysfs} is missing: the agent reads the quota mode there (is /sys mounted?)`);
     let mode: string;
@@ -197,13 +226,22 @@ export class BtrfsPool implements PoolBackend {
     return { subvolumes, qgroups };
   }
 
-  /** Every volume's use and limit: a subvolume with a group 1/<its ID> it is in is a pool volume. */
+  /**
+   * Every volume's use and limit: a subvolume with a group 1/<its ID> it is in is a pool
+   * volume, and so is a recorded one without (its group lost when quotas were turned off
+   * and on again: no limit, until the controller gives it its PV's size back; what it
+   * holds is what simple quotas counted since they came back on).
+   */
   private stateOf(look: Look): Omit<PoolState, 'escapes'> {
+    const recorded = new Set(this.recorded());
     const volumes = new Map<string, PoolVolumeUsage>();
     for (const s of look.subvolumes) {
       const group = look.qgroups.get(`1/${s.id}`);
-      if (!group || !look.qgroups.get(`0/${s.id}`)?.parents.includes(group.id)) continue;
-      volumes.set(s.uuid, { usedBytes: group.referenced, limitBytes: group.maxReferenced });
+      if (group && look.qgroups.get(`0/${s.id}`)?.parents.includes(group.id)) {
+        volumes.set(s.uuid, { usedBytes: group.referenced, limitBytes: group.maxReferenced });
+      } else if (recorded.has(s.uuid)) {
+        volumes.set(s.uuid, { usedBytes: look.qgroups.get(`0/${s.id}`)?.referenced ?? 0 });
+      }
     }
     return { freeBytes: this.freeBytes(), volumes };
   }
@@ -230,12 +268,20 @@ export class BtrfsPool implements PoolBackend {
     return escapes;
   }
 
-  /** The volume's group 1/<ID> made and joined if it is not (a volume of a pool whose quotas were off, or made by an older agent), and limited. */
+  /**
+   * The volume's group 1/<ID> made and joined if it is not (a volume of a pool whose
+   * quotas were off, or made by an older agent), and limited. A group made for a volume
+   * that is there already takes in the subvolumes inside it too, as the kernel would
+   * have had it put them there as they were made.
+   */
   private async limit(id: number, limitBytes: number): Promise<void> {
     const group = `1/${id}`;
     const qgroups = await this.qgroups();
     if (!qgroups.has(group)) await btrfs(['qgroup', 'create', group, this.dir]);
-    if (!qgroups.get(`0/${id}`)?.parents.includes(group)) await btrfs(['qgroup', 'assign', `0/${id}`, group, this.dir]);
+    const members = [id, ...(qgroups.has(group) ? [] : descendantsOf(id, await this.subvolumes()).map((s) => s.id))];
+    for (const member of members) {
+      if (!qgroups.get(`0/${member}`)?.parents.includes(group)) await btrfs(['qgroup', 'assign', `0/${member}`, group, this.dir]);
+    }
     await btrfs(['qgroup', 'limit', String(limitBytes), group, this.dir]);
   }
 
@@ -279,7 +325,8 @@ export class BtrfsPool implements PoolBackend {
 
   /** Deletes one subvolume by ID; a refusal for an immutable or append-only flag is met once by taking the flags off. */
   private async deleteSubvolume(subvolume: Subvolume, volume: Subvolume): Promise<void> {
-    const remove = () => btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', String(subvolume.id), this.dir]);
+    const through = await this.subvolumeRoot();
+    const remove = () => btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', String(subvolume.id), through]);
     try {
       await remove();
     } catch (e) {

@@ -16,7 +16,7 @@ import type { PoolBackend, PoolState } from './backend';
 import { poolBackend } from './backends';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
-  SELECTED_NODE_ANNOTATION, strayVolumes,
+  SELECTED_NODE_ANNOTATION, strayKeeping, strayVolumes,
 } from './pool-decisions';
 import { PoolRecord } from './pool-record';
 import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
@@ -70,8 +70,10 @@ export class PoolController {
   private adopted = false;
   /** Resizes refused, by claim UID, with the message, so each refusal is said once. */
   private readonly refusedResizes = new Map<string, string>();
-  /** Stray volumes kept by a Retain class, said once each. */
+  /** Stray volumes kept, said once each. */
   private readonly keptStrays = new Set<string>();
+  /** How many stray volumes each class keeps, as the last pass that could tell found them. */
+  private readonly straysKept = new Map<string, number>();
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
   /** Each class's backend, for as long as its directory and backend stay the same. */
@@ -82,7 +84,8 @@ export class PoolController {
   async pass(storageClassMap: Readonly<Record<string, ClassConfig>>, node: NodeInfo): Promise<void> {
     const pools = poolClassesOf(storageClassMap);
     const runs = new Map<string, PoolRun>();
-    for (const [className, pool] of Object.entries(pools)) runs.set(className, await this.open(className, pool, node));
+    const configured = new Set(Object.keys(pools));
+    for (const [className, pool] of Object.entries(pools)) runs.set(className, await this.open(className, pool, node, configured));
     const pvs = this.deps.pvs();
     // Each volume's line says what its PV says of its data now, before anything is done to it.
     await this.deps.record.follow(pvs.flatMap((pv) => {
@@ -103,7 +106,7 @@ export class PoolController {
     // Only with every claim known: a volume whose claim is merely unseen is never a stray.
     if (this.deps.claimsComplete()) {
       const claimUids = new Set(claims.map((c) => c.metadata?.uid ?? ''));
-      for (const run of runs.values()) await this.removeStrays(run, pvNames, claimUids, node);
+      for (const run of runs.values()) this.straysKept.set(run.className, await this.removeStrays(run, pvNames, claimUids, node));
     }
     for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
       await this.provision(decision, runs, node);
@@ -122,22 +125,28 @@ export class PoolController {
         : [];
     }));
     const pools = [...runs.values()].map((r) => ({
-      storageClass: r.className, availableBytes: r.state ? r.available : undefined, fill: r.state?.fill,
+      storageClass: r.className,
+      availableBytes: r.state ? r.available : undefined,
+      fill: r.state?.fill,
+      strayVolumesKept: this.straysKept.get(r.className),
     }));
     this.deps.metrics.setPools(pools, volumes);
   }
 
   /** The pool ready for use, with what it can still give; without a state (said once) when it cannot be used. */
-  private async open(className: string, pool: PoolClassConfig, node: NodeInfo): Promise<PoolRun> {
+  private async open(className: string, pool: PoolClassConfig, node: NodeInfo, configured: ReadonlySet<string>): Promise<PoolRun> {
     const backend = this.backendOf(className, pool);
     try {
-      // Claimed before the backend changes anything on it (quotas turned on).
-      const claimed = await this.deps.record.claimStorage(className, await backend.storage(), pool.hostDir);
+      // Claimed before the backend changes anything on it (quotas turned on); given up again if it cannot be used.
+      const claimed = await this.deps.record.claimStorage(className, await backend.storage(), pool.hostDir, configured);
       if (!claimed.ok) throw new Error(claimed.reason);
-      const state = await backend.open();
+      const state = await backend.open().catch(async (err: unknown) => {
+        await this.deps.record.releaseUnusedStorage(className);
+        throw err;
+      });
       if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
       // Every volume on the storage counts: pools on one filesystem share its free space.
-      return { className, pool, backend, state, available: availableBytes(state.freeBytes, state.volumes.values()) };
+      return { className, pool, backend, state, available: availableBytes(state.freeBytes, state.volumes, (id) => this.pvSizes().get(id)) };
     } catch (err) {
       const message = `pool ${pool.mountDir} of class "${className}": ${(err as Error).message}`;
       if (this.unusable.get(className) !== message) {
@@ -147,6 +156,15 @@ export class PoolController {
       this.unusable.set(className, message);
       return { className, pool, backend, available: 0 };
     }
+  }
+
+  /** Each pool PV's size, by its volume's identity: what its volume was promised. */
+  private pvSizes(): Map<string, number> {
+    return new Map(this.deps.pvs().flatMap((pv) => {
+      const identity = pv.metadata?.annotations?.[POOL_VOLUME_ANNOTATION];
+      const size = parseQuantity(pv.spec?.capacity?.storage);
+      return identity && size !== undefined ? [[identity, Math.ceil(size)] as const] : [];
+    }));
   }
 
   private backendOf(className: string, pool: PoolClassConfig): PoolBackend {
@@ -319,29 +337,35 @@ export class PoolController {
   }
 
   /**
-   * Volumes nothing refers to: made for a claim deleted before its PV was made, or left
-   * by a PV deleted (its finalizer stripped) while the agent could not act, with its
-   * claim gone too, or kept when its PV went under Retain. The volume's line in the record
-   * decides (the policy its PV had, an administrator's `volumes reclaim`), else the class's
-   * policy: Delete destroys it, by identity, its space given back; anything else keeps
-   * it, said once.
+   * Volumes nothing refers to. One without a line in the record was made and never
+   * recorded (an agent killed between the two; its PV, made after the line, never was):
+   * its class's policy decides, Delete destroys it, by identity, its space given back.
+   * One with a line is never destroyed on the line's word alone: its PV may have gone
+   * while no agent could act on it (deleted with its finalizer stripped, after an
+   * administrator set Retain the record never saw), so it is kept, and said, until an
+   * administrator's `volumes reclaim`. Returns how many this class keeps.
    */
-  private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<void> {
-    if (!run.state) return;
+  private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<number> {
+    if (!run.state) return 0;
     const strays = strayVolumes(await run.backend.names(), pvNames, claimUids);
-    if (strays.length === 0) return;
+    if (strays.length === 0) return 0;
     const fields = storageClassFields(run.className, await this.deps.storageClass(run.className));
+    let kept = 0;
     for (const name of strays) {
       const at = poolVolumeHostPath(run.pool, name);
       await this.attempt(run, 'destroy', nodeReference(node.name), `destroying stray ${at}`, async () => {
         const volumeId = await run.backend.identityAt(name);
         if (volumeId === undefined) return;
         const line = this.deps.record.line(volumeId);
-        const policy = line ? (line.admin === 'reclaim' ? 'Delete' : line.reclaimPolicy ?? '') : fields.ok ? fields.reclaimPolicy : '';
-        if (policy !== 'Delete') {
+        const keep = strayKeeping(line, fields.ok ? fields.reclaimPolicy : undefined);
+        if (keep) {
+          kept++;
           if (!this.keptStrays.has(at)) {
-            const whose = line ? `its PV's reclaim policy was ${policy}` : `StorageClass "${run.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message})`;
-            this.deps.events.warning(nodeReference(node.name), EventReasons.PoolVolumeStrayKept.reason,
+            const whose = keep === 'pv-gone-unseen'
+              ? `its PV ${line?.pvName ?? ''} went while no agent could act on it (deleted with its finalizer stripped), so its data is held, not destroyed on the record's word`
+              : keep === 'retained' ? `its PV's reclaim policy was ${line?.reclaimPolicy}`
+                : `StorageClass "${run.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message})`;
+            this.deps.events.warning(nodeReference(node.name), keep === 'pv-gone-unseen' ? EventReasons.PoolVolumeHeld.reason : EventReasons.PoolVolumeStrayKept.reason,
               `${at} has no PV and no claim, and ${whose}; it stays until "local-volume-provisioner volumes reclaim ${at}" (in the agent's pod)`);
             this.keptStrays.add(at);
           }
@@ -350,11 +374,13 @@ export class PoolController {
         if (await this.inUse(run, name, at, nodeReference(node.name))) return;
         await run.backend.destroy(volumeId);
         await this.deps.record.destroyed(volumeId);
+        this.keptStrays.delete(at);
         this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
         this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
           `${at} had no PV and no claim; destroyed ${line?.admin === 'reclaim' ? 'as an administrator said' : 'under the policy Delete'}, its space given back`);
       });
     }
+    return kept;
   }
 
   /** Whether something still uses the volume (said, once per pass, on `subject`): it is destroyed once nothing does. */

@@ -11,7 +11,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { ClassConfig, PoolBackend, VolumeMode } from '../../config';
 import { DEVICE_POOL_BACKENDS, POOL_PROVISIONER } from '../../config';
-import type { ReboundVolume } from '../record';
+import type { ReboundVolume, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
 import { isPoolVolumeName } from './backend';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
@@ -187,6 +187,26 @@ export function decideExpansions(
  */
 export function strayVolumes(entries: readonly string[], pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>): string[] {
   return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name) && !claimUids.has(name.slice('pvc-'.length)));
+}
+
+/**
+ * Why a stray volume (strayVolumes) is kept, or undefined when it is destroyed:
+ * - `retained`: its line says its PV's policy kept the data (Retain);
+ * - `pv-gone-unseen`: it has a line, so a PV may have been made for it (the line is
+ *   written before the PV), and that PV went without the agent destroying the volume
+ *   (it removes the line when it does): deleted with its finalizer stripped while no
+ *   agent could act, maybe after a change of policy the record never saw;
+ * - `class-keeps`: no line (no PV was ever made for it) and its class does not delete.
+ * An administrator's `volumes reclaim` has it destroyed in every case.
+ */
+export type StrayKeeping = 'retained' | 'pv-gone-unseen' | 'class-keeps';
+
+export function strayKeeping(line: VolumeRecordEntry | undefined, classPolicy: string | undefined): StrayKeeping | undefined {
+  if (line) {
+    if (line.admin === 'reclaim') return undefined;
+    return line.reclaimPolicy === 'Delete' ? 'pv-gone-unseen' : 'retained';
+  }
+  return classPolicy === 'Delete' ? undefined : 'class-keeps';
 }
 
 /**

@@ -45,7 +45,7 @@ export class PoolRecord {
    * mounted there) is refused until that storage is back: on this one its volumes would
    * look gone, and their lines be dropped while their data stays where they were made.
    */
-  async claimStorage(className: string, storage: string, hostDir: string): Promise<StorageClaim> {
+  async claimStorage(className: string, storage: string, hostDir: string, configured: ReadonlySet<string>): Promise<StorageClaim> {
     return this.record.update<StorageClaim>((r) => {
       const mine = r.get(storage);
       if (mine?.dialect === 'pool' && mine.storageClass === className) return { writes: [], result: { ok: true } };
@@ -63,10 +63,7 @@ export class PoolRecord {
       }
       const extent = storageExtent(storage);
       const other = r.entries().find((e) => e.state !== 'clean' && !e.identity.startsWith('pool:') && extentsOverlap(extent, storageExtent(e.identity)));
-      if (other) {
-        const what = other.dialect === 'pool' ? `pool class "${other.storageClass}" draws on it` : `${other.hostPath} of class "${other.storageClass}" is on it (${other.state})`;
-        return { writes: [], result: { ok: false, reason: `its storage (${storage}) is claimed already: ${what}; a piece of storage serves one class` } };
-      }
+      if (other) return { writes: [], result: { ok: false, reason: `its storage (${storage}) is claimed already: ${claimedBy(r, other, configured)}` } };
       const line: VolumeRecordEntry = {
         identity: storage,
         state: 'offered',
@@ -79,6 +76,19 @@ export class PoolRecord {
       };
       // The class's earlier storage, with no volume of it left, is given up for this one.
       return { writes: [...earlier ? [{ remove: earlier.identity }] : [], line], result: { ok: true } };
+    });
+  }
+
+  /**
+   * The class's claim on its storage goes, unless it has volumes there: a class that
+   * cannot use its storage (found unusable after it claimed it) does not keep another
+   * class from it.
+   */
+  async releaseUnusedStorage(className: string): Promise<void> {
+    await this.record.update((r) => {
+      if (r.entries().some((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE))) return { writes: [], result: undefined };
+      const held = r.entries().filter((e) => e.dialect === 'pool' && e.storageClass === className);
+      return { writes: held.map((e) => ({ remove: e.identity })), result: undefined };
     });
   }
 
@@ -169,6 +179,16 @@ export class PoolRecord {
       since: this.now().toISOString(),
     };
   }
+}
+
+/** Who holds a piece of storage, and, for a pool class no longer configured, what an administrator does to free it. */
+function claimedBy(r: { entries(): readonly VolumeRecordEntry[] }, other: VolumeRecordEntry, configured: ReadonlySet<string>): string {
+  if (other.dialect !== 'pool') return `${other.hostPath} of class "${other.storageClass}" is on it (${other.state}); a piece of storage serves one class`;
+  if (configured.has(other.storageClass)) return `pool class "${other.storageClass}" draws on it; a piece of storage serves one class`;
+  const volumes = r.entries().filter((e) => e.storageClass === other.storageClass && e.identity.startsWith(POOL_LINE));
+  return `pool class "${other.storageClass}", no longer configured, keeps it while ${volumes.length} volume(s) of it are there `
+    + `(${volumes.map((e) => e.hostPath).join(', ')}); it is given up once they are gone: delete their claims and PVs with the class configured again, `
+    + 'or have each destroyed with "local-volume-provisioner volumes reclaim PATH" (in the agent\'s pod; "volumes list" shows them)';
 }
 
 function policyOf(pv: V1PersistentVolume): string {

@@ -16,11 +16,14 @@ export const POOL_CLASS_LABEL = 'local.storage.k8s.io/pool-class';
 /**
  * Bytes a new volume may still have: the filesystem's free bytes less what the pool's
  * volumes may still write (each volume's limit less what it holds). A promise is
- * counted until the volume is gone, so two claims are never given the same space.
+ * counted until the volume is gone, so two claims are never given the same space; a
+ * volume promised more than its limit says (its PV's size, by `promisedOf`: a limit
+ * lost while quotas were off, not given back yet) counts for what was promised.
  */
-export function availableBytes(freeBytes: number, volumes: Iterable<PoolVolumeUsage>): number {
+export function availableBytes(freeBytes: number, volumes: ReadonlyMap<string, PoolVolumeUsage>,
+  promisedOf: (identity: string) => number | undefined = () => undefined): number {
   let promised = 0;
-  for (const v of volumes) promised += Math.max(0, (v.limitBytes ?? 0) - v.usedBytes);
+  for (const [identity, v] of volumes) promised += Math.max(0, Math.max(v.limitBytes ?? 0, promisedOf(identity) ?? 0) - v.usedBytes);
   return Math.max(0, freeBytes - promised);
 }
 

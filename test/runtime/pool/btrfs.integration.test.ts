@@ -241,17 +241,26 @@ describePrivileged('a btrfs pool\'s quotas', () => {
     await expect(backend.open()).rejects.toThrow(/count in full mode.*needs simple quotas/);
   });
 
-  test('turned off by an administrator under volumes: refused, and once on again each volume gets its limit back by its identity', async () => {
+  test('turned off by an administrator under volumes: refused, and once on again each volume gets its limit back by its identity, with the subvolumes in it', async () => {
     await backend.open();
     const name = volumeName();
     const id = await backend.create(name, 16 * MiB);
+    execFileSync('btrfs', ['subvolume', 'create', path.join(pool, name, 'inner')]);
     execFileSync('btrfs', ['quota', 'disable', pool]);
 
     await expect(backend.open()).rejects.toThrow(/quotas were turned off .* its volumes have no limit now; nothing is provisioned until they are on again/);
 
     execFileSync('btrfs', ['quota', 'enable', '--simple', pool]);
+    // Known by the record, it is one of the pool's volumes still, with no limit now.
+    const recorded = new BtrfsPool(pool, () => [id]);
+    expect((await recorded.open()).volumes.get(id)).toEqual({ usedBytes: expect.any(Number) });
     expect((await backend.open()).volumes.has(id)).toBe(false);
     expect(await backend.resize(id, 16 * MiB)).toBe(true);
-    expect((await backend.open()).volumes.get(id)).toMatchObject({ limitBytes: 16 * MiB });
+    expect((await recorded.open()).volumes.get(id)).toMatchObject({ limitBytes: 16 * MiB });
+    const groups = JSON.parse(execFileSync('btrfs', ['--format', 'json', 'qgroup', 'show', '-p', '--raw', pool], { encoding: 'utf8' }))['qgroup-show'] as
+      Array<{ qgroupid: string; parents: string[] }>;
+    const inner = execFileSync('btrfs', ['inspect-internal', 'rootid', path.join(pool, name, 'inner')], { encoding: 'utf8' }).trim();
+    const volumeId = execFileSync('btrfs', ['inspect-internal', 'rootid', path.join(pool, name)], { encoding: 'utf8' }).trim();
+    expect(groups.find((g) => g.qgroupid === `0/${inner}`)!.parents).toEqual([`1/${volumeId}`]);
   });
 });

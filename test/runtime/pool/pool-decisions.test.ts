@@ -1,9 +1,11 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../../src/config';
+import type { PoolVolumeUsage } from '../../../src/runtime/pool/backend';
 import {
-  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, reboundPoolVolumes, strayVolumes,
+  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, reboundPoolVolumes, strayKeeping, strayVolumes,
 } from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
+import type { VolumeRecordEntry } from '../../../src/runtime/record';
 
 const UID = '0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b';
 const POOLS: Record<string, PoolClassConfig> = {
@@ -218,12 +220,50 @@ describe('stray pool volumes', () => {
 });
 
 describe('what a pool can still give', () => {
+  const volumes = (...usages: PoolVolumeUsage[]) => new Map(usages.map((u, i) => [`v${i}`, u]));
+
   test('free space less what each volume may still write', () => {
-    expect(availableBytes(1000, [{ usedBytes: 100, limitBytes: 300 }, { usedBytes: 50, limitBytes: 50 }])).toBe(800);
+    expect(availableBytes(1000, volumes({ usedBytes: 100, limitBytes: 300 }, { usedBytes: 50, limitBytes: 50 }))).toBe(800);
   });
 
-  test('a volume past its limit (or without one) promises nothing more, and the result is never negative', () => {
-    expect(availableBytes(100, [{ usedBytes: 400, limitBytes: 300 }, { usedBytes: 10 }])).toBe(100);
-    expect(availableBytes(100, [{ usedBytes: 0, limitBytes: 300 }])).toBe(0);
+  test('a volume past its limit promises nothing more, and the result is never negative', () => {
+    expect(availableBytes(100, volumes({ usedBytes: 400, limitBytes: 300 }))).toBe(100);
+    expect(availableBytes(100, volumes({ usedBytes: 0, limitBytes: 300 }))).toBe(0);
+  });
+
+  test('a volume without a limit now (lost while quotas were off) still counts what its PV was promised', () => {
+    expect(availableBytes(1000, volumes({ usedBytes: 10 }))).toBe(1000);
+    expect(availableBytes(1000, volumes({ usedBytes: 10 }), (id) => (id === 'v0' ? 300 : undefined))).toBe(710);
+    // A limit below its PV's size counts for the PV's.
+    expect(availableBytes(1000, volumes({ usedBytes: 10, limitBytes: 100 }), () => 300)).toBe(710);
+  });
+});
+
+describe('a stray volume is kept', () => {
+  const line = (over: Partial<VolumeRecordEntry>): VolumeRecordEntry => ({
+    identity: 'pool:u',
+    state: 'dirty',
+    dialect: 'pool',
+    storageClass: 'local-pool',
+    hostPath: '/mnt/pool/pvc-x',
+    volumeMode: 'Filesystem',
+    reason: 'made',
+    since: '2026-01-01T00:00:00Z',
+    ...over,
+  });
+
+  test('when the record knows it: its PV may have gone while no agent could act, under a policy the record never saw', () => {
+    expect(strayKeeping(line({ reclaimPolicy: 'Delete' }), 'Delete')).toBe('pv-gone-unseen');
+    expect(strayKeeping(line({ reclaimPolicy: 'Retain' }), 'Delete')).toBe('retained');
+  });
+
+  test('unless an administrator said "volumes reclaim"', () => {
+    expect(strayKeeping(line({ reclaimPolicy: 'Retain', admin: 'reclaim' }), 'Retain')).toBeUndefined();
+  });
+
+  test('without a line (no PV was ever made for it), by its class\'s policy', () => {
+    expect(strayKeeping(undefined, 'Delete')).toBeUndefined();
+    expect(strayKeeping(undefined, 'Retain')).toBe('class-keeps');
+    expect(strayKeeping(undefined, undefined)).toBe('class-keeps');
   });
 });

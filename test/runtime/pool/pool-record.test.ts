@@ -7,6 +7,8 @@ import { offerVerdict, VolumeRecord, type VolumeRecordEntry } from '../../../src
 
 const FS = 'fs:/@serial:disk/0001';
 const UUID = '66044440-12fe-6244-a3fd-6cfa083cd048';
+/** The pool classes the configuration has. */
+const CONFIGURED = new Set(['local-pool', 'other-pool']);
 
 let dir: string;
 let record: VolumeRecord;
@@ -33,53 +35,72 @@ const pv = (policy: string): V1PersistentVolume => ({
 
 describe('a pool class\'s storage', () => {
   test('is claimed for the class, once, and the claim stands on every later pass', async () => {
-    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
-    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED)).toEqual({ ok: true });
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED)).toEqual({ ok: true });
     expect(record.get(FS)).toMatchObject({ dialect: 'pool', storageClass: 'local-pool', state: 'offered' });
   });
 
   test('is refused to a second pool class: two classes promising one filesystem\'s free space would promise it twice', async () => {
-    await pools.claimStorage('local-pool', FS, '/mnt/pool');
-    expect(await pools.claimStorage('other-pool', 'fs:/sub@serial:disk/0001', '/mnt/other')).toEqual({
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
+    expect(await pools.claimStorage('other-pool', 'fs:/sub@serial:disk/0001', '/mnt/other', CONFIGURED)).toEqual({
       ok: false, reason: expect.stringContaining('pool class "local-pool" draws on it'),
     });
   });
 
   test('is refused where a static volume on that filesystem is offered or used; a clean one (not offered) is no obstacle', async () => {
     await staticLine('fs:/vol1@serial:disk/0001', 'dirty');
-    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED)).toEqual({
       ok: false, reason: expect.stringContaining('/mnt/disks/vol1 of class "local-disks" is on it (dirty)'),
     });
     await staticLine('fs:/vol1@serial:disk/0001', 'clean');
-    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED)).toEqual({ ok: true });
   });
 
   test('once claimed, keeps a static class from offering any of it', async () => {
-    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
     expect(offerVerdict('fs:/vol1@serial:disk/0001', '/mnt/disks/vol1', record.entries(), (i) => record.get(i)))
       .toEqual({ kind: 'overlaps', other: expect.objectContaining({ identity: FS }) });
   });
 
   test('is refused when the class\'s volumes were made on other storage (its directory unmounted or replaced), until it is back', async () => {
     const OTHER = 'fs:/@serial:disk/0002';
-    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
     await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
-    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool'))
+    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool', CONFIGURED))
       .toEqual({ ok: false, reason: expect.stringContaining(`/mnt/pool is not on the storage the class's 1 volume(s) were made on (${FS}`) });
     expect(record.get(OTHER)).toBeUndefined();
-    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool')).toEqual({ ok: true });
+    expect(await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED)).toEqual({ ok: true });
+  });
+
+  test('is given up by a class that found it unusable, unless the class has volumes on it', async () => {
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
+    await pools.releaseUnusedStorage('local-pool');
+    expect(record.get(FS)).toBeUndefined();
+    expect(await pools.claimStorage('other-pool', FS, '/mnt/other', CONFIGURED)).toEqual({ ok: true });
+    await pools.made({ volumeId: UUID, className: 'other-pool', hostPath: '/mnt/other/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
+    await pools.releaseUnusedStorage('other-pool');
+    expect(record.get(FS)).toMatchObject({ storageClass: 'other-pool' });
+  });
+
+  test('held by a class no longer configured while its volumes are there: the refusal names them and says what an administrator does', async () => {
+    await pools.claimStorage('old-pool', FS, '/mnt/pool', new Set(['old-pool']));
+    await pools.made({ volumeId: UUID, className: 'old-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Delete' });
+    expect(await pools.claimStorage('local-pool', 'fs:/sub@serial:disk/0001', '/mnt/pool/sub', CONFIGURED)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/pool class "old-pool", no longer configured, keeps it while 1 volume\(s\) of it are there \(\/mnt\/pool\/v\).*volumes reclaim PATH/),
+    });
   });
 
   test('moves to the class\'s new storage once no volume of its old one is left', async () => {
     const OTHER = 'fs:/@serial:disk/0002';
-    await pools.claimStorage('local-pool', FS, '/mnt/pool');
-    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool')).toEqual({ ok: true });
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
+    expect(await pools.claimStorage('local-pool', OTHER, '/mnt/pool', CONFIGURED)).toEqual({ ok: true });
     expect(record.get(FS)).toBeUndefined();
     expect(record.get(OTHER)).toMatchObject({ dialect: 'pool', storageClass: 'local-pool' });
   });
 
   test('goes with its class once no volume of the class is left', async () => {
-    await pools.claimStorage('local-pool', FS, '/mnt/pool');
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
     await pools.made({ volumeId: UUID, className: 'local-pool', hostPath: '/mnt/pool/v', pvName: 'v', claim: 'app/data', claimUid: UUID, reclaimPolicy: 'Retain' });
     await pools.releaseStorage(new Set());
     expect(record.get(FS)).toBeDefined();

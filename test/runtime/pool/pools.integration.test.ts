@@ -326,6 +326,72 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await eventually(async () => !fs.existsSync(volume), `the volume is destroyed as the administrator said (logs:\n${logs()})`, 60_000);
   });
 
+  test('quotas turned off under a bound volume and on again: the volume gets its group and its PV\'s size back as its limit, and the capacity counts its promise', async () => {
+    const node = 'pool-medium';
+    const pool = poolDir.get(node)!;
+    const { pvName, volume } = await boundOn('requota', '50Mi', node);
+    const id = spawnSync('btrfs', ['inspect-internal', 'rootid', volume], { encoding: 'utf8' }).stdout.trim();
+    expect(spawnSync('btrfs', ['quota', 'disable', pool]).status).toBe(0);
+    await nudge('requota');
+    await eventually(async () => (await capacityOf(node)) === undefined, `the capacity is withdrawn while quotas are off (logs:\n${logs()})`, 60_000);
+
+    // What docs/operations.md tells the administrator to do.
+    expect(spawnSync('btrfs', ['quota', 'enable', '--simple', pool]).status).toBe(0);
+    await nudge('requota');
+    const groupOf = () => (JSON.parse(spawnSync('btrfs', ['--format', 'json', 'qgroup', 'show', '-pre', '--raw', pool], { encoding: 'utf8' }).stdout) as {
+      'qgroup-show': Array<{ qgroupid: string; max_referenced: number | 'none'; parents: string[] }>;
+    })['qgroup-show'];
+    await eventually(async () => groupOf().find((g) => g.qgroupid === `1/${id}`)?.max_referenced === 50 * MiB
+      && groupOf().find((g) => g.qgroupid === `0/${id}`)!.parents.includes(`1/${id}`), `the volume is in its group, limited to 50Mi (logs:\n${logs()})`, 60_000);
+    const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(volume, 'data')}`, 'bs=1M', 'count=120', 'conv=fsync'], { encoding: 'utf8' });
+    expect(write.stderr).toMatch(/Disk quota exceeded/);
+    expect(fs.statSync(path.join(volume, 'data')).size).toBeLessThanOrEqual(50 * MiB);
+    // Published again, with the volume's promise (its limit less what it holds) taken off the free space.
+    await nudge('requota');
+    await eventually(async () => (await capacityOf(node)) !== undefined, 'the capacity is published again', 60_000);
+    const st = fs.statfsSync(pool);
+    expect((await capacityOf(node))!).toBeLessThanOrEqual(st.bavail * st.bsize);
+    await eventually(async () => {
+      await nudge('requota');
+      return (await agentOf(node).get('/metrics')).body.includes(`local_volume_provisioner_pool_volume_limit_bytes{persistentvolume="${pvName}",storageclass="${CLASS}"} ${50 * MiB}`);
+    }, 'the limit metric says 50Mi again', 30_000);
+    await removePodAndClaim('requota');
+    await eventually(async () => (await pvNamed(pvName)) === undefined, 'its PV goes', 60_000);
+  });
+
+  test('a PV set to Retain and deleted (its finalizer stripped) while its agent is down: the returning agent holds the volume and says so, never destroys it as a stray', async () => {
+    const node = 'pool-medium';
+    const { pvName, volume } = await boundOn('unseen-retain', '20Mi', node);
+    fs.writeFileSync(path.join(volume, 'data'), 'keep me');
+    // Stopped first, so that no pass of it ever sees the Retain; then killed, as a node's crash would.
+    process.kill(agentOf(node).child.pid!, 'SIGSTOP');
+    await k.patch('v1', 'PersistentVolume', pvName, { spec: { persistentVolumeReclaimPolicy: 'Retain' } });
+    await agentOf(node).kill('SIGKILL');
+    await removePodAndClaim('unseen-retain');
+    await eventually(async () => (await pvNamed(pvName))?.status?.phase === 'Released', 'the PV is Released', 60_000);
+    await k.delete('v1', 'PersistentVolume', pvName);
+    await k.patch('v1', 'PersistentVolume', pvName, { metadata: { finalizers: null } });
+    await eventually(async () => (await pvNamed(pvName)) === undefined, 'the PV is gone', 30_000);
+
+    const again = starts.get(node)!();
+    agents[NODES.findIndex((n) => n.name === node)] = again;
+    await again.waitReady();
+    // Passes go on: the volume stays, with its data, and the agent says why.
+    const other = await boundOn('passer-by-held', '10Mi', node);
+    await removePodAndClaim('passer-by-held');
+    await eventually(async () => (await pvNamed(other.pvName)) === undefined, 'the other claim\'s volume is destroyed', 60_000);
+    expect(fs.readFileSync(path.join(volume, 'data'), 'utf8')).toBe('keep me');
+    await eventually(async () => (await events('PoolVolumeHeld')).some((e) => e.involvedObject.name === node && e.message!.includes(volume)),
+      `PoolVolumeHeld on the Node (logs:\n${logs()})`, 60_000);
+    expect((await again.get('/metrics')).body).toMatch(new RegExp(`^local_volume_provisioner_pool_stray_volumes_kept\\{storageclass="${CLASS}"\\} 1$`, 'm'));
+
+    expect(await runVolumesCommand({ stateDir: stateDirs.get(node)!, action: 'reclaim', volume })).toContain(`${volume} (pool:`);
+    const third = await boundOn('passer-by-held-2', '10Mi', node);
+    await removePodAndClaim('passer-by-held-2');
+    await eventually(async () => !fs.existsSync(volume), `the volume is destroyed as the administrator said (logs:\n${logs()})`, 60_000);
+    await eventually(async () => (await pvNamed(third.pvName)) === undefined, 'the other claim\'s volume is destroyed', 60_000);
+  });
+
   test('an agent killed -9 while making volumes, and again while destroying them: each claim gets one volume with its limit, then none is left', async () => {
     const node = 'pool-medium';
     const pool = poolDir.get(node)!;
