@@ -145,6 +145,7 @@ interface AuditEvent {
   readonly user: { readonly username: string };
   readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly apiGroup?: string; readonly name?: string };
   readonly annotations?: Readonly<Record<string, string>>;
+  readonly responseStatus?: { readonly message?: string };
 }
 
 /** A request the apiserver's authorizer (RBAC) refused, from its audit log. */
@@ -155,6 +156,11 @@ export interface Denial {
   readonly resource: string;
   /** The object's name, '' for a request about a collection. */
   readonly name: string;
+}
+
+/** A request admission refused (a 403 the authorizer allowed: an admission policy's, such as the claim guard's), from the audit log. */
+export interface AdmissionRefusal extends Denial {
+  readonly message: string;
 }
 
 export class ControlPlane {
@@ -310,6 +316,28 @@ export class ControlPlane {
     return [...seen.values()];
   }
 
+  /** The requests admission refused so far (the authorizer allowed them), in order, optionally only those of `user`. */
+  admissionRefusals(user?: string): AdmissionRefusal[] {
+    const refused: AdmissionRefusal[] = [];
+    for (const event of this.forbiddenAuditEvents()) {
+      if (event.annotations?.['authorization.k8s.io/decision'] !== 'allow') continue;
+      const ref = event.objectRef;
+      const resource = ref?.subresource ? `${ref.resource}/${ref.subresource}` : ref?.resource ?? '';
+      const refusal = { user: event.user.username, verb: event.verb, apiGroup: ref?.apiGroup ?? '', resource, name: ref?.name ?? '', message: event.responseStatus?.message ?? '' };
+      if (user === undefined || refusal.user === user) refused.push(refusal);
+    }
+    return refused;
+  }
+
+  /** The audit log's answers 403 (ResponseComplete). */
+  private forbiddenAuditEvents(): AuditEvent[] {
+    if (!this.audit) throw new Error('the audit log is read only where this control plane was started with it (audit: true)');
+    const file = path.join(this.dir, 'audit.log');
+    if (!fs.existsSync(file)) return [];
+    return fs.readFileSync(file, 'utf8').split('\n').filter((line) => line.includes('"code":403'))
+      .map((line) => JSON.parse(line) as AuditEvent).filter((event) => event.stage === 'ResponseComplete');
+  }
+
   private startEtcd(): void {
     this.etcd = new Component('etcd', path.join(this.bin, 'etcd'), [
       `--data-dir=${path.join(this.dir, 'etcd')}`,
@@ -395,6 +423,8 @@ export class ControlPlane {
       `--controllers=${[
         'persistentvolume-binder', 'persistentvolume-protection', 'persistentvolumeclaim-protection', 'garbage-collector', 'job',
         'pod-garbage-collector', 'namespace', 'serviceaccount', 'root-ca-certificate-publisher',
+        // An admission policy's type-checking against the schemas of what it matches, written to its status.
+        'validatingadmissionpolicy-status',
         // With real nodes: the workloads that run on them, and a node's not-ready taint taken off once its kubelet says Ready
         // (fake Nodes, with no kubelet, would be tainted for ever).
         ...(this.tunnel ? ['daemonset', 'statefulset', 'deployment', 'replicaset', 'node-lifecycle', 'taint-eviction'] : []),
