@@ -588,12 +588,14 @@ export interface LocalVolumeProvisionerProps {
   /**
    * The claim guard: a ValidatingAdmissionPolicy (Kubernetes 1.30 or later) with which
    * the API server itself refuses to clear or change the claimRef of a PV of ours once it
-   * has been bound, so that no other claim can be bound to a volume that holds a
-   * tenant's data, even while no agent runs (a crash loop, an upgrade). Such a volume is
-   * offered again by deleting its PV: the agent cleans it first. The agents check the
-   * guard is in force and say so when it is not (metric
-   * `local_volume_provisioner_claim_guard_active`). Turn it off only for a cluster that
-   * has no ValidatingAdmissionPolicy API.
+   * has been bound, and refuses the creation of a PV on the provisioner's storage
+   * (its directories, by path, or its classes) by anyone but the agents' ServiceAccount,
+   * so that no other claim can be bound to a volume that holds a tenant's data, even
+   * while no agent runs (a crash loop, an upgrade). Such a volume is offered again by
+   * deleting its PV: the agent cleans it first (`volumes accept` gives a kept one to a
+   * named claim). The agents check the guard is in force and say so when it is not
+   * (metric `local_volume_provisioner_claim_guard_active`). Turn it off only for a
+   * cluster that has no ValidatingAdmissionPolicy API.
    * @default true
    */
   readonly claimGuard?: boolean;

@@ -25,7 +25,7 @@ import { Chart, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { LocalVolumeProvisioner, LocalVolumeProvisionerProps } from '../../src/constructs';
 import { AgentProcess, REPO } from '../support/agent-process';
-import { ControlPlane, Denial } from '../support/control-plane';
+import { AdmissionRefusal, ControlPlane, Denial } from '../support/control-plane';
 import { Kubernetes } from '../support/kubernetes';
 import { pvIs } from '../support/persistent-volumes';
 import { makeTempDir, mount, unmount } from '../support/privileged';
@@ -39,11 +39,22 @@ export const NODE_NAME = 'worker-1';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Manifest = Record<string, any>;
 
+/** The claim guard's kinds (src/constructs/claim-guard.ts). */
+const CLAIM_GUARD_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+
 /** The kinds a user applies before the agents start (the workloads are what this suite plays). */
 const APPLIED_KINDS = new Set([
   'Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'StorageClass', 'CSIDriver',
-  'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+  ...CLAIM_GUARD_KINDS,
 ]);
+
+export interface ClusterOptions {
+  /**
+   * Leave the claim guard out of the first apply, for installClaimGuard() to apply later:
+   * PVs of a replaced provisioner are in the cluster before the construct's stack is.
+   */
+  readonly claimGuardLater?: boolean;
+}
 
 /** Synthesizes one LocalVolumeProvisioner in a chart, in process, as `cdk8s synth` does. */
 export function synthesize(props: LocalVolumeProvisionerProps): Manifest[] {
@@ -98,18 +109,19 @@ export class Cluster {
    * scheduler: test/support/control-plane.ts), this node, and the stack's objects applied
    * with kubectl as the administrator.
    */
-  static async start(manifests: Manifest[], nodeAnnotations: Record<string, string> = {}): Promise<Cluster> {
+  static async start(manifests: Manifest[], nodeAnnotations: Record<string, string> = {}, options: ClusterOptions = {}): Promise<Cluster> {
     const kubernetes = await Kubernetes.start({ controllers: true });
     const cluster = new Cluster(kubernetes, manifests, makeTempDir('lvp-e2e-'));
     const plane = kubernetes.plane;
     try {
       plane.writeKubeconfig(cluster.adminKubeconfig);
-      const file = path.join(cluster.work, 'stack.k8s.yaml');
-      fs.writeFileSync(file, manifests.filter((m) => APPLIED_KINDS.has(m.kind)).map((m) => stringify(m)).join('---\n'));
-      await cluster.kubectl('apply', '-f', file);
+      const applied = manifests.filter((m) => APPLIED_KINDS.has(m.kind) && !(options.claimGuardLater && CLAIM_GUARD_KINDS.has(m.kind)));
+      fs.writeFileSync(path.join(cluster.work, 'stack.k8s.yaml'), applied.map((m) => stringify(m)).join('---\n'));
+      await cluster.kubectl('apply', '-f', path.join(cluster.work, 'stack.k8s.yaml'));
       await kubernetes.createNode({ metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME }, annotations: nodeAnnotations } });
       await cluster.watch();
       await cluster.issueTokens();
+      if (!options.claimGuardLater) await cluster.untilClaimGuardInForce();
     } catch (e) {
       await cluster.stop();
       throw e;
@@ -147,6 +159,42 @@ export class Cluster {
       const err = e as { stdout?: string; stderr?: string; message: string };
       throw new Error(`kubectl ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
     }
+  }
+
+  /** Applies the claim guard left out by `claimGuardLater` (and adds it to stack.k8s.yaml), and waits until it is in force. */
+  async installClaimGuard(): Promise<void> {
+    const guard = this.manifests.filter((m) => CLAIM_GUARD_KINDS.has(m.kind));
+    const file = path.join(this.work, 'claim-guard.k8s.yaml');
+    fs.writeFileSync(file, guard.map((m) => stringify(m)).join('---\n'));
+    await this.kubectl('apply', '-f', file);
+    fs.appendFileSync(path.join(this.work, 'stack.k8s.yaml'), `---\n${fs.readFileSync(file, 'utf8')}`);
+    await this.untilClaimGuardInForce();
+  }
+
+  /**
+   * Waits until the apiserver enforces the stack's claim guard (it applies a policy a moment
+   * after it is stored): until a PV of one of the stack's classes, created by the
+   * administrator in a dry run, is refused in the guard's name. Nothing when the stack has none.
+   */
+  async untilClaimGuardInForce(): Promise<void> {
+    const policy = this.manifests.find((m) => m.kind === 'ValidatingAdmissionPolicy');
+    const storageClass = this.manifests.find((m) => m.kind === 'StorageClass');
+    if (!policy || !storageClass) return;
+    const probe: V1PersistentVolume = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'claim-guard-probe' },
+      spec: {
+        capacity: { storage: '1Mi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: storageClass.metadata.name,
+        local: { path: '/claim-guard-probe' },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } },
+      },
+    };
+    const refused = () => this.core.createPersistentVolume({ body: probe, dryRun: 'All' })
+      .then(() => false, (e: Error) => e.message.includes(`ValidatingAdmissionPolicy '${policy.metadata.name}'`));
+    await this.until(refused, `the claim guard ${policy.metadata.name} is in force`);
   }
 
   /** Creates an object as the administrator; returns it as the server stored it. */
@@ -293,6 +341,11 @@ export class Cluster {
   /** Requests the apiserver refused with 403 (its audit log), each kind once. */
   get denials(): readonly Denial[] {
     return this.plane.denials();
+  }
+
+  /** Requests admission refused (the claim guard's refusals among them), in order. */
+  get admissionRefusals(): readonly AdmissionRefusal[] {
+    return this.plane.admissionRefusals();
   }
 
   async stop(): Promise<void> {

@@ -117,7 +117,8 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
   test('from the Helm chart: the Go provisioner\'s PVs are adopted under their names (each with a VolumeAdopted Event), no second PV is made, and a released one is recycled', async () => {
     const dir = makeTempDir('lvp-e2e-helm-');
     for (const v of ['vol1', 'vol2']) makeMountPoint(path.join(dir, v));
-    cluster = await Cluster.start(synthesize({ storageClasses: [{ name: 'fast-disks', hostDir: dir }] }));
+    // The old PVs are there before the stack's claim guard (which would refuse their creation by anyone but our agents).
+    cluster = await Cluster.start(synthesize({ storageClasses: [{ name: 'fast-disks', hostDir: dir }] }), {}, { claimGuardLater: true });
     const nodeUid = cluster.get<V1Node>('Node', NODE_NAME)!.metadata!.uid;
     const old = await Promise.all(['vol1', 'vol2'].map((v) => cluster!.create<V1PersistentVolume>({
       apiVersion: 'v1',
@@ -135,6 +136,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     })));
     const claim = await inUse(old[0].metadata!.name!);
     fs.writeFileSync(path.join(dir, 'vol1', 'data.txt'), 'written under the Go provisioner');
+    await cluster.installClaimGuard();
 
     agent = cluster.startAgent('local-volume-provisioner');
     await agent.waitReady();
@@ -161,7 +163,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     const baseName = 'pci-0000:3c:00.0-nvme-1';
     fs.symlinkSync(loop.device, path.join(deviceDir, baseName));
     const spec = { name: 'nvme-block', storageClassName: 'local-storage', volumeMode: VolumeMode.BLOCK, deviceDir, deviceNameFilter: '^pci-.*-nvme-' };
-    cluster = await Cluster.start(synthesize({ devices: { specs: [spec] } }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': 'nvme-block' });
+    cluster = await Cluster.start(synthesize({ devices: { specs: [spec] } }), { 'local-pv-provisioner.cybozu.io/pv-spec-configmap': 'nvme-block' }, { claimGuardLater: true });
     const node = cluster.get<V1Node>('Node', NODE_NAME)!;
     const old = await cluster.create<V1PersistentVolume>(devicePv({
       nodeUid: node.metadata!.uid!, deviceDir, baseName, storageClassName: spec.storageClassName, deviceNameFilter: spec.deviceNameFilter,
@@ -169,6 +171,7 @@ describePrivileged('end to end: migration from the replaced provisioners', () =>
     const name = old.metadata!.name!;
     const claim = await inUse(name);
     mkfsExt4(loop.device);
+    await cluster.installClaimGuard();
 
     agent = cluster.startAgent('local-volume-provisioner-devices');
     await agent.waitReady();

@@ -141,8 +141,10 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   const nodeCleanup = props.nodeCleanup && resolveNodeCleanup(props, serviceAccountName, issues, classStorage);
   const metrics = resolveMetrics(props, name, namespace, issues);
   const classes = Object.values(directory?.config.storageClassMap ?? {});
+  // Both dialects' DaemonSets run as the one agent ServiceAccount: the only user that may create a PV on a volume of ours.
   const claimGuard = resolveClaimGuard(props, name, classStorage,
-    [...classes.map((c) => c.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)]);
+    [...classes.map((c) => c.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)],
+    [`system:serviceaccount:${namespace}:${serviceAccountName}`]);
   // An lvm-thin class runs the host's LVM in PID 1's namespaces and reaches its volumes through the host's /dev.
   if (classes.some((c) => c.pool === 'lvm-thin')) {
     if (props.hostPid === false) issues.add('hostPid', 'must be true with an lvm-thin pool class: the agent runs the host\'s LVM in its namespaces');
@@ -150,7 +152,10 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   }
 
   const result: ResolvedProps = {
-    warnings: props.image === undefined ? [unpublishedImageWarning()] : [],
+    warnings: [
+      ...props.image === undefined ? [unpublishedImageWarning()] : [],
+      ...claimGuard && props.kubeConfigEnv !== undefined ? [kubeconfigClaimGuardWarning(claimGuard)] : [],
+    ],
     name,
     namespace,
     createNamespace,
@@ -216,6 +221,17 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   checkAgentPods(props, issues, result);
   issues.throwIfAny();
   return result;
+}
+
+/**
+ * The claim guard lets only the agents' ServiceAccount create a PV on a volume of ours;
+ * an agent that authenticates with a kubeconfig is whoever that kubeconfig names, and
+ * would have every PV it makes refused.
+ */
+function kubeconfigClaimGuardWarning(guard: ResolvedClaimGuard): string {
+  return `kubeConfigEnv: the agents then authenticate as the kubeconfig's user, but the claim guard (${guard.name}) lets only `
+    + `${guard.agentUsers.join(', ')} create PVs on the provisioner's volumes: unless the kubeconfig holds that ServiceAccount's token, `
+    + 'every PV the agents make is refused (leave kubeConfigEnv out, or set claimGuard: false)';
 }
 
 /**
