@@ -9,11 +9,49 @@
  * Requests pass through unchanged, their bearer token included, so the apiserver
  * authenticates and authorizes the client itself. The proxy presents the apiserver's own
  * serving certificate, so a kubeconfig for the proxy carries the cluster's CA.
+ *
+ * It speaks what the apiserver speaks: HTTP/2 (ALPN h2) and HTTP/1.1, the client's choice,
+ * each passed on in the same protocol. An HTTP/2 client connection has an HTTP/2
+ * connection to the apiserver of its own, so what the apiserver does to a connection
+ * reaches the client: its GOAWAY (a shutdown, a restart) is passed on as a GOAWAY. Started
+ * with `protocols: ['http/1.1']`, it offers HTTP/1.1 only, as a proxy that cannot carry h2.
+ * The HTTP/2 faults: a GOAWAY of its own, a stream refused (REFUSED_STREAM), a stream reset
+ * after the apiserver answered, and connections frozen (a half-open connection).
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import * as net from 'node:net';
+import type * as tls from 'node:tls';
+
+type Request = http.IncomingMessage | http2.Http2ServerRequest;
+/** What the proxy does with an answer, in either protocol (http.ServerResponse, http2.Http2ServerResponse). */
+interface Response {
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  writeHead(status: number, headers?: http.OutgoingHttpHeaders): unknown;
+  end(): unknown;
+  end(body: string): unknown;
+  destroy(): unknown;
+}
+
+/** Headers that belong to one HTTP/1.1 connection or are HTTP/2 pseudo-headers: never passed on across protocols or hops. */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'te']);
+
+function passedOn(headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || name.startsWith(':') || HOP_HEADERS.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export interface FaultProxyOptions {
+  /** What the proxy offers clients by ALPN. @default ['h2', 'http/1.1'], as the apiserver */
+  readonly protocols?: ReadonlyArray<'h2' | 'http/1.1'>;
+}
 
 /** Which requests a fault applies to. */
 export interface RequestMatch {
@@ -21,6 +59,17 @@ export interface RequestMatch {
   readonly verb?: string;
   /** A resource such as `persistentvolumes`, or a subresource as `persistentvolumes/status`. @default any resource */
   readonly resource?: string;
+  /** The request's labelSelector, exactly (one agent's watch among several). @default any, or none */
+  readonly labelSelector?: string;
+}
+
+/** A request as it reached the proxy. */
+export interface SeenRequest {
+  /** performance.now() when it arrived. */
+  readonly at: number;
+  readonly verb: string;
+  readonly resource: string;
+  readonly labelSelector?: string;
 }
 
 export interface FailureSpec extends RequestMatch {
@@ -101,14 +150,19 @@ function failureStatus(code: number, retryAfterSeconds?: number): Record<string,
   };
 }
 
-function matches(spec: RequestMatch, verb: string, resource: string): boolean {
-  return (!spec.verb || spec.verb === verb) && (!spec.resource || spec.resource === resource);
+function matches(spec: RequestMatch, verb: string, resource: string, labelSelector?: string): boolean {
+  return (!spec.verb || spec.verb === verb) && (!spec.resource || spec.resource === resource)
+    && (spec.labelSelector === undefined || spec.labelSelector === labelSelector);
 }
+
+/** How many requests `requests()` keeps, the latest. */
+const SEEN_KEPT = 10_000;
 
 export class FaultProxy {
   /** Starts a proxy on a free loopback port in front of `upstream` (an https URL), serving with the given certificate. */
-  static async start(upstream: string, tls: { caFile: string; certFile: string; keyFile: string }): Promise<FaultProxy> {
-    const proxy = new FaultProxy(upstream, tls);
+  static async start(upstream: string, tls: { caFile: string; certFile: string; keyFile: string },
+    options: FaultProxyOptions = {}): Promise<FaultProxy> {
+    const proxy = new FaultProxy(upstream, tls, options.protocols ?? ['h2', 'http/1.1']);
     await proxy.listen(0);
     return proxy;
   }
@@ -118,22 +172,43 @@ export class FaultProxy {
   /** TCP connections clients have opened to the proxy so far. */
   connectionsAccepted = 0;
   private port = 0;
-  private server?: https.Server;
+  private server?: tls.Server;
   private readonly sockets = new Set<net.Socket>();
-  private readonly watches = new Set<http.ServerResponse>();
+  /** Each open client connection's protocol, by its socket. */
+  private readonly protocolOf = new Map<net.Socket, string>();
+  private readonly watches = new Set<Response>();
   private readonly agent: https.Agent;
+  private readonly ca: Buffer;
+  /** Client HTTP/2 connections, each with its own HTTP/2 connection to the apiserver. */
+  private readonly sessions = new Map<http2.ServerHttp2Session, http2.ClientHttp2Session | undefined>();
+  private refusals: RequestMatch[] = [];
+  private resets: RequestMatch[] = [];
+  private readonly frozenSockets = new Set<net.Socket>();
   private failures: Array<{ spec: FailureSpec; remaining: number }> = [];
   private hooks: Array<{ spec: RequestMatch; action: () => unknown }> = [];
   /** After compact(): a watch from a resourceVersion older than this one is answered 410 Expired. */
   private compactedAt?: bigint;
   private readonly counts = new Map<string, Count>();
+  private readonly seen: SeenRequest[] = [];
 
-  private constructor(private readonly upstream: string, private readonly tls: { caFile: string; certFile: string; keyFile: string }) {
-    this.agent = new https.Agent({ keepAlive: true, ca: fs.readFileSync(tls.caFile) });
+  private constructor(private readonly upstream: string, private readonly tls: { caFile: string; certFile: string; keyFile: string },
+    private readonly protocols: ReadonlyArray<'h2' | 'http/1.1'>) {
+    this.ca = fs.readFileSync(tls.caFile);
+    this.agent = new https.Agent({ keepAlive: true, ca: this.ca });
   }
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** Client connections open to the proxy now (TCP, whatever protocol runs on them). */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
+  /** The protocol of each client connection open now (`h2`, `http/1.1`), in no order. */
+  get connectionProtocols(): string[] {
+    return [...this.sockets].map((s) => this.protocolOf.get(s) ?? 'tls-handshake');
   }
 
   /** How many watches are open through the proxy. */
@@ -158,6 +233,60 @@ export class FaultProxy {
   }
 
   /**
+   * Breaks every open watch: HTTP/2 streams are reset (RST_STREAM INTERNAL_ERROR, their
+   * connection stays); an HTTP/1.1 watch, which cannot be reset alone, loses its connection.
+   */
+  resetWatches(): void {
+    for (const res of this.watches) {
+      if (res instanceof http2.Http2ServerResponse) res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      else res.destroy();
+    }
+    this.watches.clear();
+  }
+
+  /**
+   * A GOAWAY on every client HTTP/2 connection, as an apiserver sends one when it shuts down
+   * or sheds a connection (--goaway-chance): the streams it has accepted go on to their end,
+   * and new requests must go on a new connection.
+   */
+  goaway(): void {
+    for (const session of this.sessions.keys()) if (!session.closed) session.close();
+  }
+
+  /** The next HTTP/2 request matching is refused (RST_STREAM REFUSED_STREAM) without being passed on: the server did not process it. */
+  refuseNext(spec: RequestMatch): void {
+    this.refusals.push(spec);
+  }
+
+  /**
+   * The next request matching is passed on and answered by the apiserver, and then its
+   * stream is reset (HTTP/2 RST_STREAM INTERNAL_ERROR; HTTP/1.1: its connection dropped)
+   * instead of the answer: the request was processed, the client cannot know it.
+   */
+  resetNext(spec: RequestMatch): void {
+    this.resets.push(spec);
+  }
+
+  /**
+   * Stops reading from every open client connection (new ones are served): a peer gone
+   * silent, as behind a half-open connection. Nothing the client sends is read, its PINGs
+   * included, so nothing is answered. (Reading stops at the TCP handle: TLS and HTTP/2 read
+   * from it natively, beneath the socket's pause().)
+   */
+  freeze(): void {
+    for (const socket of this.sockets) {
+      (socket as unknown as { _handle?: { readStop(): void } })._handle?.readStop();
+      this.frozenSockets.add(socket);
+    }
+  }
+
+  /** Reads from the frozen connections again. */
+  thaw(): void {
+    for (const socket of this.frozenSockets) (socket as unknown as { _handle?: { readStart(): void } })._handle?.readStart();
+    this.frozenSockets.clear();
+  }
+
+  /**
    * As an etcd compaction does to a client behind: ends every watch, and from now on a
    * watch from a resourceVersion older than `resourceVersion` (the cluster's current one,
    * read by the caller) is answered with a 410 Expired ERROR event.
@@ -171,7 +300,10 @@ export class FaultProxy {
   clear(): void {
     this.failures = [];
     this.hooks = [];
+    this.refusals = [];
+    this.resets = [];
     this.latency = 0;
+    this.thaw();
   }
 
   /** Forgets every fault, the compaction and the counts: the proxy as it started. */
@@ -179,6 +311,7 @@ export class FaultProxy {
     this.clear();
     this.compactedAt = undefined;
     this.counts.clear();
+    this.seen.length = 0;
   }
 
   /** The count for one verb and resource; zero when none. */
@@ -187,16 +320,21 @@ export class FaultProxy {
     return c ? { ...c } : { requests: 0, bytes: 0 };
   }
 
-  /** The sum over every verb and resource matching the filter. */
+  /** The sum over every verb and resource matching the filter (counts are not kept by labelSelector: see requests()). */
   total(filter: RequestMatch = {}): Count {
     const out = { requests: 0, bytes: 0 };
     for (const [key, c] of this.counts) {
       const [verb, resource] = key.split(' ');
-      if (!matches(filter, verb, resource)) continue;
+      if (!matches({ verb: filter.verb, resource: filter.resource }, verb, resource)) continue;
       out.requests += c.requests;
       out.bytes += c.bytes;
     }
     return out;
+  }
+
+  /** The requests that reached the proxy (the latest 10 000), in order, matching the filter. */
+  requests(filter: RequestMatch = {}): SeenRequest[] {
+    return this.seen.filter((r) => matches(filter, r.verb, r.resource, r.labelSelector));
   }
 
   /** Every count, keyed `verb resource`. */
@@ -211,6 +349,11 @@ export class FaultProxy {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
     this.watches.clear();
+    for (const [session, upstream] of this.sessions) {
+      session.destroy();
+      upstream?.destroy();
+    }
+    this.sessions.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
@@ -232,15 +375,40 @@ export class FaultProxy {
   }
 
   private async listen(port: number): Promise<void> {
-    const server = https.createServer({ key: fs.readFileSync(this.tls.keyFile), cert: fs.readFileSync(this.tls.certFile), keepAlive: true },
-      (req, res) => void this.handle(req, res).catch((e: Error) => {
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end(`proxy: ${e.message}`);
-      }));
+    const handler = (req: Request, res: Response) => void this.handle(req, res).catch((e: Error) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`proxy: ${e.message}`);
+    });
+    const key = fs.readFileSync(this.tls.keyFile);
+    const cert = fs.readFileSync(this.tls.certFile);
+    const server: tls.Server = this.protocols.includes('h2')
+      ? http2.createSecureServer({ key, cert, allowHTTP1: this.protocols.includes('http/1.1') }, handler) as tls.Server
+      : https.createServer({ key, cert, keepAlive: true, ALPNProtocols: ['http/1.1'] }, handler) as tls.Server;
     server.on('connection', (socket: net.Socket) => {
       this.connectionsAccepted++;
       this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+      socket.once('close', () => {
+        this.sockets.delete(socket);
+        this.frozenSockets.delete(socket);
+        this.protocolOf.delete(socket);
+      });
+    });
+    server.on('secureConnection', (socket: tls.TLSSocket) => {
+      // The TLS socket wraps the TCP one counted above.
+      const tcp = [...this.sockets].find((s) => s.remotePort === socket.remotePort);
+      if (tcp) this.protocolOf.set(tcp, socket.alpnProtocol || 'http/1.1');
+    });
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      this.sessions.set(session, undefined);
+      session.on('error', () => {});
+      session.once('close', () => {
+        this.sessions.get(session)?.close();
+        this.sessions.delete(session);
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -250,17 +418,26 @@ export class FaultProxy {
     this.server = server;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  private async handle(req: Request, res: Response): Promise<void> {
     const { verb, resource } = requestInfo(req.method ?? 'GET', req.url ?? '/');
+    const labelSelector = new URL(req.url ?? '/', 'https://proxy').searchParams.get('labelSelector') ?? undefined;
     const count = this.slot(verb, resource);
     count.requests++;
+    this.seen.push({ at: performance.now(), verb, resource, labelSelector });
+    if (this.seen.length > SEEN_KEPT) this.seen.splice(0, this.seen.length - SEEN_KEPT);
     if (this.latency > 0) await new Promise((r) => setTimeout(r, this.latency));
-    const hook = this.hooks.find((h) => matches(h.spec, verb, resource));
+    const hook = this.hooks.find((h) => matches(h.spec, verb, resource, labelSelector));
     if (hook) {
       this.hooks = this.hooks.filter((h) => h !== hook);
       await hook.action();
     }
-    const failure = this.failures.find((f) => f.remaining > 0 && matches(f.spec, verb, resource));
+    const refusal = res instanceof http2.Http2ServerResponse ? this.refusals.find((r) => matches(r, verb, resource, labelSelector)) : undefined;
+    if (refusal) {
+      this.refusals = this.refusals.filter((r) => r !== refusal);
+      (res as http2.Http2ServerResponse).stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    const failure = this.failures.find((f) => f.remaining > 0 && matches(f.spec, verb, resource, labelSelector));
     if (failure) {
       if (--failure.remaining === 0) this.failures = this.failures.filter((f) => f !== failure);
       const status = failureStatus(failure.spec.code, failure.spec.retryAfterSeconds);
@@ -282,15 +459,97 @@ export class FaultProxy {
       res.end(body);
       return;
     }
-    await this.forward(req, res, verb === 'watch', count);
+    const reset = this.resets.find((r) => matches(r, verb, resource, labelSelector));
+    if (reset) this.resets = this.resets.filter((r) => r !== reset);
+    if (req instanceof http2.Http2ServerRequest) await this.forwardH2(req, res as http2.Http2ServerResponse, verb === 'watch', count, reset !== undefined);
+    else await this.forward(req, res as http.ServerResponse, verb === 'watch', count, reset !== undefined);
   }
 
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, watch: boolean, count: Count): Promise<void> {
+  /** The apiserver connection of this client's HTTP/2 connection; the apiserver's GOAWAY is passed on to the client. */
+  private upstreamOf(session: http2.ServerHttp2Session): http2.ClientHttp2Session {
+    const current = this.sessions.get(session);
+    if (current && !current.closed && !current.destroyed) return current;
+    const upstream = http2.connect(this.upstream, { ca: this.ca });
+    upstream.on('error', () => {});
+    upstream.on('goaway', () => {
+      if (!session.closed) session.close();
+    });
+    if (this.sessions.has(session)) this.sessions.set(session, upstream);
+    return upstream;
+  }
+
+  private forwardH2(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, watch: boolean, count: Count, reset: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const session = req.stream.session as http2.ServerHttp2Session | undefined;
+      if (!session || session.destroyed) {
+        resolve();
+        return;
+      }
+      let upstream: http2.ClientHttp2Stream;
+      try {
+        // endStream as the client sent it: node would end a DELETE's stream at once, dropping its body (preconditions).
+        upstream = this.upstreamOf(session).request({ ':method': req.method, ':path': req.url, ...passedOn(req.headers) },
+          { endStream: req.stream.endAfterHeaders });
+      } catch (e) {
+        reject(e as Error);
+        return;
+      }
+      let answered = false;
+      upstream.on('response', (headers) => {
+        answered = true;
+        if (reset) {
+          upstream.close(http2.constants.NGHTTP2_CANCEL);
+          res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+          resolve();
+          return;
+        }
+        res.writeHead(Number(headers[':status'] ?? 502), passedOn(headers));
+        // As the apiserver does: a watch's headers go at once, before its first event.
+        (res as unknown as { flushHeaders(): void }).flushHeaders();
+        if (watch) this.watches.add(res);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (reset) return;
+        count.bytes += chunk.length;
+        if (!res.writableEnded && !res.stream.destroyed) res.write(chunk);
+      });
+      upstream.on('end', () => {
+        this.watches.delete(res);
+        if (!res.writableEnded && !res.stream.destroyed) res.end();
+        resolve();
+      });
+      upstream.on('close', () => {
+        this.watches.delete(res);
+        // The apiserver reset the stream or lost the connection: the client's stream is reset too.
+        if (!res.writableEnded && !res.stream.destroyed) {
+          if (answered) res.stream.close(upstream.rstCode || http2.constants.NGHTTP2_INTERNAL_ERROR);
+          else if (!reset) reject(new Error(`the apiserver closed the stream (code ${upstream.rstCode})`));
+        }
+        resolve();
+      });
+      upstream.on('error', () => {});
+      // A client that goes away takes its request to the apiserver with it.
+      res.stream.once('close', () => {
+        this.watches.delete(res);
+        if (!upstream.closed) upstream.close(http2.constants.NGHTTP2_CANCEL);
+      });
+      if (!req.stream.endAfterHeaders) req.pipe(upstream);
+    });
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, watch: boolean, count: Count, reset: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       let done = false;
       const headers = { ...req.headers };
       delete headers.host;
       const upstream = https.request(`${this.upstream}${req.url}`, { method: req.method, headers, agent: this.agent }, (answer) => {
+        if (reset) {
+          done = true;
+          answer.destroy();
+          res.socket?.destroy();
+          resolve();
+          return;
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         // As the apiserver does: a watch's headers go at once, before its first event.
         res.flushHeaders();
