@@ -57,13 +57,16 @@ export class KubeApi {
   readonly requester: KubeRequester;
   private readonly transport: HttpTransport;
 
-  /** `kubeConfig`: ours (loadKubeConfig), or any object of the same shape, such as client-node's KubeConfig. */
-  constructor(readonly kubeConfig: KubeConfigData, options: KubeRequesterOptions = {}) {
+  /**
+   * `kubeConfig`: ours (loadKubeConfig), or any object of the same shape, such as client-node's KubeConfig.
+   * `options.transport`: the connection(s) to share with other KubeApis of the same kubeconfig (each has its own rate limit).
+   */
+  constructor(readonly kubeConfig: KubeConfigData, options: KubeRequesterOptions & { readonly transport?: HttpTransport } = {}) {
     this.requester = new KubeRequester(options);
-    this.transport = new HttpTransport(kubeConfig);
+    this.transport = options.transport ?? new HttpTransport(kubeConfig);
   }
 
-  /** Closes the connections kept open for reuse (shutdown). */
+  /** Closes the connections kept open for reuse (shutdown), a shared transport's too. */
   close(): void {
     this.transport.close();
   }

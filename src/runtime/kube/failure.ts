@@ -1,5 +1,5 @@
 import { FailureKind } from './errors';
-import { HttpStatusError } from './http-transport';
+import { ConnectionError, HttpStatusError } from './http-transport';
 import type { ApiVerb } from './request-target';
 
 /** One failed attempt, sorted into what the retry loop and the error message need. */
@@ -30,6 +30,8 @@ const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 const NETWORK_CODES = new Set([
   'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
   'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE',
+  // An HTTP/2 stream or connection broken while its answer was read.
+  'ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_STREAM_CANCEL', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_GOAWAY_SESSION',
 ]);
 
 /** Failures to connect at all: nothing of the request reached the server. */
@@ -39,8 +41,11 @@ const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREAC
  * Whether a failed request may be sent again, as client-go's rest client decides: a read
  * (get, list) on any retryable failure; a write only when the server said when (429 or 5xx
  * with Retry-After), since a write that timed out, was cut off or got a 500 may have been
- * applied. Where client-go differs: a write is also sent again when no connection was made
- * (refused, unreachable, no DNS answer), which client-go leaves to its caller; nothing was sent.
+ * applied. A write is also sent again when the server provably did not process it: an
+ * HTTP/2 stream it refused (REFUSED_STREAM, or above a GOAWAY's last stream), as Go's http2
+ * transport retries those itself. Where client-go differs: a write is also sent again when
+ * no connection was made (refused, unreachable, no DNS answer), which client-go leaves to its
+ * caller; nothing was sent.
  */
 export function mayRetry(failure: Failure, verb: ApiVerb): boolean {
   if (!failure.retryable) return false;
@@ -66,6 +71,7 @@ export function classifyFailure(err: unknown, attempt: AttemptContext): Failure 
   const message = e?.message ?? String(err);
   if (attempt.cancelled) return { kind: 'cancelled', retryable: false, cause: err };
   if (attempt.timedOut) return { kind: 'timeout', serverMessage: message, retryable: true, cause: err };
+  if (err instanceof ConnectionError) return { kind: 'network', serverMessage: message, retryable: true, notSent: err.notSent, cause: err };
   if (e?.code !== undefined && NETWORK_CODES.has(e.code)) {
     return { kind: 'network', serverMessage: message, retryable: true, notSent: NOT_CONNECTED_CODES.has(e.code), cause: err };
   }

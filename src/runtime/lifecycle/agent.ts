@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KubeApi } from '../kube/api-client';
+import { HttpTransport } from '../kube/http-transport';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, Health, isLogLevel, Logger, ProvisionerMetrics, RunningHttpServer, startHttpServer } from '../observability';
 import { Runners } from './runners';
@@ -65,7 +66,11 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
   const metrics = new ProvisionerMetrics({ version: packageVersion() });
   const health = new Health({ stuckAfterMs: options.stuckAfterMs });
   const kubeConfig = loadKubeConfig(options.kubeconfig, options.kubeApiEndpoint);
+  // One transport for both clients: over HTTP/2 (where the server offers it) every request
+  // and watch of the agent is a stream on one connection, the Events' among them.
+  const transport = new HttpTransport(kubeConfig);
   const client = (): KubeApi => new KubeApi(kubeConfig, {
+    transport,
     qps: options.qps,
     burst: options.burst,
     onRequest: (r) => metrics.recordApiRequest(r.verb, r.resource, r.durationSeconds, r.failed),
