@@ -7,8 +7,9 @@ import { NODE_LABEL } from '../well-known';
 
 /**
  * A copy unconfirmed for longer is reported stale. Failing watches are replaced by a
- * list within about one backoff period (at most 30 s), so only a server whose lists
- * fail too gets here.
+ * list after three in a row or once the copy is 30 s old, after that failure's backoff
+ * (at most 60 s: 30 s and its jitter, reached after about a minute of failures), so only
+ * a server whose watches have failed for a minute or more, or whose lists fail too, gets here.
  */
 export const STALE_AFTER_MS = 60_000;
 

@@ -1,6 +1,6 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { KubeApi, PageRequest } from './api-client';
-import { Backoff, BackoffOptions, resolveBackoff } from './backoff';
+import { Backoff, BackoffOptions, REFLECTOR_BACKOFF, REFLECTOR_BACKOFF_RESET_MS, resolveBackoff } from './backoff';
 import { Clock, systemClock } from './clock';
 import { isForbidden, isGone, KubeApiError } from './errors';
 import { KubeLogger, silentLogger } from './logger';
@@ -44,8 +44,14 @@ export interface ReflectorOptions<T extends KubernetesObject> {
   readonly watchTimeoutSeconds?: number;
   /** The shortest random watch lifetime, as client-go's reflector spreads renewals. @default 300 */
   readonly minWatchSeconds?: number;
-  /** Between failed lists or watches. @default 250 ms doubling to 30 s */
+  /**
+   * Before a list or watch after a failed one (a relist after 410 Gone too), growing while
+   * they fail and started over after 2 minutes without a failure. Fields left out are
+   * REFLECTOR_BACKOFF's. @default client-go's: 800 ms doubling to 30 s, plus up to 100 % jitter
+   */
   readonly backoff?: BackoffOptions;
+  /** Source of the backoff's jitter. @default Math.random */
+  readonly random?: () => number;
   /** @default silent */
   readonly logger?: KubeLogger;
   /** @default systemClock */
@@ -114,9 +120,10 @@ export class Reflector<T extends KubernetesObject> {
   private forbiddenSince?: number;
 
   constructor(private readonly api: KubeApi, private readonly options: ReflectorOptions<T>) {
-    this.backoff = new Backoff(resolveBackoff(options.backoff));
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
+    this.backoff = new Backoff(resolveBackoff({ ...REFLECTOR_BACKOFF, ...options.backoff }), options.random,
+      { afterMs: REFLECTOR_BACKOFF_RESET_MS, clock: this.clock });
     this.currentAt = this.clock.now();
   }
 
@@ -203,9 +210,13 @@ export class Reflector<T extends KubernetesObject> {
           continue;
         }
         if (isGone(err)) {
-          this.logger.info({ resource: this.options.resource }, 'watch history expired (410 Gone); relisting');
+          // After a backoff, as every relist: an apiserver restarted with a new watch cache
+          // answers 410 to every agent's watch, and relists all at once would meet it together.
+          const delayMs = this.backoff.next();
+          this.logger.info({ resource: this.options.resource, delayMs: Math.round(delayMs) }, 'watch history expired (410 Gone); relisting');
           this.resourceVersion = '';
           this.listFromCache = false;
+          await this.clock.sleep(delayMs, signal).catch(() => {});
           continue;
         }
         this.lastFailure = String(err);
@@ -369,7 +380,8 @@ export class Reflector<T extends KubernetesObject> {
       throw new Error(`${resource} watch closed after ${Math.round(this.clock.now() - opened)} ms without an event`);
     }
     this.watchFailuresInARow = 0;
-    this.backoff.reset();
+    // The backoff is not reset here: it starts over after a healthy period (a watch that
+    // ends, at a restart, right after failures keeps the relists that follow spread out).
   }
 
   /** Applies one watch event to the store. */

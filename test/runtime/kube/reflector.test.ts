@@ -27,6 +27,7 @@ class Script {
   readonly api = {
     watch: async (request: WatchRequest, onEvent: (type: string, raw: unknown) => void, signal: AbortSignal, onOpen?: () => void) => {
       this.watches.push(request);
+      this.log.push('watch');
       const step = this.steps.shift() ?? { then: 'stay-open' };
       if ('refuse' in step) throw step.refuse;
       onOpen?.();
@@ -36,10 +37,25 @@ class Script {
     },
   } as unknown as KubeApi;
 
+  /** Each list and watch in turn ('list', 'watch'); a clock from `loggedClock` adds its waits. */
+  readonly log: string[] = [];
+
   constructor(private readonly pages: Array<KubernetesListObject<KubernetesObject>>, private readonly steps: WatchStep[]) {}
+
+  /** A virtual clock whose sleeps are written to the log, as `wait <ms>`. */
+  loggedClock(): VirtualClock {
+    const clock = new VirtualClock();
+    const sleep = clock.sleep.bind(clock);
+    clock.sleep = (ms, signal) => {
+      this.log.push(`wait ${Math.round(ms)}`);
+      return sleep(ms, signal);
+    };
+    return clock;
+  }
 
   readonly list = async (request: PageRequest): Promise<KubernetesListObject<KubernetesObject>> => {
     this.lists.push(request);
+    this.log.push('list');
     const next = this.pages.shift();
     if (!next) throw new Error('the script has no more lists');
     return next;
@@ -108,6 +124,40 @@ describe('Reflector', () => {
     expect(changes).toEqual(['add a@1', 'add b@2', 'update a@3', 'add c@4', 'delete b@2']);
     expect(script.lists.map((l) => l.resourceVersion)).toEqual(['0', undefined]);
     expect(script.watches.map((w) => w.resourceVersion)).toEqual(['5', '10']);
+  });
+
+  test('a relist after 410 Gone waits out a backoff first, as every list or watch after a failure', async () => {
+    const script = new Script([page('5'), page('10')], [{ refuse: failure(410) }, { then: 'stay-open' }]);
+    const { reflector } = reflect(script, { clock: script.loggedClock(), random: () => 0.5 });
+    await reflector.start();
+    await settled(() => script.watches.length === 2, 'a watch after the relist');
+    expect(script.log).toEqual(['list', 'watch', 'wait 1200', 'list', 'watch']);
+  });
+
+  test('failing watches, and the relist after three of them, wait a growing, jittered backoff (client-go\'s: 800 ms doubling, plus up to 100 %)', async () => {
+    const script = new Script([page('5'), page('20')], [
+      { refuse: failure(500) }, { refuse: failure(500) }, { refuse: failure(500) }, { refuse: failure(500) }, { refuse: failure(500) }, { then: 'stay-open' },
+    ]);
+    const { reflector } = reflect(script, { clock: script.loggedClock(), random: () => 0.5 });
+    await reflector.start();
+    await settled(() => script.watches.length === 6, 'a sixth watch');
+    expect(script.log).toEqual([
+      'list', 'watch', 'wait 1200', 'watch', 'wait 2400', 'watch', 'wait 4800', 'list', 'watch', 'wait 9600', 'watch', 'wait 19200', 'watch',
+    ]);
+  });
+
+  test('the backoff starts over after two minutes without a failure', async () => {
+    const script = new Script([page('5')], [{ refuse: failure(500) }, { events: [['ADDED', thing('b', '6')]], then: 'stay-open' }, { refuse: failure(500) },
+      { then: 'stay-open' }]);
+    const clock = script.loggedClock();
+    const { reflector } = reflect(script, { clock, random: () => 0, watchTimeoutSeconds: 100 });
+    await reflector.start();
+    await settled(() => reflector.get('b') !== undefined, 'the second watch\'s event');
+    // Open and silent past its timeout and grace (160 s): taken for dead, a failure 160 s after the last.
+    clock.advance(160_000);
+    await settled(() => script.watches.length === 4, 'a fourth watch');
+    // 800 again after the healthy spell (not 1600), then growing from there.
+    expect(script.log).toEqual(['list', 'watch', 'wait 800', 'watch', 'wait 800', 'watch', 'wait 1600', 'watch']);
   });
 
   test('a watch silent past its timeout and a minute\'s grace is taken for dead and opened again from where it was', async () => {
