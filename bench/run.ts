@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BIN, COMPILED } from './cluster';
 import { claimGuardCost } from './scenarios/claim-guard';
+import { connectionsPerAgent } from './scenarios/connections';
 import { controlPlane } from './scenarios/control-plane';
 import { discoveryAndFootprint, startToPvs } from './scenarios/footprint';
 import { imageSize } from './scenarios/image';
@@ -62,6 +63,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
   }],
   ['pool-backends', poolBackends],
   ['claim-guard', () => claimGuardCost()],
+  ['connections', connectionsPerAgent],
   ['help', helpStartup],
   ['control-plane', controlPlane],
   ['synthesis', synthesis],
