@@ -386,7 +386,8 @@ export class FaultProxy {
     const key = fs.readFileSync(this.tls.keyFile);
     const cert = fs.readFileSync(this.tls.certFile);
     const server: tls.Server = this.protocols.includes('h2')
-      ? http2.createSecureServer({ key, cert, allowHTTP1: this.protocols.includes('http/1.1') }, handler) as tls.Server
+      // kube-apiserver's stream limit from the start, then the apiserver's own (see 'session').
+      ? http2.createSecureServer({ key, cert, allowHTTP1: this.protocols.includes('http/1.1'), settings: { maxConcurrentStreams: 100 } }, handler) as tls.Server
       : https.createServer({ key, cert, keepAlive: true, ALPNProtocols: ['http/1.1'] }, handler) as tls.Server;
     server.on('connection', (socket: net.Socket) => {
       this.connectionsAccepted++;
@@ -405,6 +406,10 @@ export class FaultProxy {
     server.on('session', (session: http2.ServerHttp2Session) => {
       this.sessions.set(session, undefined);
       session.on('error', () => {});
+      // The apiserver's SETTINGS that bind a client (how many streams at once) are the client's too.
+      this.upstreamOf(session).once('remoteSettings', ({ maxConcurrentStreams }) => {
+        if (maxConcurrentStreams !== undefined && !session.closed && !session.destroyed) session.settings({ maxConcurrentStreams });
+      });
       session.once('close', () => {
         this.sessions.get(session)?.close();
         this.sessions.delete(session);

@@ -11,6 +11,11 @@
  * switch), requests go over a keep-alive HTTP/1.1 pool, one connection per open watch;
  * the choice is made on the first connection and kept for the transport's life.
  *
+ * Another HTTP/2 connection is opened only while every open one has as many streams as the
+ * server allows at once (its SETTINGS_MAX_CONCURRENT_STREAMS, 100 on kube-apiserver), as
+ * Go's http2 transport does, so that requests never queue behind long-lived watches; one
+ * opened so is closed when its last stream ends.
+ *
  * The HTTP/2 connection is watched as client-go watches its own (its http2 transport's
  * ReadIdleTimeout 30 s and PingTimeout 15 s): after 30 s with nothing read, or when a
  * request has gone unanswered until its timeout, a PING is sent, and without an answer
@@ -109,8 +114,10 @@ interface H2Connection {
   readonly ready: Promise<ClientHttp2Session | 'http/1.1'>;
   /** GOAWAY received, closed or retired: no new streams go on it. */
   gone: boolean;
-  /** Streams open on it: the session keeps the process alive only while there are some. */
+  /** Streams open on it or about to be (a request waiting for the connection): the session keeps the process alive only while there are some. */
   streams: number;
+  /** Streams the server allows at once (its SETTINGS; until they come, kube-apiserver's 100). */
+  maxStreams: number;
   /** Something was read (a stream's answer or data, a PING's answer). */
   touch(): void;
   /** Sends a PING now, unless one is out: the connection is dropped if it stays unanswered. */
@@ -124,7 +131,8 @@ export class HttpTransport {
   private agent?: { tls: TlsOptions; agent: HttpAgent };
   /** Whether requests go over HTTP/1.1 from now on (h2 off, a plain http server, or a server that did not pick h2). */
   private http1: boolean;
-  private connection?: H2Connection;
+  /** HTTP/2 connections that take new streams, the first the one kept; more only while all are full. */
+  private connections: H2Connection[] = [];
   private readonly readIdleMs: number;
   private readonly pingTimeoutMs: number;
   private negotiated?: Protocol;
@@ -187,9 +195,7 @@ export class HttpTransport {
   close(): void {
     this.agent?.agent.destroy();
     this.agent = undefined;
-    const connection = this.connection;
-    this.connection = undefined;
-    if (connection) {
+    for (const connection of this.connections.splice(0)) {
       connection.gone = true;
       connection.ready.then((session) => session !== 'http/1.1' && session.destroy(), () => {});
     }
@@ -222,9 +228,17 @@ export class HttpTransport {
     }
     request.signal?.throwIfAborted();
     if (!this.http1) {
+      // A stream is reserved on the connection until sendH2 has it closed (or it is never made).
       const connection = this.connectionFor(tls);
-      const session = await untilAborted(connection.ready, request.signal);
+      let session: ClientHttp2Session | 'http/1.1';
+      try {
+        session = await untilAborted(connection.ready, request.signal);
+      } catch (err) {
+        this.release(connection);
+        throw err;
+      }
       if (session !== 'http/1.1') return this.sendH2(connection, session, request, url, headers, body);
+      this.release(connection);
     }
     return this.sendH1(request, url, headers, body, this.agentFor(tls));
   }
@@ -256,19 +270,23 @@ export class HttpTransport {
     const { constants } = h2();
     const signal = request.signal;
     return new Promise((resolve, reject) => {
-      signal?.throwIfAborted();
       let stream: ClientHttp2Stream;
       try {
+        signal?.throwIfAborted();
         stream = session.request({ ':method': request.method, ':path': `${url.pathname}${url.search}`, ...headers }, { endStream: body === undefined });
       } catch (err) {
+        this.release(connection);
+        if (signal?.aborted) {
+          reject(abortError());
+          return;
+        }
         // A session that has just gone away or closed takes no new stream: nothing was sent.
-        connection.gone = true;
-        if (this.connection === connection) this.connection = undefined;
+        this.forget(connection);
         reject(new ConnectionError(`HTTP/2 connection to ${this.base.host} cannot take a request: ${(err as Error).message}`,
           (err as { code?: string }).code ?? 'ERR_HTTP2_INVALID_SESSION', true, { cause: err }));
         return;
       }
-      if (connection.streams++ === 0) session.ref();
+      session.ref();
       let answered = false;
       let complete = false;
       stream.once('response', (raw: Http2Headers) => {
@@ -286,7 +304,7 @@ export class HttpTransport {
       });
       stream.once('close', () => {
         signal?.removeEventListener('abort', onAbort);
-        if (--connection.streams === 0 && !session.destroyed) session.unref();
+        this.release(connection);
         if (!answered) reject(this.lost(stream, constants));
       });
       const onAbort = () => {
@@ -317,27 +335,50 @@ export class HttpTransport {
     return new ConnectionError(`HTTP/2 stream to ${this.base.host} ${why}${err ? `: ${(err as Error).message}` : ''}`, code, notSent, { cause: err });
   }
 
-  /** The HTTP/2 connection for these TLS settings: the current one, or a new one (a rotated CA or client certificate retires the old). */
+  /**
+   * An HTTP/2 connection for these TLS settings with a stream reserved on it: the first
+   * that has room for one more, or a new one. A rotated CA or client certificate retires
+   * the others.
+   */
   private connectionFor(tls: TlsOptions): H2Connection {
-    const current = this.connection;
-    if (current && !current.gone && sameTls(current.tls, tls)) return current;
-    if (current && !current.gone) {
+    for (const other of this.connections.filter((c) => !sameTls(c.tls, tls))) {
       // Retired gracefully: what runs on it (a watch) finishes there; new requests present the new certificate.
-      current.gone = true;
-      current.ready.then((session) => session !== 'http/1.1' && session.close(), () => {});
+      this.forget(other);
+      other.ready.then((session) => session !== 'http/1.1' && session.close(), () => {});
     }
-    const connection = this.connect(tls);
-    this.connection = connection;
-    connection.ready.then((session) => {
-      if (session === 'http/1.1') {
-        this.http1 = true;
-        if (this.connection === connection) this.connection = undefined;
-      }
-    }, () => {
-      connection.gone = true;
-      if (this.connection === connection) this.connection = undefined;
-    });
+    let connection = this.connections.find((c) => c.streams < c.maxStreams);
+    if (!connection) {
+      const made = this.connect(tls);
+      connection = made;
+      this.connections.push(made);
+      made.ready.then((session) => {
+        if (session === 'http/1.1') {
+          this.http1 = true;
+          this.forget(made);
+        }
+      }, () => this.forget(made));
+    }
+    connection.streams++;
     return connection;
+  }
+
+  /** A stream reserved by connectionFor is done. An extra connection (not the first) with none left is closed. */
+  private release(connection: H2Connection): void {
+    if (--connection.streams > 0) return;
+    connection.ready.then((session) => {
+      if (session === 'http/1.1' || connection.streams > 0 || session.destroyed) return;
+      session.unref();
+      if (!connection.gone && this.connections.indexOf(connection) > 0) {
+        this.forget(connection);
+        session.close();
+      }
+    }, () => {});
+  }
+
+  /** No new stream goes on `connection`. */
+  private forget(connection: H2Connection): void {
+    connection.gone = true;
+    this.connections = this.connections.filter((c) => c !== connection);
   }
 
   /** A TLS connection offering h2 and http/1.1; on h2, an HTTP/2 session over it, watched for dead air. */
@@ -353,6 +394,7 @@ export class HttpTransport {
       tls: tlsOptions,
       gone: false,
       streams: 0,
+      maxStreams: 100,
       ready: undefined as never,
       touch: () => {
         lastRead = performance.now();
@@ -361,8 +403,7 @@ export class HttpTransport {
         if (!session || pingOut || session.closed || session.destroyed) return;
         pingOut = true;
         const deadline = setTimeout(() => {
-          connection.gone = true;
-          if (this.connection === connection) this.connection = undefined;
+          this.forget(connection);
           session!.destroy(new ConnectionError(`HTTP/2 connection to ${this.base.host} answered no PING within ${this.pingTimeoutMs} ms: taken for dead`,
             'ETIMEDOUT', false));
         }, this.pingTimeoutMs);
@@ -411,10 +452,10 @@ export class HttpTransport {
           settings: { enablePush: false, initialWindowSize: STREAM_WINDOW },
         });
         session.setLocalWindowSize(CONNECTION_WINDOW);
-        const forget = () => {
-          connection.gone = true;
-          if (this.connection === connection) this.connection = undefined;
-        };
+        session.on('remoteSettings', (settings) => {
+          if (settings.maxConcurrentStreams !== undefined) connection.maxStreams = settings.maxConcurrentStreams;
+        });
+        const forget = () => this.forget(connection);
         // Streams the server accepted finish here; new requests go on a new connection.
         session.on('goaway', forget);
         session.on('close', () => {

@@ -84,6 +84,16 @@ describe('one HTTP/2 connection to the apiserver', () => {
     expect(transport.protocol).toBe('h2');
   });
 
+  test('a request finds no room beside as many watches as the server allows streams: it goes on a second connection, closed once it is done', async () => {
+    const { api } = client();
+    const before = server.proxy.connectionsAccepted;
+    const watches = Array.from({ length: 100 }, () => watch(api, 'nodes'));
+    await eventually(() => watches.every((w) => w.opened), 'the hundred watches are open', 30_000);
+    await expect(api.getNode('absent')).resolves.toBeUndefined();
+    expect(server.proxy.connectionsAccepted - before).toBe(2);
+    await eventually(() => server.proxy.openConnections === 1, 'only the watches\' connection is open');
+  });
+
   test('where the server does not pick h2 (a proxy offering HTTP/1.1 only), requests and watches go over HTTP/1.1', async () => {
     const file = (name: string) => path.join(server.plane.dir, name);
     const http1Only = await FaultProxy.start(server.plane.url, { caFile: file('ca.crt'), certFile: file('serving.crt'), keyFile: file('serving.key') },
