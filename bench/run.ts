@@ -23,6 +23,7 @@ import { memoryWithOtherNodes } from './scenarios/memory';
 import { newDeviceToAvailable, newVolumeToAvailable } from './scenarios/new-volume';
 import { poolBackends } from './scenarios/pool-backends';
 import { poolClaims, poolIdle } from './scenarios/pools';
+import { projectScan } from './scenarios/project-scan';
 import { releasedToAvailable } from './scenarios/released';
 import { helpStartup } from './scenarios/startup';
 import { synthesis } from './scenarios/synthesis';
@@ -62,6 +63,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
     await poolIdle();
   }],
   ['pool-backends', poolBackends],
+  ['project-scan', projectScan],
   ['claim-guard', () => claimGuardCost()],
   ['connections', connectionsPerAgent],
   ['help', helpStartup],

@@ -8,7 +8,7 @@
 #                        the kernel's modules (filesystems, device-mapper, net, virtio),
 #                        and node-vm/guest/ on top; the kubelet and the run's credentials
 #                        come at boot from a 9p share (test/support/node-vm.ts);
-#   pause.tar, tenant.tar  the pods' pause image (node-vm/pause) and a busybox tenant
+#   pause.tar, tenant.tar  the pods' pause image (node-vm/pause) and a busybox tenant (with node-vm/chproj)
 #                        image, as docker archives (no registry is reachable);
 #   versions             what was built: the kernel, containerd, runc.
 # A later run with the same inputs prints it at once. Needs root, mmdebstrap, depmod
@@ -102,6 +102,8 @@ mkdir -p "$images/pause" "$images/tenant/root/bin" "$images/tenant/root/tmp"
 (cd "$root/node-vm/pause" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags '-s -w' -o "$images/pause/pause" .)
 printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' > "$images/pause/Containerfile"
 cp "$work/busybox/bin/busybox" "$images/tenant/root/bin/"
+# What a tenant's own chattr -p does, which busybox lacks: node-vm/chproj.
+(cd "$root/node-vm/chproj" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags '-s -w' -o "$images/tenant/root/bin/chproj" .)
 for applet in $("$work/busybox/bin/busybox" --list); do
   [ "$applet" = busybox ] || ln -s busybox "$images/tenant/root/bin/$applet"
 done

@@ -2,4 +2,4 @@
 export * from './config';
 export * from './constructs';
 // The construct's enums carry the model's closed sets under the same names; its values are the model's strings.
-export { AccessMode, DeviceFsType, DeviceWipe, PoolBackend, ReclaimPolicy, VolumeMode } from './constructs';
+export { AccessMode, DeviceFsType, DeviceWipe, PoolBackend, ProjectQuotaTenants, ReclaimPolicy, VolumeMode } from './constructs';

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { DEFAULT_IMAGE, PoolBackend } from '../../src/constructs';
+import { DEFAULT_IMAGE, PoolBackend, ProjectQuotaTenants } from '../../src/constructs';
 import { synthesize } from '../../test/e2e/cluster';
 import { Kubernetes } from '../../test/support/kubernetes';
 import { agentImageArchive, NodeVm } from '../../test/support/node-vm';
@@ -47,7 +47,12 @@ export async function poolBackends(): Promise<void> {
     k.plane.writeKubeconfig(kubeconfig);
     const manifests = synthesize({
       image: DEFAULT_IMAGE,
-      storageClasses: BACKENDS.map((b) => ({ name: b.className, hostDir: b.hostDir, pool: b.backend, ...(b.backend === PoolBackend.LVM_THIN ? { thinPool: 'thin' } : {}) })),
+      storageClasses: BACKENDS.map((b) => ({
+        name: b.className,
+        hostDir: b.hostDir,
+        pool: b.backend,
+        ...(b.backend === PoolBackend.LVM_THIN ? { thinPool: 'thin' } : { projectQuotaTenants: ProjectQuotaTenants.ANY_LIMITS_RESTORED_BY_SCAN }),
+      })),
       stateDirectory: '/var/lib/local-volume-provisioner',
     });
     fs.writeFileSync(path.join(work, 'stack.k8s.yaml'), manifests.map((m) => stringify(m)).join('---\n'));

@@ -36,6 +36,20 @@ export type PoolBackend = (typeof POOL_BACKENDS)[number];
  * Filesystem ones with the filesystem the class names (`fsType`).
  */
 export const DEVICE_POOL_BACKENDS: readonly PoolBackend[] = ['lvm-thin'];
+/**
+ * Whose pods use an `xfs` or `ext4` pool class, and so what its limits hold against: a
+ * pod in the host's user namespace can move its files out of its volume's project, to no
+ * limit or to a neighbour's, until the agent's walk of every volume sets them back
+ * (docs/operations.md, "XFS and ext4").
+ * - `user-namespaced`: only pods with a user namespace of their own (`hostUsers: false`),
+ *   which the kernel keeps in their project; a file the walk finds moved out says that a
+ *   pod of the host's user namespace used the class;
+ * - `any-limits-restored-by-scan`: any pod; what one moves out counts against no limit,
+ *   or against a neighbour's, until the walk finds it.
+ */
+export const PROJECT_QUOTA_TENANTS = ['user-namespaced', 'any-limits-restored-by-scan'] as const;
+export type ProjectQuotaTenants = (typeof PROJECT_QUOTA_TENANTS)[number];
+
 /** The filesystems a device pool class makes on its Filesystem volumes. */
 export const DEVICE_POOL_FS_TYPES = ['ext4', 'xfs'] as const;
 
@@ -100,6 +114,8 @@ export interface ClassConfig {
    * ever find it full; more lets tenants who all fill their volumes run it out of space.
    */
   readonly overcommit?: number;
+  /** Ours, `xfs` and `ext4` pool classes: whose pods use it (PROJECT_QUOTA_TENANTS); absent means `user-namespaced`. */
+  readonly projectQuotaTenants?: ProjectQuotaTenants;
 }
 
 /** The directory dialect: the Go static provisioner's ConfigMap, fully resolved. */
@@ -235,6 +251,8 @@ export interface ClassConfigInput {
   readonly thinPool?: string;
   /** @default 1 (lvm-thin only) */
   readonly overcommit?: number;
+  /** @default "user-namespaced" (xfs and ext4 only) */
+  readonly projectQuotaTenants?: ProjectQuotaTenants;
 }
 
 /** The directory dialect before defaults. */

@@ -5,8 +5,8 @@ import { matchesNamePattern, validateNamePattern } from './glob';
 import { describeValue, IssueCollector, joinPath } from './issues';
 import { dnsSubdomainProblem, labelValueProblem, qualifiedNameProblem } from './kube-names';
 import {
-  ACCESS_MODES, ClassConfig, DEVICE_POOL_BACKENDS, DEVICE_POOL_FS_TYPES, ParseResult, POOL_BACKENDS, ProvisionerConfig, ProvisionerConfigInput,
-  VOLUME_MODES,
+  ACCESS_MODES, ClassConfig, DEVICE_POOL_BACKENDS, DEVICE_POOL_FS_TYPES, ParseResult, POOL_BACKENDS, PROJECT_QUOTA_TENANTS, ProvisionerConfig,
+  ProvisionerConfigInput, VOLUME_MODES,
 } from './model';
 import { readNodeSelectorTerm } from './node-selector';
 import { readToleration } from './tolerations';
@@ -39,7 +39,7 @@ export const CLASS_KEYS = [
 ] as const satisfies readonly (keyof ClassConfig)[];
 
 /** Class keys of ours, which the Go provisioner ignores; written only when set. */
-export const CLASS_EXTENSION_KEYS = ['pool', 'thinPool', 'overcommit'] as const satisfies readonly (keyof ClassConfig)[];
+export const CLASS_EXTENSION_KEYS = ['pool', 'thinPool', 'overcommit', 'projectQuotaTenants'] as const satisfies readonly (keyof ClassConfig)[];
 
 /** What LVM allows in a volume group's or a logical volume's name. */
 const LVM_NAME = /^[A-Za-z0-9+_.][A-Za-z0-9+_.-]*$/;
@@ -223,6 +223,8 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
   }
   const thinPool = readString(f.thinPool, field('thinPool'), issues);
   const overcommit = readNumber(1)(f.overcommit, field('overcommit'), issues);
+  const projectQuotaTenants = readEnum(PROJECT_QUOTA_TENANTS)(f.projectQuotaTenants, field('projectQuotaTenants'), issues);
+  if (projectQuotaTenants !== undefined && pool !== 'xfs' && pool !== 'ext4') issues.error(field('projectQuotaTenants'), 'is for xfs and ext4 pool classes only');
   let poolFsType = fsType;
   if (pool === 'lvm-thin') {
     if (hostDir !== undefined && (!hostDir.startsWith('/dev/') || !LVM_NAME.test(hostDir.slice('/dev/'.length)))) {
@@ -254,5 +256,6 @@ function resolveClass(value: unknown, at: string, issues: IssueCollector): Class
     ...(pool !== undefined ? { pool } : {}),
     ...(thinPool !== undefined ? { thinPool } : {}),
     ...(overcommit !== undefined ? { overcommit } : {}),
+    ...(projectQuotaTenants !== undefined ? { projectQuotaTenants } : {}),
   };
 }

@@ -249,7 +249,14 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `increase(local_volume_provisioner_pool_limit_escapes_total{${sel}}[1h]) > 0`, undefined,
       'A tenant got around its pool volume\'s limit.',
       `${pod} found {{ $value | humanize }} way(s) around a volume's limit in StorageClass {{ $labels.storageclass }} in the last hour (on btrfs, a subvolume`
-      + ' made inside a volume naming another quota group) and undid them; the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+      + ' made inside a volume naming another quota group; on XFS and ext4, files given another project from the host\'s user namespace) and undid them;'
+      + ' the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+    alert('LocalVolumeProvisionerPoolBlockVolumesRefused', 'warning',
+      `local_volume_provisioner_pool_block_volumes_refused{${sel}} == 1`, '15m',
+      'A node\'s LVM reads what tenants write: no Block volume is given there.',
+      `${pod} gives no Block volume of StorageClass {{ $labels.storageclass }}: the node's LVM lists physical volumes on loop devices, as kubelet maps Block`
+      + ' volumes, so a tenant\'s volume group would be activated by the node. Confine its LVM to its own disks (a devices file, or a global_filter);'
+      + ' the PoolBlockVolumesRefused Event on the Node says how.'),
     alert('LocalVolumeProvisionerPoolVolumeFailing', 'warning',
       `increase(local_volume_provisioner_pool_operation_failures_total{${sel}}[30m]) > 0`, undefined,
       'Pool volumes fail to be made, resized or destroyed.',

@@ -133,6 +133,12 @@ export interface LocalStorageClassProps {
    * @default 1
    */
   readonly overcommit?: number;
+  /**
+   * `PoolBackend.XFS` and `PoolBackend.EXT4` only, and required by them: whose pods use
+   * the class, and so when its limits hold (see `ProjectQuotaTenants`).
+   * @default - none: required for `PoolBackend.XFS` and `PoolBackend.EXT4`
+   */
+  readonly projectQuotaTenants?: ProjectQuotaTenants;
 }
 
 /** One device-dialect "PV spec ConfigMap" (seed 003), selected per node by annotation. */
@@ -828,8 +834,9 @@ export enum PoolBackend {
   BTRFS = 'btrfs',
   /**
    * A directory per volume on XFS mounted with `prjquota`, with a project ID of its own
-   * and that project's hard limits. Binds tenants whose pods run in a user namespace of
-   * their own (`hostUsers: false`); see docs/operations.md.
+   * and that project's hard limits. The class says whose pods use it
+   * (`projectQuotaTenants`): the limit binds pods in a user namespace of their own
+   * (`hostUsers: false`) at once, others once the agent's walk finds what they moved out.
    */
   XFS = 'xfs',
   /**
@@ -844,6 +851,29 @@ export enum PoolBackend {
    * and `mountDevVolume`.
    */
   LVM_THIN = 'lvm-thin',
+}
+
+/**
+ * Whose pods use an XFS or ext4 pool class. A pod in the host's user namespace (the
+ * default on containerd and CRI-O) can move the files it owns out of its volume's
+ * project, to no limit or to a neighbour's; the agent walks every volume and sets each
+ * back, within the bound docs/operations.md gives. A choice, never a default.
+ */
+export enum ProjectQuotaTenants {
+  /**
+   * Only pods with a user namespace of their own (`hostUsers: false`): the kernel keeps
+   * them in their project, and the limits hold at once. A file the walk finds moved out
+   * is said as a pod of the host's user namespace using the class.
+   */
+  USER_NAMESPACED = 'user-namespaced',
+  /**
+   * Any pod. What a pod of the host's user namespace moves out of its project counts
+   * against no limit, or against a neighbour's (whose writes may then be refused), until
+   * the walk finds it: up to a minute plus the time the walk takes through the class's
+   * volumes on the node (about 2 600 files a second of work, a quarter of a core). Where
+   * that is not acceptable, use `PoolBackend.BTRFS` or `PoolBackend.LVM_THIN`.
+   */
+  ANY_LIMITS_RESTORED_BY_SCAN = 'any-limits-restored-by-scan',
 }
 
 /** How much of a device the device dialect's wipe zeroes. */

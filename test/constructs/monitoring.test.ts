@@ -101,6 +101,7 @@ describe('the PrometheusRule', () => {
     'LocalVolumeProvisionerPoolUnusable',
     'LocalVolumeProvisionerThinPoolFilling',
     'LocalVolumeProvisionerPoolLimitEscaped',
+    'LocalVolumeProvisionerPoolBlockVolumesRefused',
     'LocalVolumeProvisionerPoolVolumeFailing',
     'LocalVolumeProvisionerClaimGuardInactive',
     'LocalVolumeProvisionerNodeWithoutVolumes',
@@ -189,6 +190,9 @@ describe('the PrometheusRule', () => {
           { series: `local_volume_provisioner_pool_data_fill_ratio{${sel}, pod="agent-a", storageclass="local-thin"}`, values: '0.5x50' },
           { series: `local_volume_provisioner_pool_metadata_fill_ratio{${sel}, pod="agent-a", storageclass="local-thin"}`, values: '0.1x50' },
           { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-a", storageclass="local-pool"}`, values: '0x20 1x30' },
+          // A node whose LVM reads loop devices (agent-b), one confined (agent-a).
+          { series: `local_volume_provisioner_pool_block_volumes_refused{${sel}, pod="agent-b", storageclass="local-thin"}`, values: '1x50' },
+          { series: `local_volume_provisioner_pool_block_volumes_refused{${sel}, pod="agent-a", storageclass="local-thin"}`, values: '0x50' },
           { series: `local_volume_provisioner_pool_limit_escapes_total{${sel}, pod="agent-b", storageclass="local-pool"}`, values: '2x50' },
           { series: `local_volume_provisioner_pool_operation_failures_total{${sel}, pod="agent-a", storageclass="local-pool", operation="destroy"}`, values: '0+1x50' },
           { series: `local_volume_provisioner_pool_operation_failures_total{${sel}, pod="agent-a", storageclass="local-pool", operation="create"}`, values: '4x50' },
@@ -371,7 +375,19 @@ describe('the PrometheusRule', () => {
               exp_labels: { ...target, pod: 'agent-a', storageclass: 'local-pool' },
               exp_annotations: annotations('LocalVolumeProvisionerPoolLimitEscaped', 'A tenant got around its pool volume\'s limit.',
                 'Pod storage/agent-a found 1 way(s) around a volume\'s limit in StorageClass local-pool in the last hour (on btrfs, a subvolume made inside a volume '
-                + 'naming another quota group) and undid them; the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+                + 'naming another quota group; on XFS and ext4, files given another project from the host\'s user namespace) and undid them; '
+                + 'the PoolVolumeLimitEscaped Event on the PV names the volume and what it did.'),
+            }],
+          },
+          {
+            eval_time: '40m',
+            alertname: 'LocalVolumeProvisionerPoolBlockVolumesRefused',
+            exp_alerts: [{
+              exp_labels: { ...target, pod: 'agent-b', storageclass: 'local-thin' },
+              exp_annotations: annotations('LocalVolumeProvisionerPoolBlockVolumesRefused', 'A node\'s LVM reads what tenants write: no Block volume is given there.',
+                'Pod storage/agent-b gives no Block volume of StorageClass local-thin: the node\'s LVM lists physical volumes on loop devices, as kubelet maps Block '
+                + 'volumes, so a tenant\'s volume group would be activated by the node. Confine its LVM to its own disks (a devices file, or a global_filter); '
+                + 'the PoolBlockVolumesRefused Event on the Node says how.'),
             }],
           },
           {

@@ -1,6 +1,6 @@
 import { DEFAULTS, DEVICES, FULL, POOLS } from './stacks';
 import { all, one, synth } from './support';
-import { LocalVolumeProvisionerProps, PoolBackend } from '../../src/constructs';
+import { LocalVolumeProvisionerProps, PoolBackend, ProjectQuotaTenants } from '../../src/constructs';
 
 describe('StorageClasses', () => {
   test('a class gets a no-provisioner, WaitForFirstConsumer StorageClass with reclaimPolicy Delete', () => {
@@ -71,6 +71,27 @@ describe('pool classes', () => {
   });
 });
 
+describe('XFS and ext4 pool classes', () => {
+  test('say whose pods use them: one that does not is refused, naming the prop and what a tenant of the host\'s user namespace can do', () => {
+    for (const pool of [PoolBackend.XFS, PoolBackend.EXT4]) {
+      expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool }] }))
+        .toThrow(/storageClasses\[0\]\.projectQuotaTenants: is required for a (xfs|ext4) pool class: .*move its files out of its volume's limit until the agent's walk/);
+    }
+  });
+
+  test('the choice is the class\'s in the agent\'s ConfigMap', () => {
+    const manifests = synth({
+      storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool: PoolBackend.XFS, projectQuotaTenants: ProjectQuotaTenants.ANY_LIMITS_RESTORED_BY_SCAN }],
+    });
+    expect(one(manifests, 'ConfigMap').data.storageClassMap).toMatch(/projectQuotaTenants: "any-limits-restored-by-scan"/);
+  });
+
+  test('another backend that says it is refused', () => {
+    expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool: PoolBackend.BTRFS, projectQuotaTenants: ProjectQuotaTenants.USER_NAMESPACED }] }))
+      .toThrow(/storageClasses\[0\]\.projectQuotaTenants: is for xfs and ext4 pool classes only/);
+  });
+});
+
 describe('lvm-thin pool classes', () => {
   const THIN: LocalVolumeProvisionerProps = {
     storageClasses: [{ name: 'local-thin', hostDir: '/dev/vg0', pool: PoolBackend.LVM_THIN, thinPool: 'thin', overcommit: 1.5 }],
@@ -104,7 +125,7 @@ describe('lvm-thin pool classes', () => {
   });
 
   test('thinPool and overcommit on another backend are refused; so is an overcommit below 1', () => {
-    expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool: PoolBackend.XFS, overcommit: 2 }] }))
+    expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/mnt/pool', pool: PoolBackend.XFS, projectQuotaTenants: ProjectQuotaTenants.USER_NAMESPACED, overcommit: 2 }] }))
       .toThrow(/storageClasses\[0\]\.overcommit: is for lvm-thin pool classes only/);
     expect(() => synth({ storageClasses: [{ name: 'p', hostDir: '/dev/vg0', pool: PoolBackend.LVM_THIN, thinPool: 'thin', overcommit: 0.5 }] }))
       .toThrow(/storageClasses\[0\]\.overcommit: 0\.5 is not a number of at least 1/);

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { DEFAULT_IMAGE, PoolBackend, VolumeMode } from '../../src/constructs';
+import { DEFAULT_IMAGE, PoolBackend, ProjectQuotaTenants, VolumeMode } from '../../src/constructs';
 import { parseQuotaReport } from '../../src/runtime/pool/project-quota';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
 import { parseQuantity } from '../../src/runtime/volume';
@@ -42,11 +42,11 @@ jest.setTimeout(2 * WAIT_MS);
  * Block kind, and the pool classes' filesystems (mounted at /mnt/pools/<backend>).
  */
 const DISKS = {
-  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6, xfs: 7, ext4: 8, lvm: 9,
+  sts: 1, kept: 2, late: 3, held: 4, device: 5, block: 6, xfs: 7, ext4: 8, lvm: 9, xfsLate: 10, thin2: 11,
 } as const;
 type Disk = keyof typeof DISKS;
 /** mkfs.xfs makes no filesystem under 300 MB; the disks are sparse files. */
-const DISK_MIB: Partial<Record<Disk, number>> = { xfs: 320, ext4: 128, lvm: 160 };
+const DISK_MIB: Partial<Record<Disk, number>> = { xfs: 320, ext4: 128, lvm: 160, xfsLate: 320 };
 
 describePrivileged('a real node: the agents and their tenants under kubelet and containerd', () => {
   let k: Kubernetes;
@@ -67,9 +67,13 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         // One volume only: the StatefulSet's next pod can be given no other.
         { name: 'node-sts', hostDir: '/mnt/sts' },
         { name: 'node-block', hostDir: '/mnt/blocks', volumeMode: VolumeMode.BLOCK, blockCleanerCommand: ['/scripts/dd_zero.sh'] },
-        { name: 'node-xfs', hostDir: '/mnt/pools/xfs', pool: PoolBackend.XFS },
-        { name: 'node-ext4', hostDir: '/mnt/pools/ext4', pool: PoolBackend.EXT4 },
+        // Default pods are the tenants (containerd 1.6 runs none in a user namespace): the class says so.
+        { name: 'node-xfs', hostDir: '/mnt/pools/xfs', pool: PoolBackend.XFS, projectQuotaTenants: ProjectQuotaTenants.ANY_LIMITS_RESTORED_BY_SCAN },
+        { name: 'node-ext4', hostDir: '/mnt/pools/ext4', pool: PoolBackend.EXT4, projectQuotaTenants: ProjectQuotaTenants.ANY_LIMITS_RESTORED_BY_SCAN },
+        // Its filesystem is mounted only once the agents run.
+        { name: 'node-xfs-late', hostDir: '/mnt/pools/xfs-late', pool: PoolBackend.XFS, projectQuotaTenants: ProjectQuotaTenants.USER_NAMESPACED },
         { name: 'node-thin', hostDir: '/dev/lvp', pool: PoolBackend.LVM_THIN, thinPool: 'thin' },
+        { name: 'node-thin2', hostDir: '/dev/lvp2', pool: PoolBackend.LVM_THIN, thinPool: 'thin', overcommit: 2 },
       ],
       useJobForCleaning: true,
       devices: {
@@ -95,8 +99,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       `mkfs.xfs -q ${vm.disk(DISKS.xfs)} && mkdir -p /mnt/pools/xfs && echo '${vm.disk(DISKS.xfs)} /mnt/pools/xfs xfs prjquota 0 2' >> /etc/fstab`,
       `mkfs.ext4 -q -I 256 -O quota,project ${vm.disk(DISKS.ext4)} && mkdir -p /mnt/pools/ext4 `
         + `&& echo '${vm.disk(DISKS.ext4)} /mnt/pools/ext4 ext4 prjquota 0 2' >> /etc/fstab`,
-      // A volume group with a thin pool of 128 MiB (LVM activates it at every boot).
+      // A volume group with a thin pool of 128 MiB (LVM activates it at every boot), and one of 48 MiB the class overcommits.
       `pvcreate -q ${vm.disk(DISKS.lvm)} && vgcreate -q lvp ${vm.disk(DISKS.lvm)} && lvcreate -q --type thin-pool --size 128m --name thin lvp`,
+      `pvcreate -q ${vm.disk(DISKS.thin2)} && vgcreate -q lvp2 ${vm.disk(DISKS.thin2)} && lvcreate -q --type thin-pool --size 48m --name thin lvp2`,
+      'mkdir -p /mnt/pools/xfs-late',
       'mount -a',
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
       `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
@@ -121,6 +127,20 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       throw new Error(`kubectl ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
     }
   }
+
+  /** kubectl with `input` on its standard input (kubectl exec -i). */
+  async function kubectlInput(input: Buffer, ...args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`kubectl ${args.join(' ')} failed:\n${stdout}${stderr}`));
+        else resolve(stdout);
+      });
+      child.stdin!.end(input);
+    });
+  }
+
+  /** The agents' logs (JSON lines, with the prefix of each pod). */
+  const agentLogs = () => kubectl('logs', '-n', NAMESPACE, '-l', 'app.kubernetes.io/name=local-volume-provisioner', '--tail=-1');
 
   async function kubeletVersion(): Promise<string> {
     return (await k.get('v1', 'Node', NODE)).status.nodeInfo.kubeletVersion;
@@ -385,8 +405,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       const project = /^project:(\d+):/.exec(bound.metadata!.annotations![POOL_VOLUME_ANNOTATION])!;
       return { path: bound.spec!.local!.path, id: Number(project[1]), pv: bound };
     };
-    /** What lsattr says of every entry of the volume, its root included: project ID and flags. */
-    const projectsIn = async (at: string) => (await vm.ssh(`find ${at} -exec lsattr -pd {} +`)).trim().split('\n')
+    /** What lsattr says of every file and directory of the volume, its root included: project ID and flags. */
+    const projectsIn = async (at: string) => (await vm.ssh(`find ${at} \\( -type f -o -type d \\) -exec lsattr -pd {} +`)).trim().split('\n')
       .map((line) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line)!).map((m) => ({ id: Number(m[1]), flags: m[2], path: m[3] }));
 
     test('a claim is Bound to a directory of a project of its own, limited to its size and inodes; the tenant\'s writes stop there, by every means', async () => {
@@ -455,6 +475,42 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => (await claim(name))!.status!.capacity!.storage === '24Mi', 'the claim has 24Mi');
     });
 
+    test('a default pod gives its files its neighbour\'s project and none: the walk sets each back within its bound, said on its PV, and the neighbour writes again', async () => {
+      const neighbourName = `${backend}-neighbour`;
+      await tenant(neighbourName, { className, size: '16Mi' }, 'dd if=/dev/zero of=/data/mine bs=1M count=1 2>/dev/null; sync; sleep 3600');
+      const neighbour = (await pv((await claim(neighbourName))!.spec!.volumeName!))!;
+      const neighbourId = Number(/^project:(\d+):/.exec(neighbour.metadata!.annotations![POOL_VOLUME_ANNOTATION])![1]);
+      const { path: at, id, pv: bound } = await volume();
+      // As the tenant (root in the host's user namespace, a default pod): 40 symlinks made in a directory given the neighbour's
+      // project for the while, 12 MiB given the neighbour's project (ext4 refuses a change of project past the new project's limit:
+      // what fits in the neighbour's room), 15 MiB given none, a directory that no longer inherits.
+      await kubectl('exec', name, '--', 'sh', '-c', [
+        `mkdir /data/t && chproj ${neighbourId} /data/t && for i in $(seq 1 40); do ln -s nowhere /data/t/l$i; done && chproj ${id} /data/t`,
+        'dd if=/dev/zero of=/data/a bs=1M count=12 2>/dev/null', `chproj ${neighbourId} /data/a`,
+        'dd if=/dev/zero of=/data/b bs=1M count=15 2>/dev/null', 'chproj 0 /data/b',
+        `mkdir /data/s && chproj -noinherit ${id} /data/s`,
+        'sync',
+      ].join(' && '));
+      const neighbourWrites = () => kubectl('exec', neighbourName, '--', 'sh', '-c', 'dd if=/dev/zero of=/data/more bs=1M count=4 2>&1; rm -f /data/more; sync');
+      // Charged for what is not its own, the neighbour is refused.
+      expect(await neighbourWrites()).toMatch(/Disk quota exceeded|No space left on device/);
+
+      await until(async () => {
+        const said = (await events('PoolVolumeLimitEscaped')).filter((e) => e.involvedObject.name === bound.metadata!.name);
+        return ['a', 'b', 's'].every((f) => said.some((e) => e.message!.includes(`${at}/${f} had`)));
+      }, 'the walk has set back and said each of them');
+      const projects = await projectsIn(at);
+      expect(new Set(projects.map((p) => p.id))).toEqual(new Set([id]));
+      expect(projects.filter((p) => p.path === `${at}/s` || p.path === at).every((p) => p.flags.includes('P'))).toBe(true);
+      await until(async () => !/Disk quota exceeded|No space left on device/.test(await neighbourWrites()), 'the neighbour writes again');
+      // The symlinks were charged to the neighbour: made anew in place, they are the tenant's, and the neighbour is charged what it holds.
+      const neighbourPath = neighbour.spec!.local!.path!;
+      await until(async () => (await quotas()).get(neighbourId)!.inodes === Number(await vm.ssh(`find ${neighbourPath} | wc -l`)),
+        'the neighbour is charged only its own inodes');
+      expect(await vm.ssh(`find ${at}/t -type l | wc -l`)).toBe('40\n');
+      await tenantGoes(neighbourName);
+    });
+
     test('its claim deleted, the volume is emptied and gone, and its project\'s limits are lifted', async () => {
       const { path: at, id } = await volume();
       await tenantGoes(name);
@@ -489,18 +545,99 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
   describe('an lvm-thin pool class', () => {
     const className = 'node-thin';
     type Lv = { lv_name: string; lv_uuid: string; lv_size: string; lv_tags: string };
-    const lvs = async (): Promise<Lv[]> => (JSON.parse(await vm.ssh('lvs --reportformat json --units b --nosuffix -o lv_name,lv_uuid,lv_size,lv_tags lvp')) as {
-      report: Array<{ lv: Lv[] }>;
-    }).report[0].lv;
+    // The pool's own disk named: a tenant's volume group named lvp on another device (below) makes the name alone ambiguous.
+    const lvs = async (): Promise<Lv[]> => (JSON.parse(await vm.ssh(`lvs --devices ${vm.disk(DISKS.lvm)} --reportformat json --units b --nosuffix `
+      + '-o lv_name,lv_uuid,lv_size,lv_tags lvp')) as { report: Array<{ lv: Lv[] }> }).report[0].lv;
+    /**
+     * The first 2 MiB of a disk holding an LVM physical volume of a volume group `vg` with the (inactive) logical volumes `names`,
+     * made on the node in a scratch directory LVM is pointed at alone (so /dev/<vg> may exist): what a tenant who runs
+     * pvcreate, vgcreate and lvcreate on its own device writes there.
+     */
+    const volumeGroupImage = async (vg: string, names: readonly string[]) => Buffer.from(await vm.ssh([
+      'set -e; d=$(mktemp -d); truncate -s 16M $d/img; l=$(losetup -f --show $d/img); mkdir $d/dev; cp -a $l $d/dev/; n=$d/dev/$(basename $l)',
+      'c="devices { dir = \\"$d/dev\\" scan = [ \\"$d/dev\\" ] use_devicesfile = 0 obtain_device_list_from_udev = 0 }"',
+      `lvm pvcreate -q --config "$c" $n >/dev/null 2>&1; lvm vgcreate -q --config "$c" ${vg} $n >/dev/null 2>&1`,
+      ...names.map((lv) => `lvm lvcreate -q --config "$c" -an -Zn -L 4m -n ${lv} ${vg} >/dev/null 2>&1`),
+      'losetup -d $l; head -c 2097152 $d/img | base64 -w0; rm -rf $d',
+    ].join('; ')), 'base64');
+    /** Whether /dev/lvp/<name> is the pool's own logical volume: its device-mapper UUID is of the pool's volume group. */
+    const ownDevice = async (name: string) => {
+      const vgUuid = (await vm.ssh(`vgs --devices ${vm.disk(DISKS.lvm)} --noheadings -o vg_uuid lvp`)).trim().replace(/-/g, '');
+      return (await vm.ssh(`dmsetup info -c --noheadings -o uuid $(readlink -f /dev/lvp/${name})`)).trim().startsWith(`LVM-${vgUuid}`);
+    };
+    /** A claim of the class put on the node as the scheduler puts one, with no pod. */
+    const placedClaim = (name: string, volumeMode: 'Filesystem' | 'Block', storageClassName = className) => k.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
+      spec: { storageClassName, accessModes: ['ReadWriteOnce'], volumeMode, resources: { requests: { storage: '4Mi' } } },
+    });
+
+    test('on a node whose LVM reads loop devices (Debian\'s default), no Block volume is given, said on the claim and the Node', async () => {
+      await until(agentsReady, 'both agents are Ready');
+      await until(async () => (await events('PoolBlockVolumesRefused')).some((e) => e.involvedObject.name === NODE && e.message!.includes('class "node-thin"')
+        && e.message!.includes('reads physical volumes on loop devices')), 'PoolBlockVolumesRefused on the Node');
+      await placedClaim('thin-refused', 'Block');
+      await until(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
+        .some((e) => e.reason === 'PoolClaimRefused' && e.involvedObject.name === 'thin-refused' && e.message!.includes('no Block volume is given')), 'PoolClaimRefused on the claim');
+      expect((await claim('thin-refused'))!.status!.phase).toBe('Pending');
+      await kubectl('delete', 'pvc', 'thin-refused', '--wait=true');
+    });
+
+    test('a tenant of a static Block class writes a volume group named like the pool\'s onto its disk: the agent\'s LVM commands go on, the neighbour\'s device stays its own', async () => {
+      await tenant('thin-nb', { className, size: '8Mi' }, 'echo nb-data > /data/nb && sync && sleep 3600');
+      const neighbour = (await volumeOf('thin-nb')).metadata!.name!;
+      const name = directoryPVName('blk1', NODE, 'node-block');
+      await until(async () => (await pv(name))?.status?.phase === 'Available', 'the block link is a PV');
+      await tenant('lvm-evil', { volumeName: name, className: 'node-block', block: true }, 'sleep 3600');
+      // The group named like the pool's, its volume named like the neighbour's: written through the tenant's own device (kubelet's loop).
+      await kubectlInput(await volumeGroupImage('lvp', [neighbour, 'evil']), 'exec', '-i', 'lvm-evil', '--', 'dd', 'of=/dev/data', 'bs=1M', 'conv=fsync');
+      expect((await vm.ssh('lvm vgs --noheadings -o vg_name 2>/dev/null')).split('\n').filter((l) => l.trim() === 'lvp')).toHaveLength(2);
+
+      // A new claim is made, a volume destroyed: every command of the agent finds the pool by its own disk.
+      await placedClaim('thin-after', 'Filesystem');
+      await until(async () => (await claim('thin-after'))?.status?.phase === 'Bound', 'a new claim of the pool is bound');
+      const after = (await volumeOf('thin-after')).metadata!.name!;
+      await kubectl('delete', 'pvc', 'thin-after', '--wait=true');
+      await until(async () => !(await lvs()).some((l) => l.lv_name === after), 'its thin volume is removed');
+      expect(await events('PoolUnusable')).toEqual(expect.not.arrayContaining([expect.objectContaining({ message: expect.stringContaining('Multiple VGs') })]));
+      expect(await ownDevice(neighbour)).toBe(true);
+      expect(await kubectl('exec', 'thin-nb', '--', 'cat', '/data/nb')).toBe('nb-data\n');
+      await tenantGoes('lvm-evil');
+      await until(async () => (await pv(name))?.status?.phase === 'Available', 'the static Block volume is cleaned and offered again');
+    });
+
+    test('its LVM confined to its own disks (a devices file), the node gives Block volumes; one whose tenant writes a volume group into it is never activated, at a reboot neither', async () => {
+      // The devices file turned on, then the pools' disks listed in it (lvmdevices refuses before; Debian 12's lvm2 has no lvmdevices link).
+      await vm.ssh('printf "devices {\\n  use_devicesfile = 1\\n}\\n" >> /etc/lvm/lvmlocal.conf '
+        + `&& lvm lvmdevices --adddev ${vm.disk(DISKS.lvm)} && lvm lvmdevices --adddev ${vm.disk(DISKS.thin2)}`);
+      await tenant('thin-evil', { className, size: '8Mi', block: true }, 'sleep 3600');
+      const neighbour = (await volumeOf('thin-nb')).metadata!.name!;
+      await kubectlInput(await volumeGroupImage('lvp', [neighbour, 'evil']), 'exec', '-i', 'thin-evil', '--', 'dd', 'of=/dev/data', 'bs=1M', 'conv=fsync');
+      const tenantDevices = async () => vm.ssh('dmsetup ls | grep -c -- "-evil" || true');
+      expect(await tenantDevices()).toBe('0\n');
+
+      await vm.reboot();
+      process.stdout.write(`node VM rebooted with a tenant's volume group on its thin volume: Ready again ${(vm.boot.readyMs / 1000).toFixed(1)} s after qemu started\n`);
+      await until(async () => (await agentsReady()) && (await running('thin-nb')) && (await running('thin-evil')), 'the agents and both tenants run after the reboot');
+      expect(await tenantDevices()).toBe('0\n');
+      expect(await ownDevice(neighbour)).toBe(true);
+      expect(await kubectl('exec', 'thin-nb', '--', 'cat', '/data/nb')).toBe('nb-data\n');
+      const evil = (await volumeOf('thin-evil')).metadata!.name!;
+      await tenantGoes('thin-evil');
+      await until(async () => !(await lvs()).some((l) => l.lv_name === evil), 'the tenant\'s thin volume is removed');
+      await tenantGoes('thin-nb');
+    });
+
+
     const capacity = async () => (await k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE))
       .find((c) => c.storageClassName === className);
     const volumeOf = async (claimName: string) => (await pv((await claim(claimName))!.spec!.volumeName!))!;
 
     test('a Filesystem claim gets a thin volume of its size with ext4, which kubelet mounts; the tenant writes no more than its size', async () => {
       await until(agentsReady, 'both agents are Ready');
-      await until(async () => (await capacity()) !== undefined, 'the pool publishes its capacity');
-      // Overcommit 1: all of the pool, no volume in it yet.
-      expect(parseQuantity((await capacity())!.capacity!)).toBe(128 * MiB);
+      // Overcommit 1: all of the pool, no volume in it (the tests before gave theirs back).
+      await until(async () => parseQuantity((await capacity())?.capacity) === 128 * MiB, 'the pool publishes all of its capacity');
       await tenant('thin-fs', { className, size: '16Mi' }, 'dd if=/dev/zero of=/data/dd bs=1M count=64 2>&1; sync; echo written; sleep 3600');
       await until(async () => (await kubectl('logs', 'thin-fs')).includes('written'), 'the tenant has written all it could');
       const made = await volumeOf('thin-fs');
@@ -577,6 +714,65 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await tenantGoes('thin-fs');
       await until(async () => !(await lvs()).some((l) => l.lv_name === name), 'the thin volume is removed');
       await until(async () => parseQuantity((await capacity())!.capacity!) === 128 * MiB, 'the whole pool is free again');
+    });
+  });
+
+  /**
+   * An lvm-thin class whose volumes may add up to twice its 48 MiB thin pool: tenants who write can fill it. The pool's
+   * device-mapper event starts a pass, and what tenants delete goes back to the pool (discard).
+   */
+  describe('an overcommitted lvm-thin pool class', () => {
+    const className = 'node-thin2';
+    const capacity = async () => parseQuantity((await k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE))
+      .find((c) => c.storageClassName === className)?.capacity);
+    const poolFill = async () => Number((await vm.ssh(`lvs --devices ${vm.disk(DISKS.thin2)} --noheadings -o data_percent lvp2/thin`)).trim());
+
+    test('filled by its tenants, the pool\'s device-mapper event starts a pass that withdraws its capacity', async () => {
+      await until(agentsReady, 'both agents are Ready');
+      await until(async () => (await capacity()) === 48 * MiB, 'the pool publishes what it holds');
+      // Both placed while the pool holds both claims; each writes 30 MiB once told to.
+      const writesWhenTold = 'while [ ! -e /data/go ]; do sleep 1; done; dd if=/dev/urandom of=/data/x bs=1M count=30 2>&1 | tail -1; sync; echo written; sleep 3600';
+      await tenant('fill-a', { className, size: '40Mi' }, writesWhenTold);
+      await tenant('fill-b', { className, size: '40Mi' }, writesWhenTold);
+      await kubectl('exec', 'fill-a', '--', 'touch', '/data/go');
+      await until(async () => (await kubectl('logs', 'fill-a')).includes('written'), 'the first tenant has written 30 MiB');
+      const logsBefore = (await agentLogs()).split('\n').length;
+      // The second fills the pool: its writes wait for space (60 s), then fail.
+      await kubectl('exec', 'fill-b', '--', 'touch', '/data/go');
+      await until(async () => (await poolFill()) >= 100, 'the thin pool is full');
+      await until(async () => (await agentLogs()).split('\n').slice(logsBefore - 1)
+        .some((l) => l.includes('"pool storage changed: passing now"') && l.includes(`"storageClass":"${className}"`)), 'the pool\'s event started a pass');
+      await until(async () => (await capacity() ?? 0) === 0, 'its capacity is withdrawn');
+    });
+
+    test('what a tenant deletes goes back to the pool (its filesystem is mounted with discard), and the capacity with it', async () => {
+      const volume = (await claim('fill-a'))!.spec!.volumeName!;
+      expect((await vm.ssh(`findmnt -rn -S /dev/lvp2/${volume} -o OPTIONS | head -1`)).split(',')).toContain('discard');
+      // The second tenant's writes ended first (failed, or done with blocks freed meanwhile): none takes what the first gives back.
+      await until(async () => (await kubectl('logs', 'fill-b')).includes('written'), 'the second tenant\'s writes have ended');
+      const full = await poolFill();
+      await kubectl('exec', 'fill-a', '--', 'sh', '-c', 'rm /data/x && sync');
+      await until(async () => (await poolFill()) < full - 40, 'the deleted file\'s blocks are back in the pool');
+      await until(async () => (await capacity() ?? 0) > 0, 'the pool publishes capacity again');
+      await tenantGoes('fill-a');
+      await tenantGoes('fill-b');
+    });
+  });
+
+  /** A pool class whose XFS is mounted on the node after the agent's container started: two mounts at its directory in there. */
+  describe('a pool filesystem mounted while the agent runs', () => {
+    const className = 'node-xfs-late';
+    const capacity = async () => (await k.list<V1CSIStorageCapacity>('storage.k8s.io/v1', 'CSIStorageCapacity', NAMESPACE))
+      .find((c) => c.storageClassName === className);
+
+    test('is used from the next pass: its capacity published, a claim given a volume with its limit', async () => {
+      await until(agentsReady, 'both agents are Ready');
+      await vm.ssh(`mkfs.xfs -q ${vm.disk(DISKS.xfsLate)} && mount -o prjquota ${vm.disk(DISKS.xfsLate)} /mnt/pools/xfs-late`);
+      await until(async () => (await capacity()) !== undefined, 'the late pool publishes its capacity');
+      await tenant('late-tenant', { className, size: '8Mi' }, 'dd if=/dev/zero of=/data/f bs=1M count=32 2>&1; echo written; sleep 3600');
+      await until(async () => (await kubectl('logs', 'late-tenant')).includes('written'), 'the tenant has written all it could');
+      expect(await kubectl('logs', 'late-tenant')).toMatch(/Disk quota exceeded|No space left on device/);
+      await tenantGoes('late-tenant');
     });
   });
 

@@ -63,6 +63,11 @@ export function resolveDirectoryDialect(
         volume: volumeName('class', c.name), hostDir: c.hostDir, mountDir, volumeProp: `${at}.name`, pathProp: `${at}.${c.mountDir === undefined ? 'hostDir' : 'mountDir'}`,
       });
     }
+    if ((c.pool === PoolBackend.XFS || c.pool === PoolBackend.EXT4) && c.projectQuotaTenants === undefined) {
+      issues.add(`${at}.projectQuotaTenants`, `is required for a ${c.pool} pool class: say whose pods use it (ProjectQuotaTenants.USER_NAMESPACED, or `
+        + 'ANY_LIMITS_RESTORED_BY_SCAN: a pod of the host\'s user namespace can move its files out of its volume\'s limit until the agent\'s walk '
+        + 'sets them back; docs/operations.md, "XFS and ext4")');
+    }
     const expected = c.expectedVolumesPerNode ?? 0;
     issues.check(`${at}.expectedVolumesPerNode`, integerProblem(expected, 0));
     if (expected > 0) expectedVolumesPerNode[c.name] = expected;
@@ -88,6 +93,7 @@ export function resolveDirectoryDialect(
       pool: c.pool,
       thinPool: c.thinPool,
       overcommit: c.overcommit,
+      projectQuotaTenants: c.projectQuotaTenants,
     }])),
     nodeLabelsForPV: props.nodeLabelsForPV,
     labelsForPV: props.labelsForPV,

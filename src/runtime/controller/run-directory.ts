@@ -237,7 +237,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   });
 
   // What starts a pass before the period: a new configuration, a change in a class directory or the mount table,
-  // a StorageClass created or changed (its volumes are offered now), a PV bound, Released, deleted or let go after cleaning.
+  // a StorageClass created or changed (its volumes are offered now), a pool's storage changing (a thin pool filling up),
+  // a PV bound, Released, deleted or let go after cleaning.
   const directories = new DirectoryWatcher();
   directories.onChange(() => passes.trigger());
   reloader.onApply((applied) => {
@@ -251,6 +252,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     events.warning(nodeReference(node.name), EventReasons.ConfigInvalid.reason, message);
   });
   storageClasses.onChange(() => passes.trigger());
+  pools.onStorageChange(() => passes.trigger());
   // A claim the scheduler puts on a node is provisioned now.
   claims.onChange(({ object }) => {
     if (claimConcernsNode(object, node.name, (name) => cache.get(name) !== undefined)) passes.trigger();
@@ -262,6 +264,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   // The configuration is read before the first pass; the watchers stop before the passes do.
   await runners.start('configuration', reloader);
   await runners.start('passes', passes);
+  await runners.start('pool storage watches', stopping(() => pools.close()));
   await runners.start('directory watches', stopping(() => directories.close()));
   const mounts = new MountTableWatcher(() => passes.trigger(), { logger });
   await runners.start('mount table watch', stopping(() => mounts.close()));

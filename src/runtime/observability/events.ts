@@ -374,12 +374,26 @@ export const EventReasons = {
       + 'Its existing volumes are still destroyed when their claims go.',
     example: 'pool /mnt/pool of class "local-pool": /mnt/pool is not on a btrfs filesystem; a btrfs pool needs one',
   },
+  PoolBlockVolumesRefused: {
+    reason: 'PoolBlockVolumesRefused',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'An lvm-thin pool class gives no Block volume on this node: the node\'s LVM, asked with its own configuration, reads physical volumes on loop '
+      + 'devices, as kubelet maps Block volumes, so a tenant\'s volume group would be listed beside the node\'s and activated at the next boot, where a volume '
+      + 'it names like a neighbour\'s takes the neighbour\'s /dev path. Filesystem volumes are still given. Said once per cause; the metric '
+      + 'pool_block_volumes_refused goes back to 0 once the node\'s LVM is confined (a devices file, or a global_filter accepting only its own disks).',
+    example: 'pool /dev/vg0 of class "local-thin" gives no Block volume on this node: the node\'s LVM reads physical volumes on loop devices (it listed a probe '
+      + 'on /dev/loop3 as /dev/disk/by-diskseq/41), as kubelet maps every Block volume: a tenant\'s volume group on its own device would be listed beside the '
+      + 'node\'s, and activated at the next boot; confine it to the node\'s own disks: "use_devicesfile = 1" in /etc/lvm/lvmlocal.conf (devices section), then '
+      + '"lvm lvmdevices --adddev <disk>" for each disk of the node\'s volume groups, or a global_filter that accepts only those disks and rejects everything else ("r|.*|" last)',
+  },
   PoolVolumeLimitEscaped: {
     reason: 'PoolVolumeLimitEscaped',
     type: 'Warning',
     regarding: 'PersistentVolume',
     meaning: 'Something inside the pool volume was counted against another limit than the volume\'s (on btrfs, a subvolume its tenant made naming '
-      + 'another quota group); it was put back under the volume\'s limit, which holds again, less what was written in between.',
+      + 'another quota group; on XFS and ext4, a file or directory its tenant gave another project, or a directory it took the inherit flag off, from '
+      + 'the host\'s user namespace); it was put back under the volume\'s limit, which holds again, less what was written in between.',
     example: 'subvolume pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b/x (ID 263) inside volume pool/pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b counted to 1/258, '
       + 'not to the volume\'s 1/259; moved into it, so what it holds counts against the volume\'s limit',
   },

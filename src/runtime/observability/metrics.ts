@@ -55,6 +55,8 @@ export interface PoolStats {
   readonly fill?: { readonly data: number; readonly metadata: number };
   /** Its volumes with no PV and no claim kept until an administrator's `volumes reclaim`; undefined when not known this pass. */
   readonly strayVolumesKept?: number;
+  /** Device pools: whether Block volumes are refused on this node now (its LVM reads what tenants write). */
+  readonly blockVolumesRefused?: boolean;
 }
 
 export type PoolOperation = 'create' | 'resize' | 'destroy';
@@ -187,6 +189,9 @@ export class ProvisionerMetrics {
     'lvm-thin pool classes: how full the thin pool\'s metadata is, 0 to 1 (full, every volume in it fails).', ['storageclass']);
   private readonly poolStraysKept = this.gauge(`${PREFIX}pool_stray_volumes_kept`,
     'Pool volumes with no PV and no claim whose data is kept until an administrator runs "volumes reclaim" (PoolVolumeStrayKept, PoolVolumeHeld on the Node say which).',
+    ['storageclass']);
+  private readonly poolBlockRefused = this.gauge(`${PREFIX}pool_block_volumes_refused`,
+    'lvm-thin pool classes: 1 while the node gives no Block volume of the class because its LVM reads what tenants write (PoolBlockVolumesRefused on the Node says how to confine it), 0 otherwise.',
     ['storageclass']);
   private readonly poolLimitEscapes = this.counter(`${PREFIX}pool_limit_escapes_total`,
     'Ways around a pool volume\'s limit found and undone (on btrfs: a subvolume inside a volume counted to another quota group).', ['storageclass']);
@@ -351,6 +356,7 @@ export class ProvisionerMetrics {
   setPools(pools: readonly PoolStats[], volumes: readonly PoolVolumeStats[]): void {
     const gauges = [
       this.poolAvailable, this.poolVolumeUsed, this.poolVolumeLimit, this.poolUsable, this.poolDataFill, this.poolMetadataFill, this.poolStraysKept,
+      this.poolBlockRefused,
     ];
     for (const gauge of gauges) gauge.reset();
     for (const p of pools) {
@@ -361,6 +367,7 @@ export class ProvisionerMetrics {
         this.poolMetadataFill.set({ storageclass: p.storageClass }, p.fill.metadata);
       }
       if (p.strayVolumesKept !== undefined) this.poolStraysKept.set({ storageclass: p.storageClass }, p.strayVolumesKept);
+      if (p.blockVolumesRefused !== undefined) this.poolBlockRefused.set({ storageclass: p.storageClass }, p.blockVolumesRefused ? 1 : 0);
     }
     for (const v of volumes) {
       const labels = { persistentvolume: v.persistentVolume, storageclass: v.storageClass };

@@ -73,7 +73,7 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
 async function planPool(storageClass: string, pool: PoolClassConfig): Promise<PlannedPool> {
   const planned = { storageClass, path: pool.hostDir, backend: pool.pool };
   try {
-    const { freeBytes, volumes, note } = await poolBackend(pool, () => []).inspect();
+    const { freeBytes, volumes, note } = await poolBackend(pool, { recorded: () => [] }).inspect();
     const available = formatBinaryQuantity(wholeMiB(availableBytes(freeBytes, volumes)));
     return { ...planned, volumes: volumes.size, available, ...(note ? { note } : {}) };
   } catch (err) {

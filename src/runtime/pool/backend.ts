@@ -38,6 +38,8 @@ export interface PoolState {
   readonly note?: string;
   /** Storage that fills apart from its volumes' sizes (a thin pool's data and metadata), 0 to 1. */
   readonly fill?: { readonly data: number; readonly metadata: number };
+  /** Why no Block volume is given now, when one is not (the node's LVM would read what its tenant writes). */
+  readonly blockRefused?: string;
 }
 
 export interface PoolBackend {
@@ -47,6 +49,8 @@ export interface PoolBackend {
    * gives Block volumes too.
    */
   readonly fsType?: string;
+  /** The options kubelet mounts such Filesystem volumes with when the StorageClass names none. */
+  readonly mountOptions?: readonly string[];
   /**
    * Makes the pool ready on first use (quotas turned on where none are) and reads it,
    * undoing any limit escape it finds. Throws, saying why, when it cannot give volumes
@@ -76,6 +80,11 @@ export interface PoolBackend {
   users(name: string): Promise<string[]>;
   /** Destroys the volume with everything in it; done when it is already gone. */
   destroy(identity: string): Promise<void>;
+  /**
+   * Calls `onChange` whenever the storage changes in a way a pass must see at once (a
+   * thin pool filling up), until closed; undefined where the backend cannot tell.
+   */
+  watch?(onChange: () => void): { close(): void } | undefined;
 }
 
 /** The names a pool's volumes may have: its PVs' names, `pvc-<claim UID>`, as external provisioners name them. */

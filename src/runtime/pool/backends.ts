@@ -2,18 +2,38 @@
 import type { PoolBackend } from './backend';
 import { BtrfsPool } from './btrfs';
 import { LvmThinPool } from './lvm-thin';
+import type { NodeLvmProbe } from './node-lvm-confinement';
 import type { PoolClassConfig } from './pool-decisions';
+import type { Logger } from '../observability';
 import { ProjectQuotaPool } from './project-quota';
 
-/** @param recorded the identities of the class's volumes in the node record */
-export function poolBackend(pool: PoolClassConfig, recorded: () => readonly string[]): PoolBackend {
+/** What a backend may ask of the node record and the node. */
+export interface BackendContext {
+  /** The identities of the class's volumes in the node record. */
+  readonly recorded: () => readonly string[];
+  /** The storage the record holds for the class, once claimed. */
+  readonly claimed?: () => string | undefined;
+  /** The node's one probe of its LVM. */
+  readonly nodeLvm?: NodeLvmProbe;
+  /** For what a backend does on its own (a walk of its volumes). */
+  readonly logger?: Logger;
+}
+
+export function poolBackend(pool: PoolClassConfig, context: BackendContext): PoolBackend {
   switch (pool.pool) {
     case 'btrfs':
-      return new BtrfsPool(pool.mountDir, recorded);
+      return new BtrfsPool(pool.mountDir, context.recorded);
     case 'xfs':
     case 'ext4':
-      return new ProjectQuotaPool(pool.mountDir, pool.pool, recorded);
+      return new ProjectQuotaPool(pool.mountDir, pool.pool, context.recorded, pool.projectQuotaTenants ?? 'user-namespaced', context.logger);
     case 'lvm-thin':
-      return new LvmThinPool({ volumeGroup: pool.hostDir.slice('/dev/'.length), thinPool: pool.thinPool ?? '', fsType: pool.fsType, overcommit: pool.overcommit });
+      return new LvmThinPool({
+        volumeGroup: pool.hostDir.slice('/dev/'.length),
+        thinPool: pool.thinPool ?? '',
+        fsType: pool.fsType,
+        overcommit: pool.overcommit,
+        claimed: context.claimed,
+        nodeLvm: context.nodeLvm,
+      });
   }
 }

@@ -2,14 +2,19 @@
  * A pool's volumes on LVM: each a thin logical volume of the class's thin pool, as large
  * as its claim: a device with a hard end, which no tenant writes past whatever it runs
  * (Block volumes are given as they are; Filesystem ones carry the class's filesystem,
- * made here, mounted and grown by kubelet).
+ * made here, mounted and grown by kubelet, with `discard` so that what a tenant deletes
+ * goes back to the pool).
  *
- * LVM runs as the host's own: in PID 1's mount and IPC namespaces (the agent shares the
- * host's PID namespace), so that it takes the host's configuration and locks (two LVM
- * commands that change a volume group's metadata at once must share them, or the
- * metadata is lost) and waits for the host's udev, which makes the /dev/<vg>/<lv> link
- * kubelet mounts. Every read is `lvs --reportformat json`; a volume is known by its
- * logical volume's UUID and found by it.
+ * LVM runs as the node's own (host-command.ts), and sees only the pool's own disks:
+ * every command is given them (`--devices`), found once per look by the volume group's
+ * UUID (the one the node record holds for the class; by name only the first time, and
+ * refused when two groups bear it). Nothing a tenant writes on its device, a label and a
+ * volume group named like the pool's included, can confuse or stop a command of the
+ * agent's. Whether the node's own LVM reads what tenants write is probed
+ * (node-lvm-confinement.ts): where it does, no Block volume is given (its tenant could
+ * make the node activate, at its next boot, a volume group of its own whose volumes take
+ * a neighbour's /dev path). Every read is `lvs --reportformat json`; a volume is known by
+ * its logical volume's UUID and found by it.
  *
  * No tenant reads another's data: a thin volume reads zeros where nothing was written
  * to it, and the pool must zero each block it gives a volume (its `zero` flag), else a
@@ -21,9 +26,11 @@
 import * as fs from 'node:fs';
 import { PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { run } from './command';
+import { lvm } from './host-command';
+import { NodeLvmProbe } from './node-lvm-confinement';
+import { ThinPoolEvents } from './thin-pool-events';
 import type { VolumeMode } from '../../config';
 import { deviceNumberOf } from '../volume/device-number';
-import { blockDeviceIdentity } from '../volume/identity';
 
 /** The tag of a volume whose filesystem is not made yet. */
 const MAKING_TAG = 'local-volume-provisioner.making';
@@ -50,6 +57,16 @@ interface LogicalVolume {
   readonly tags: readonly string[];
   readonly major: number;
   readonly minor: number;
+  readonly vgUuid: string;
+  /** Its volume group's disks, as its metadata counts them, and those of them not found. */
+  readonly vgDisks: number;
+  readonly vgMissingDisks: number;
+}
+
+/** Where the pool is: its volume group's UUID, and the disks LVM is given to find it on. */
+interface Location {
+  readonly vgUuid: string;
+  readonly devices: readonly string[];
 }
 
 export interface LvmThinOptions {
@@ -59,28 +76,45 @@ export interface LvmThinOptions {
   readonly fsType: string;
   /** @default 1 */
   readonly overcommit?: number;
+  /** The storage identity the node record holds for the class, once it has claimed it: its volume group's UUID is in it. */
+  readonly claimed?: () => string | undefined;
+  /** Asks whether the node's LVM reads what tenants write (one probe per node, shared by its classes). */
+  readonly nodeLvm?: NodeLvmProbe;
 }
 
 export class LvmThinPool implements PoolBackend {
   readonly fsType: string;
+  readonly mountOptions = ['discard'];
+  private location?: Location;
+  /** The last look's thin pool (watch names its device by it). */
+  private lastPool?: LogicalVolume;
+  /** What storage() read, for the open() each pass asks right after it: one read of the pool per pass. */
+  private pending?: LogicalVolume[];
 
   constructor(private readonly options: LvmThinOptions) {
     this.fsType = options.fsType;
   }
 
-  /** Every volume is made active, as it must be for kubelet to mount it (one left inactive by a boot, or by an lvcreate cut short). */
+  /**
+   * The pool and every volume are made active, as they must be for kubelet to mount them
+   * (left inactive by a boot, by an lvcreate cut short, or by a node whose LVM met a
+   * tenant's volume group named like the pool's and skipped both).
+   */
   async open(): Promise<PoolState> {
-    let lvs = await this.lvs();
-    const inactive = this.volumesIn(lvs).filter((lv) => !lv.active);
+    let lvs = this.pending ?? await this.read();
+    this.pending = undefined;
+    const pool = this.requirePool(lvs);
+    const inactive = [...pool.active ? [] : [pool], ...this.volumesIn(lvs).filter((lv) => !lv.active)];
     if (inactive.length > 0) {
-      await lvm(['lvchange', '--activate', 'y', ...inactive.map((lv) => `${this.options.volumeGroup}/${lv.name}`)]);
+      await this.lvm('lvchange', ['--activate', 'y', ...inactive.map((lv) => `${this.options.volumeGroup}/${lv.name}`)]);
       lvs = await this.lvs();
     }
-    return this.stateOf(lvs);
+    const confinement = await (this.options.nodeLvm ?? new NodeLvmProbe()).confinement();
+    return { ...this.stateOf(lvs), ...(confinement.confined ? {} : { blockRefused: confinement.reason }) };
   }
 
   async inspect(): Promise<PoolState> {
-    return this.stateOf(await this.lvs());
+    return this.stateOf(await this.read());
   }
 
   private stateOf(lvs: readonly LogicalVolume[]): PoolState {
@@ -105,9 +139,11 @@ export class LvmThinPool implements PoolBackend {
     };
   }
 
+  /** The thin pool as the kernel names its device (`dm:LVM-<VG UUID><LV UUID>-pool`), read from LVM's metadata, active or not. */
   async storage(): Promise<string> {
-    const pool = this.requirePool(await this.lvs());
-    return blockDeviceIdentity({ major: pool.major, minor: pool.minor });
+    this.pending = await this.read();
+    const pool = this.requirePool(this.pending);
+    return `dm:LVM-${pool.vgUuid.replace(/-/g, '')}${pool.uuid.replace(/-/g, '')}-pool`;
   }
 
   async create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string> {
@@ -115,18 +151,18 @@ export class LvmThinPool implements PoolBackend {
     const { volumeGroup, thinPool } = this.options;
     let lv = (await this.lvs()).find((l) => l.name === name);
     if (!lv) {
-      await lvm(['lvcreate', '--yes', '--thin', '--virtualsize', `${limitBytes}b`, '--name', name, '--addtag', MAKING_TAG, `${volumeGroup}/${thinPool}`]);
+      await this.lvm('lvcreate', ['--yes', '--thin', '--virtualsize', `${limitBytes}b`, '--name', name, '--addtag', MAKING_TAG, `${volumeGroup}/${thinPool}`]);
       lv = (await this.lvs()).find((l) => l.name === name);
     }
     if (!lv || lv.type !== 'V' || lv.pool !== thinPool) throw new Error(`${volumeGroup}/${name} is there but is not a thin volume of ${volumeGroup}/${thinPool}; it is left alone`);
     if (!lv.active) {
-      await lvm(['lvchange', '--activate', 'y', `${volumeGroup}/${name}`]);
+      await this.lvm('lvchange', ['--activate', 'y', `${volumeGroup}/${name}`]);
       // Its device numbers are known only once it is active.
       lv = (await this.lvs()).find((l) => l.name === name)!;
     }
     if (lv.tags.includes(MAKING_TAG)) {
       if (volumeMode === 'Filesystem') await this.makeFilesystem(lv);
-      await lvm(['lvchange', '--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
+      await this.lvm('lvchange', ['--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
     }
     return lv.uuid;
   }
@@ -149,7 +185,7 @@ export class LvmThinPool implements PoolBackend {
   async resize(identity: string, limitBytes: number): Promise<boolean> {
     const lv = (await this.lvs()).find((l) => l.uuid === identity);
     if (!lv) return false;
-    if (lv.sizeBytes < limitBytes) await lvm(['lvextend', '--yes', '--size', `${limitBytes}b`, `${this.options.volumeGroup}/${lv.name}`]);
+    if (lv.sizeBytes < limitBytes) await this.lvm('lvextend', ['--yes', '--size', `${limitBytes}b`, `${this.options.volumeGroup}/${lv.name}`]);
     return true;
   }
 
@@ -157,8 +193,68 @@ export class LvmThinPool implements PoolBackend {
   async destroy(identity: string): Promise<void> {
     const lv = (await this.lvs()).find((l) => l.uuid === identity);
     if (!lv) return;
-    await lvm(['lvremove', '--yes', '--select', `lv_uuid=${identity}`, this.options.volumeGroup]);
+    await this.lvm('lvremove', ['--yes', '--select', `lv_uuid=${identity}`, this.options.volumeGroup]);
   }
+
+  /** The pool's device-mapper events (thin-pool-events.ts) start a pass. */
+  watch(onChange: () => void): { close(): void } | undefined {
+    const pool = this.lastPool;
+    if (!pool) return undefined;
+    return new ThinPoolEvents(`LVM-${pool.vgUuid.replace(/-/g, '')}${pool.uuid.replace(/-/g, '')}-tpool`, onChange);
+  }
+
+  /**
+   * Finds the pool's volume group and its disks: by the UUID in the class's claim in the
+   * node record, else (the first time) by its name, refused when more than one group
+   * bears it. One read of every disk's label, of which only the group's rows are kept.
+   */
+  private async locate(): Promise<void> {
+    const { volumeGroup } = this.options;
+    const shown = JSON.parse(await lvm(['pvs', '--devicesfile', '', '--reportformat', 'json', '-o', 'pv_name,vg_name,vg_uuid'])) as {
+      report: Array<{ pv: Array<{ pv_name: string; vg_name: string; vg_uuid: string }> }>;
+    };
+    const pvs = shown.report.flatMap((r) => r.pv);
+    let vgUuid = vgUuidOf(this.options.claimed?.());
+    if (!vgUuid) {
+      const named = [...new Set(pvs.filter((pv) => pv.vg_name === volumeGroup).map((pv) => pv.vg_uuid))];
+      if (named.length === 0) throw new Error(`no volume group ${volumeGroup} is on the node's disks`);
+      if (named.length > 1) {
+        const where = named.map((uuid) => `${uuid} on ${pvs.filter((pv) => pv.vg_uuid === uuid).map((pv) => pv.pv_name).join(', ')}`);
+        throw new Error(`${named.length} volume groups are named ${volumeGroup} (${where.join('; ')}): the agent cannot tell which holds the pool; `
+          + 'rename the others ("vgrename <UUID> <new name>")');
+      }
+      vgUuid = named[0];
+    }
+    const devices = pvs.filter((pv) => pv.vg_uuid === vgUuid);
+    if (devices.length === 0) throw new Error(`the volume group of this class's volumes (UUID ${vgUuid}) is on none of the node's disks`);
+    if (devices[0].vg_name !== volumeGroup) {
+      throw new Error(`the volume group of this class's volumes (UUID ${vgUuid}) is named ${devices[0].vg_name} now, not ${volumeGroup}: `
+        + 'its volumes\' paths are no longer their PVs\'; rename it back');
+    }
+    this.location = { vgUuid, devices: devices.map((pv) => pv.pv_name) };
+  }
+
+  /**
+   * The pool's volumes, read on the disks it was last found on; found again (locate) when
+   * it was never found, or when that read says its disks changed (the volume group not
+   * there, another one, a disk missing or added).
+   */
+  private async read(): Promise<LogicalVolume[]> {
+    if (this.location) {
+      const { vgUuid, devices } = this.location;
+      const lvs = await this.lvs().catch(() => undefined);
+      if (lvs && lvs.length > 0 && lvs.every((lv) => lv.vgUuid === vgUuid && lv.vgDisks === devices.length && lv.vgMissingDisks === 0)) return lvs;
+    }
+    await this.locate();
+    return this.lvs();
+  }
+
+  /** An LVM command that sees only the pool's disks. */
+  private lvm(command: string, args: readonly string[]): Promise<string> {
+    if (!this.location) throw new Error('the pool was not located');
+    return lvm([command, '--devices', this.location.devices.join(','), ...args]);
+  }
+
 
   /** The thin pool's thin volumes, an administrator's too. */
   private thinIn(lvs: readonly LogicalVolume[]): LogicalVolume[] {
@@ -186,6 +282,7 @@ export class LvmThinPool implements PoolBackend {
       throw new Error(`thin pool ${volumeGroup}/${thinPool} does not zero the blocks it gives a volume, so a new volume could read what a released one `
         + `wrote; turn zeroing on ("lvchange --zero y ${volumeGroup}/${thinPool}")`);
     }
+    this.lastPool = pool;
     return pool;
   }
 
@@ -209,12 +306,16 @@ export class LvmThinPool implements PoolBackend {
   }
 
   private async lvs(): Promise<LogicalVolume[]> {
-    const shown = JSON.parse(await lvm(['lvs', '--reportformat', 'json', '--units', 'b', '--nosuffix', '-o',
-      'lv_name,lv_uuid,lv_size,data_percent,metadata_percent,pool_lv,lv_attr,lv_active_locally,lv_device_open,zero,lv_tags,lv_kernel_major,lv_kernel_minor',
+    const shown = JSON.parse(await this.lvm('lvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o',
+      'lv_name,lv_uuid,vg_uuid,pv_count,vg_missing_pv_count,lv_size,data_percent,metadata_percent,pool_lv,lv_attr,lv_active_locally,lv_device_open,zero,'
+      + 'lv_tags,lv_kernel_major,lv_kernel_minor',
       this.options.volumeGroup])) as { report: Array<{ lv: Array<Record<string, string>> }> };
     return shown.report.flatMap((r) => r.lv).map((lv) => ({
       name: lv.lv_name,
       uuid: lv.lv_uuid,
+      vgUuid: lv.vg_uuid,
+      vgDisks: Number(lv.pv_count),
+      vgMissingDisks: Number(lv.vg_missing_pv_count),
       sizeBytes: Number(lv.lv_size),
       dataFill: Number(lv.data_percent || 0) / 100,
       metadataFill: Number(lv.metadata_percent || 0) / 100,
@@ -230,20 +331,10 @@ export class LvmThinPool implements PoolBackend {
   }
 }
 
-/**
- * LVM as the host runs it (see the header): in PID 1's namespaces, or, when they are
- * this process's own (the agent run on the host), here. The image has no LVM of its own.
- */
-async function lvm(args: readonly string[]): Promise<string> {
-  const onHost = fs.readlinkSync('/proc/1/ns/mnt') === fs.readlinkSync('/proc/self/ns/mnt');
-  try {
-    // Long: an LVM command cut short leaves its work half done (a volume made, not activated), and a busy node's udev can be slow.
-    const options = { timeoutMs: 10 * 60_000 };
-    return await (onHost ? run('lvm', args, options) : run('nsenter', ['--target', '1', '--mount', '--ipc', '--', 'lvm', ...args], options));
-  } catch (e) {
-    if (onHost && /ENOENT/.test((e as Error).message)) {
-      throw new Error('LVM is not here: an lvm-thin pool runs the host\'s LVM in its namespaces, which needs the host\'s PID namespace (hostPid) and LVM on the host');
-    }
-    throw e;
-  }
+/** The volume group UUID (LVM's dashed form) in a thin pool's storage identity (`dm:LVM-<32 characters><32 characters>-pool`). */
+export function vgUuidOf(identity: string | undefined): string | undefined {
+  const m = /^dm:LVM-([A-Za-z0-9]{32})[A-Za-z0-9]{32}-pool$/.exec(identity ?? '');
+  if (!m) return undefined;
+  const u = m[1];
+  return [u.slice(0, 6), u.slice(6, 10), u.slice(10, 14), u.slice(14, 18), u.slice(18, 22), u.slice(22, 26), u.slice(26)].join('-');
 }

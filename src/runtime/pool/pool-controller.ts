@@ -14,6 +14,7 @@
 import type { V1CSIStorageCapacity, V1ObjectReference, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { PoolBackend, PoolState } from './backend';
 import { poolBackend } from './backends';
+import { NodeLvmProbe } from './node-lvm-confinement';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
   SELECTED_NODE_ANNOTATION, strayKeeping, strayVolumes,
@@ -78,6 +79,14 @@ export class PoolController {
   private readonly unusable = new Map<string, string>();
   /** Each class's backend, for as long as its directory and backend stay the same. */
   private readonly backends = new Map<string, { readonly key: string; readonly backend: PoolBackend }>();
+  /** Each usable class's watch of its storage (PoolBackend.watch), with the backend it watches. */
+  private readonly watches = new Map<string, { readonly backend: PoolBackend; readonly handle: { close(): void } }>();
+  /** Told when a pool's storage changes in a way a pass must see now (a thin pool filling up). */
+  private readonly storageListeners: Array<() => void> = [];
+  /** The node's one probe of its LVM, shared by its lvm-thin classes. */
+  private readonly nodeLvm = new NodeLvmProbe();
+  /** Classes whose Block claims are refused, with the reason said once on the Node. */
+  private readonly blockRefusals = new Map<string, string>();
 
   constructor(private readonly deps: PoolControllerDeps) {}
 
@@ -113,6 +122,34 @@ export class PoolController {
     }
     await this.publish(node, runs);
     this.report(runs);
+    this.watch(runs);
+  }
+
+  onStorageChange(listener: () => void): void {
+    this.storageListeners.push(listener);
+  }
+
+  /** Stops watching every class's storage. */
+  close(): void {
+    for (const { handle } of this.watches.values()) handle.close();
+    this.watches.clear();
+  }
+
+  /** Each usable class's storage watched (a class gone, unusable or with a new backend, no longer). */
+  private watch(runs: ReadonlyMap<string, PoolRun>): void {
+    for (const [className, watched] of this.watches) {
+      if (runs.get(className)?.state && runs.get(className)?.backend === watched.backend) continue;
+      watched.handle.close();
+      this.watches.delete(className);
+    }
+    for (const run of runs.values()) {
+      if (!run.state || this.watches.has(run.className)) continue;
+      const handle = run.backend.watch?.(() => {
+        this.deps.logger.info({ storageClass: run.className }, 'pool storage changed: passing now');
+        for (const listener of this.storageListeners) listener();
+      });
+      if (handle) this.watches.set(run.className, { backend: run.backend, handle });
+    }
   }
 
   /** The pools' metrics: whether each can be used and what it can still give, and each of its volumes' use and limit. */
@@ -129,6 +166,7 @@ export class PoolController {
       availableBytes: r.state ? r.available : undefined,
       fill: r.state?.fill,
       strayVolumesKept: this.straysKept.get(r.className),
+      blockVolumesRefused: r.state && r.backend.fsType !== undefined ? r.state.blockRefused !== undefined : undefined,
     }));
     this.deps.metrics.setPools(pools, volumes);
   }
@@ -145,6 +183,7 @@ export class PoolController {
         throw err;
       });
       if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
+      this.reportBlockRefusal(className, pool, state, node);
       // Every volume on the storage counts: pools on one filesystem share its free space.
       return { className, pool, backend, state, available: availableBytes(state.freeBytes, state.volumes, (id) => this.pvSizes().get(id)) };
     } catch (err) {
@@ -167,11 +206,30 @@ export class PoolController {
     }));
   }
 
+  /** A class that stops giving Block volumes says why on the Node, once; one that gives them again says so in its log. */
+  private reportBlockRefusal(className: string, pool: PoolClassConfig, state: PoolState, node: NodeInfo): void {
+    const reason = state.blockRefused;
+    if (reason === undefined) {
+      if (this.blockRefusals.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool gives Block volumes again');
+      return;
+    }
+    if (this.blockRefusals.get(className) === reason) return;
+    this.blockRefusals.set(className, reason);
+    const message = `pool ${pool.hostDir} of class "${className}" gives no Block volume on this node: ${reason}`;
+    this.deps.logger.warn({ storageClass: className }, message);
+    this.deps.events.warning(nodeReference(node.name), EventReasons.PoolBlockVolumesRefused.reason, message);
+  }
+
   private backendOf(className: string, pool: PoolClassConfig): PoolBackend {
     const key = `${pool.pool}\u0000${pool.mountDir}`;
     const known = this.backends.get(className);
     if (known?.key === key) return known.backend;
-    const backend = poolBackend(pool, () => this.deps.record.volumeIds(className));
+    const backend = poolBackend(pool, {
+      recorded: () => this.deps.record.volumeIds(className),
+      claimed: () => this.deps.record.storageOf(className),
+      nodeLvm: this.nodeLvm,
+      logger: this.deps.logger.child({ storageClass: className }),
+    });
     this.backends.set(className, { key, backend });
     return backend;
   }
@@ -212,6 +270,10 @@ export class PoolController {
     }
     const run = runs.get(decision.className);
     if (!run?.state) return; // unusable here: said on the Node
+    if (decision.volumeMode === 'Block' && run.state.blockRefused) {
+      this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, `no Block volume is given on node "${node.name}": ${run.state.blockRefused}`);
+      return;
+    }
     const fields = storageClassFields(decision.className, await this.deps.storageClass(decision.className));
     if (!fields.ok) {
       this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, fields.message);
@@ -246,7 +308,8 @@ export class PoolController {
         hostPath,
         selector: run.pool.selector,
         node,
-        storageClass: fields,
+        // A device's filesystem is mounted with the backend's options (discard) unless the StorageClass names its own.
+        storageClass: fields.mountOptions.length > 0 || decision.volumeMode === 'Block' ? fields : { ...fields, mountOptions: run.backend.mountOptions ?? [] },
         volumeMode: decision.volumeMode,
         fsType: run.backend.fsType,
       });

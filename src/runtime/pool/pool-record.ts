@@ -92,6 +92,11 @@ export class PoolRecord {
     });
   }
 
+  /** The storage the class holds, if it claimed some. */
+  storageOf(className: string): string | undefined {
+    return this.record.entries().find((e) => e.dialect === 'pool' && e.storageClass === className && !e.identity.startsWith(POOL_LINE))?.identity;
+  }
+
   /** The line of the volume of this identity, if it has one. */
   line(volumeId: string): VolumeRecordEntry | undefined {
     return this.record.get(poolLineIdentity(volumeId));

@@ -10,9 +10,10 @@
  * inherit flag only from the host's user namespace. A tenant whose pods run in a user
  * namespace of their own (`hostUsers: false`), root in it or not, cannot leave its
  * project; a tenant's process in the host's user namespace that owns its files can
- * (`chattr -p 0`), and no filesystem gives a way to stop it. Each look at the pool
- * puts back a volume's own ID and inherit flag on its root (the one change a look can
- * see without walking the volume); the docs say plainly what that leaves.
+ * (`chattr -p`, to 0 or to a neighbour's ID), and no filesystem gives a way to stop it.
+ * Each look at the pool puts back a volume's own ID and inherit flag on its root, and a
+ * walk of every volume (project-scan.ts), always running while the pool is usable, puts
+ * back every file's, within a bound the docs give.
  *
  * A volume is known by its project ID and its name (`project:<ID>:pvc-<claim UID>`),
  * the ID allocated from the kernel's own report and the node record (never one any
@@ -20,15 +21,22 @@
  * its name: a directory is made under a name no claim has (`.making-...`), given its
  * project and limit, then renamed into place, so a volume's name never shows an
  * unlimited directory, whenever the agent is killed. Usage and limits are read by ID
- * (`xfs_quota report -n`, the quotactl interface both filesystems share), never by path.
+ * (`xfs_quota report -n`, the quotactl interface both filesystems share), never by path,
+ * and xfs_quota is given the filesystem's device, not its mount point: in the agent's
+ * container a filesystem mounted on the node after the container started sits on the
+ * hostPath bind of its directory, two mounts at one path, and xfs_quota, given the path,
+ * reads the lower one.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PoolBackend, PoolState, PoolVolumeUsage, LimitEscape, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
-import { filesystemOf, mountOf } from './directory-storage';
+import { deviceOf, filesystemOf, mountOf } from './directory-storage';
+import { ProjectScanner, rechargeSpecials, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
+import type { ProjectQuotaTenants } from '../../config';
 import { cleanFilesystemVolume } from '../cleanup/filesystem-cleaner';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
+import { createLogger, type Logger } from '../observability';
 import { openDirectory } from '../volume/directory-handle';
 
 export type ProjectQuotaFilesystem = 'xfs' | 'ext4';
@@ -70,6 +78,8 @@ export function parseProjectVolumeIdentity(identity: string): { readonly id: num
 }
 
 export class ProjectQuotaPool implements PoolBackend {
+  private scanner?: ProjectScanner;
+
   /**
    * @param dir the pool directory as this process sees it
    * @param recorded the identities of this pool's volumes in the node record
@@ -78,21 +88,71 @@ export class ProjectQuotaPool implements PoolBackend {
     private readonly dir: string,
     private readonly filesystem: ProjectQuotaFilesystem,
     private readonly recorded: () => readonly string[],
+    private readonly tenants: ProjectQuotaTenants = 'user-namespaced',
+    /** Where the walk says what it could not do (the agent's); its own lines otherwise. */
+    private readonly logger: Logger = createLogger(),
   ) {}
 
   async open(): Promise<PoolState> {
-    const mountPoint = await this.requireQuotas();
+    const device = await this.requireQuotas();
     this.removeUnfinished();
-    const escapes = await this.restoreProjects();
-    return { ...await this.look(mountPoint), escapes };
+    const escapes = [...await this.restoreProjects(), ...this.scanner?.take() ?? []].map((e) => (this.tenants === 'user-namespaced'
+      ? { ...e, what: `${e.what}; the class is for pods in a user namespace of their own, and a pod of the host's user namespace used it` }
+      : e));
+    return { ...await this.look(device), escapes };
   }
 
   async inspect(): Promise<PoolState> {
     this.requireFilesystem();
-    const mountPoint = (await mountOf(this.dir)).mountPoint;
-    const off = await this.quotasOff(mountPoint);
+    const device = await deviceOf(this.dir);
+    const off = await this.quotasOff(device);
     if (off) return { freeBytes: this.freeBytes(), volumes: new Map(), escapes: [], note: off };
-    return { ...await this.look(mountPoint), escapes: [] };
+    return { ...await this.look(device), escapes: [] };
+  }
+
+  /** The walk of every volume (project-scan.ts) runs until closed; `onChange` is told of what it sets back. */
+  watch(onChange: () => void): { close(): void } {
+    this.scanner?.close();
+    const scanner = new ProjectScanner(
+      () => this.scannedVolumes(),
+      async () => new Map([...await this.report(await deviceOf(this.dir))].map(([id, q]) => [id, q.inodes])),
+      (volume, specials) => this.recharge(volume, specials),
+      onChange,
+      this.logger,
+    );
+    this.scanner = scanner;
+    return { close: () => scanner.close() };
+  }
+
+  /**
+   * A volume's special files made charged to it (project-scan.ts, rechargeSpecials). The
+   * volume may be over its limit by then (its files set back into it), and XFS refuses
+   * root a new inode there too: its hard limits are raised by what the new inodes need for
+   * as long as they are made, and put back as they were.
+   */
+  private async recharge(volume: ScannedVolume, specials: VolumeWalk['specials']): Promise<ScanFinding[]> {
+    const device = await deviceOf(this.dir);
+    const quota = (await this.report(device)).get(volume.id);
+    const needBytes = specials.length * 4 * KiB + 1024 * KiB;
+    const needInodes = specials.length + 64;
+    const raise = quota && (quota.usedBytes + needBytes > quota.hardBytes || quota.inodes + needInodes > quota.hardInodes);
+    if (raise) {
+      await xfsQuota(device, `limit -p bhard=${quota.usedBytes + needBytes} ihard=${quota.inodes + needInodes} ${volume.id}`);
+    }
+    try {
+      return await rechargeSpecials(volume, specials);
+    } finally {
+      if (raise) await xfsQuota(device, `limit -p bhard=${quota.hardBytes} ihard=${quota.hardInodes} ${volume.id}`);
+    }
+  }
+
+  /** The recorded volumes that are there, with their roots. */
+  private scannedVolumes(): ScannedVolume[] {
+    return this.recorded().flatMap((identity) => {
+      const volume = parseProjectVolumeIdentity(identity);
+      const root = volume && path.join(this.dir, volume.name);
+      return root && fs.existsSync(root) ? [{ identity, root, id: volume.id }] : [];
+    });
   }
 
   storage(): Promise<string> {
@@ -101,15 +161,15 @@ export class ProjectQuotaPool implements PoolBackend {
 
   async create(name: string, limitBytes: number): Promise<string> {
     requirePoolVolumeName(name);
-    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const device = await deviceOf(this.dir);
     const at = path.join(this.dir, name);
     if (fs.existsSync(at)) {
       const project = (await this.projectsOf([name])).get(name);
       if (!project || !ours(project)) throw new Error(`${at} is there but is not a volume of this pool (no project of its own); it is left alone`);
-      await this.limit(mountPoint, project.id, limitBytes);
+      await this.limit(device, project.id, limitBytes);
       return projectVolumeIdentity(project.id, name);
     }
-    const id = await this.allocate(mountPoint);
+    const id = await this.allocate(device);
     const making = path.join(this.dir, `${MAKING}${name}`);
     removeEmptyDirectory(making); // left by a try that failed
     fs.mkdirSync(making, 0o755);
@@ -119,7 +179,7 @@ export class ProjectQuotaPool implements PoolBackend {
     } finally {
       fs.closeSync(handle.fd);
     }
-    await this.limit(mountPoint, id, limitBytes);
+    await this.limit(device, id, limitBytes);
     fs.renameSync(making, at);
     return projectVolumeIdentity(id, name);
   }
@@ -143,7 +203,7 @@ export class ProjectQuotaPool implements PoolBackend {
   async resize(identity: string, limitBytes: number): Promise<boolean> {
     const volume = parseProjectVolumeIdentity(identity);
     if (!volume || (await this.projectsOf([volume.name])).get(volume.name)?.id !== volume.id) return false;
-    await this.limit((await mountOf(this.dir)).mountPoint, volume.id, limitBytes);
+    await this.limit(await deviceOf(this.dir), volume.id, limitBytes);
     return true;
   }
 
@@ -155,7 +215,7 @@ export class ProjectQuotaPool implements PoolBackend {
   async destroy(identity: string): Promise<void> {
     const volume = parseProjectVolumeIdentity(identity);
     if (!volume) throw new Error(`"${identity}" is not the identity of a project-quota volume`);
-    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const device = await deviceOf(this.dir);
     const at = path.join(this.dir, volume.name);
     if (fs.existsSync(at)) {
       const handle = openDirectory(at);
@@ -169,38 +229,45 @@ export class ProjectQuotaPool implements PoolBackend {
       }
       fs.rmdirSync(at);
     }
-    await this.limit(mountPoint, volume.id, 0);
+    await this.limit(device, volume.id, 0);
   }
 
   private requireFilesystem(): void {
     if (fs.statfsSync(this.dir).type !== MAGIC[this.filesystem]) throw new Error(`${this.dir} is not on an ${this.filesystem} filesystem; this pool needs one`);
   }
 
-  /** The mount point of the pool's filesystem, when project quotas are counted and enforced on it; else throws, saying how to turn them on. */
+  /** The device of the pool's filesystem, when project quotas are counted and enforced on it; else throws, saying how to turn them on. */
   private async requireQuotas(): Promise<string> {
     this.requireFilesystem();
-    const mountPoint = (await mountOf(this.dir)).mountPoint;
-    const off = await this.quotasOff(mountPoint);
+    const device = await deviceOf(this.dir);
+    const off = await this.quotasOff(device);
     if (off) throw new Error(off);
-    return mountPoint;
+    return device;
   }
 
-  /** Why project quotas do not hold on the pool's filesystem now, or undefined when they do. */
-  private async quotasOff(mountPoint: string): Promise<string | undefined> {
-    const state = await xfsQuota(mountPoint, 'state -p');
+  /** Why project quotas do not hold on the pool's filesystem now, in what xfs_quota said of it, or undefined when they do. */
+  private async quotasOff(device: string): Promise<string | undefined> {
+    const state = await xfsQuota(device, 'state -p');
+    const mountPoint = (await mountOf(this.dir)).mountPoint;
+    const accounting = /Accounting: (ON|OFF)/.exec(state)?.[1];
+    const enforcement = /Enforcement: (ON|OFF)/.exec(state)?.[1];
     const how = this.filesystem === 'xfs'
       ? 'mount it with the prjquota option'
       : 'make it with project quotas ("mkfs.ext4 -O quota,project", or "tune2fs -O quota,project" unmounted) and mount it with prjquota';
-    if (!/Accounting: ON/.test(state)) return `project quotas are off on the filesystem of ${this.dir}, so no volume made there could be limited: ${how}`;
-    if (!/Enforcement: ON/.test(state)) {
-      return `project quotas on the filesystem of ${this.dir} are counted but not enforced, so no volume's limit holds now; nothing is provisioned until `
-        + `they are (${this.filesystem === 'xfs' ? `"xfs_quota -x -c 'enable -p' ${mountPoint}"` : `"quotaon -P ${mountPoint}"`})`;
+    if (accounting === undefined) {
+      return `xfs_quota says nothing of project quotas on ${device} (the filesystem of ${this.dir}, mounted at ${mountPoint}): they are off there, `
+        + `or the filesystem has no project quota support; no volume made there could be limited: ${how}`;
+    }
+    if (accounting === 'OFF') return `xfs_quota says project quota accounting is OFF on ${device} (the filesystem of ${this.dir}), so no volume made there could be limited: ${how}`;
+    if (enforcement !== 'ON') {
+      return `xfs_quota says project quotas on ${device} (the filesystem of ${this.dir}) are counted but not enforced, so no volume's limit holds now; `
+        + `nothing is provisioned until they are (${this.filesystem === 'xfs' ? `"xfs_quota -x -c 'enable -p' ${mountPoint}"` : `"quotaon -P ${mountPoint}"`})`;
     }
     return undefined;
   }
 
-  private async look(mountPoint: string): Promise<Omit<PoolState, 'escapes'>> {
-    const [report, projects] = await Promise.all([this.report(mountPoint), this.names().then((names) => this.projectsOf(names))]);
+  private async look(device: string): Promise<Omit<PoolState, 'escapes'>> {
+    const [report, projects] = await Promise.all([this.report(device), this.names().then((names) => this.projectsOf(names))]);
     const volumes = new Map<string, PoolVolumeUsage>();
     for (const [name, project] of projects) {
       if (!ours(project)) continue;
@@ -216,8 +283,8 @@ export class ProjectQuotaPool implements PoolBackend {
   }
 
   /** The lowest free ID: none an inode carries (the report counts it), none a recorded volume has. */
-  private async allocate(mountPoint: string): Promise<number> {
-    const taken = new Set([...await this.report(mountPoint)].filter(([, q]) => q.inodes > 0).map(([id]) => id));
+  private async allocate(device: string): Promise<number> {
+    const taken = new Set([...await this.report(device)].filter(([, q]) => q.inodes > 0).map(([id]) => id));
     for (const identity of this.recorded()) {
       const volume = parseProjectVolumeIdentity(identity);
       if (volume) taken.add(volume.id);
@@ -231,14 +298,14 @@ export class ProjectQuotaPool implements PoolBackend {
    * inodes in proportion (ext4 has a fixed number: empty files would exhaust them for
    * everyone). 0 lifts both.
    */
-  private async limit(mountPoint: string, id: number, limitBytes: number): Promise<void> {
+  private async limit(device: string, id: number, limitBytes: number): Promise<void> {
     const st = fs.statfsSync(this.dir);
     const inodes = limitBytes === 0 ? 0 : Math.max(64, Math.ceil(st.files * (limitBytes / (st.blocks * st.bsize))));
-    await xfsQuota(mountPoint, `limit -p bhard=${limitBytes} ihard=${inodes} ${id}`);
+    await xfsQuota(device, `limit -p bhard=${limitBytes} ihard=${inodes} ${id}`);
   }
 
-  private async report(mountPoint: string): Promise<Map<number, ProjectQuota>> {
-    return parseQuotaReport(await xfsQuota(mountPoint, 'report -p -b -i -n -N'));
+  private async report(device: string): Promise<Map<number, ProjectQuota>> {
+    return parseQuotaReport(await xfsQuota(device, 'report -p -b -i -n -N'));
   }
 
   /** The project of each named directory in the pool that has one (one lsattr for them all). */
@@ -318,10 +385,9 @@ async function projectOf(at: string): Promise<DirectoryProject> {
 }
 
 /**
- * xfs_quota in expert mode, foreign-filesystem mode on (ext4 too), on the mount point
- * (it finds the filesystem's device by it: the device must be in this process's /dev).
- * It exits 0 on most errors, so anything on stderr fails.
+ * xfs_quota in expert mode, foreign-filesystem mode on (ext4 too), on the filesystem's
+ * device (see the header). It exits 0 on most errors, so anything on stderr fails.
  */
-function xfsQuota(mountPoint: string, command: string): Promise<string> {
-  return run('xfs_quota', ['-f', '-x', '-c', command, mountPoint], { stderrIsFailure: true });
+function xfsQuota(device: string, command: string): Promise<string> {
+  return run('xfs_quota', ['-f', '-x', '-c', command, device], { stderrIsFailure: true });
 }
