@@ -26,3 +26,21 @@ export const NODE_CLEANUP_LEASE = 'local-volume-provisioner-node-cleanup';
  * objects. A CSIDriver's name: no "/", at most 63 characters.
  */
 export const POOL_PROVISIONER = 'pool.local-volume-provisioner.io';
+
+/**
+ * Ours, on a claim of a pool class: the node the scheduler put it on, copied from its
+ * `volume.kubernetes.io/selected-node` annotation by the construct's claim routing (a
+ * MutatingAdmissionPolicy), so that each node's agent lists and watches only its own
+ * claims. A node name longer than a label value may be (63) gives POOL_CLAIM_LONG_NODE:
+ * those nodes' agents watch that value and keep their own claims by the annotation.
+ */
+export const POOL_CLAIM_NODE_LABEL = 'local.storage.k8s.io/selected-node';
+export const POOL_CLAIM_LONG_NODE = 'long-node-name';
+
+/** The value of POOL_CLAIM_NODE_LABEL a claim put on `nodeName` carries. */
+export function poolClaimNodeLabelValue(nodeName: string): string {
+  return nodeName.length <= 63 ? nodeName : POOL_CLAIM_LONG_NODE;
+}
+
+/** The Lease whose holder labels the claims made before the claim routing was installed (one agent, not every node). */
+export const CLAIM_ROUTING_LEASE = 'local-volume-provisioner-claim-routing';

@@ -2,6 +2,7 @@ import { ApiObject, Chart, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { claimGuardObjects } from './claim-guard';
+import { claimRoutingObjects } from './claim-routing';
 import { dashboardJson } from './dashboard';
 import { alertGroups, formatPrometheusDuration, PrometheusRule, ServiceMonitor } from './monitoring';
 import { POOL_PROVISIONER } from '../config';
@@ -109,6 +110,9 @@ export class LocalVolumeProvisioner extends Construct {
 
     if (r.claimGuard) {
       for (const obj of claimGuardObjects(this, r.claimGuard, labels)) this.clusterScoped(obj);
+    }
+    if (r.claimRouting) {
+      for (const obj of claimRoutingObjects(this, r.claimRouting, labels)) this.clusterScoped(obj);
     }
 
     if (r.rbac.features.pools) {

@@ -271,6 +271,14 @@ export function alertGroups(r: ResolvedProps): RuleGroup[] {
       `${pod} finds the claim guard (an admission policy) missing, not Deny, or unreadable: while an agent is down, a Released PV whose claimRef an`
       + ' administrator clears can be bound by another claim with its last tenant\'s data. The ClaimGuardInactive Event on its Node says why.'));
   }
+  // Only where the construct installs the routing (a pool class, claimRouting not off).
+  if (r.claimRouting) {
+    rules.push(alert('LocalVolumeProvisionerClaimRoutingInactive', 'warning',
+      `local_volume_provisioner_claim_routing_active{${sel}} == 0`, '15m',
+      'The claim routing is not in force: agents watch every claim of the cluster.',
+      `${pod} finds the claim routing (an admission policy) missing or unreadable, and lists and watches every claim of the cluster: each claim written`
+      + ' anywhere is sent to every node\'s agent. The ClaimRoutingInactive Event on its Node says why.'));
+  }
   const expected = Object.entries(r.directory?.expectedVolumesPerNode ?? {});
   if (expected.length > 0) {
     rules.push(alert('LocalVolumeProvisionerNodeWithoutVolumes', 'warning',

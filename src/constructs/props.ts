@@ -606,6 +606,18 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly claimGuard?: boolean;
   /**
+   * The claim routing, where a pool class is configured: a MutatingAdmissionPolicy
+   * (Kubernetes 1.36 or later) with which the API server labels each claim of a pool class
+   * with the node the scheduler put it on, so that each node's agent lists and watches
+   * only its own claims: a claim written anywhere costs the other nodes nothing. The
+   * agents check it is in force and, where it is not, watch every claim of the cluster as
+   * before, saying so (metric `local_volume_provisioner_claim_routing_active`). One agent
+   * at a time labels the claims made before it was installed. Turn it off only for a
+   * cluster that has no MutatingAdmissionPolicy API.
+   * @default true
+   */
+  readonly claimRouting?: boolean;
+  /**
    * Create the ClusterRole, Role and bindings (Helm `rbac.create`).
    * @default true
    */

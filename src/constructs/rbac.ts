@@ -1,5 +1,5 @@
 import { RbacFeatures } from './resolve';
-import { NODE_CLEANUP_LEASE } from '../config';
+import { CLAIM_ROUTING_LEASE, NODE_CLEANUP_LEASE } from '../config';
 
 /**
  * Least-privilege RBAC rules, derived from the features that are on: exactly the
@@ -51,17 +51,32 @@ export function agentRules(f: RbacFeatures): RoleRules {
         verbs: ['get'],
         resourceNames: [f.claimGuard],
       }] : []),
+      // The claim routing, read by name: each agent checks it is in force, and watches every claim where it is not.
+      ...(f.claimRouting ? [{
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'],
+        verbs: ['get'],
+        resourceNames: [f.claimRouting],
+      }] : []),
       // core/v1 Events (what `kubectl describe` shows), created and then counted up by patch.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      // Pool classes: every claim is listed and watched (the scheduler may put one of any namespace on this node),
-      // and a claim that no longer fits is given back to the scheduler by patching off its selected-node annotation.
+      // Pool classes: the claims put on its node are listed and watched (every claim, where the claim routing is not
+      // in force: the scheduler may put one of any namespace on this node); the claim a volume was made for is read by
+      // name before a volume with no PV is taken for a stray; a claim that no longer fits is given back to the
+      // scheduler by patching off its selected-node annotation, and one made before the claim routing is labelled.
       ...(f.pools ? [
-        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'patch'] },
+        { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch'] },
         // A resized pool volume: the claim's status says its new capacity, as a resizer writes it.
         { apiGroups: [''], resources: ['persistentvolumeclaims/status'], verbs: ['patch'] },
       ] : []),
     ],
     namespaced: [
+      // The claim routing: one agent at a time labels the claims made before it was installed (leader election:
+      // the Lease is created once, then read and renewed by name only).
+      ...(f.claimRouting ? [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [CLAIM_ROUTING_LEASE] },
+      ] : []),
       // Pool classes: each node's CSIStorageCapacity objects, read by name, made, updated as the pool fills and
       // empties, and deleted with a pool class; listed (by the node's label) once at start, for those a run left.
       ...(f.pools ? [{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], verbs: ['get', 'list', 'create', 'update', 'delete'] }] : []),

@@ -49,6 +49,8 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       `--config-dir=${CONFIG_MOUNT_PATH}`,
       `--state-dir=${rt.stateDirectory}`,
       ...claimGuardFlag(r),
+      // Pool classes are the directory dialect's: only its agent reads claims.
+      ...r.claimRouting ? [`--claim-routing=${r.claimRouting.name}`] : [],
       ...commonFlags(r),
     ],
     env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],

@@ -3,6 +3,7 @@ import {
 } from '@kubernetes/client-node';
 import { DEFAULTS, DEVICES } from './stacks';
 import { Manifest, synth } from './support';
+import { CLAIM_ROUTING_LEASE } from '../../src/config';
 import { PoolBackend } from '../../src/constructs';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
@@ -31,6 +32,7 @@ const AGENT = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner`;
 const NODE_CLEANUP = `system:serviceaccount:${NAMESPACE}:local-volume-provisioner-node-cleanup`;
 const LEASE = 'local-volume-provisioner-node-cleanup';
 const GUARD = 'local-volume-provisioner-claim-guard';
+const ROUTING = 'local-volume-provisioner-claim-routing';
 
 /** Every feature that adds a rule. */
 const ALL_FEATURES = synth({
@@ -251,6 +253,23 @@ const CASES: Case[] = [
   // The claim guard, read by name: a missing one answers 404 (the agent's verdict), a forbidden read 403.
   { role: A, verb: 'get', resource: 'validatingadmissionpolicies', user: AGENT, call: (api) => api.getValidatingAdmissionPolicy(GUARD) },
   { role: A, verb: 'get', resource: 'validatingadmissionpolicybindings', user: AGENT, call: (api) => api.getValidatingAdmissionPolicyBinding(GUARD) },
+  // The claim routing, read by name as the guard is.
+  { role: A, verb: 'get', resource: 'mutatingadmissionpolicies', user: AGENT, call: (api) => api.getMutatingAdmissionPolicy(ROUTING) },
+  { role: A, verb: 'get', resource: 'mutatingadmissionpolicybindings', user: AGENT, call: (api) => api.getMutatingAdmissionPolicyBinding(ROUTING) },
+  // The Lease on which one agent at a time labels the claims made before the routing (claim-backfill.ts).
+  { role: A, verb: 'create', resource: 'leases', user: AGENT, call: async (api) => expectLeads(await routingLeader(api).tryAcquireOrRenew()) },
+  { role: A, verb: 'get', resource: 'leases', user: AGENT, call: async (api) => expectLeads(await routingLeader(api).tryAcquireOrRenew()) },
+  {
+    role: A,
+    verb: 'update',
+    resource: 'leases',
+    user: AGENT,
+    call: async (api) => {
+      const e = routingLeader(api);
+      await e.tryAcquireOrRenew();
+      expectLeads(await e.tryAcquireOrRenew());
+    },
+  },
   { role: A, verb: 'create', resource: 'events', user: AGENT, call: (api) => api.createEvent('default', EVENT) },
   { role: A, verb: 'patch', resource: 'events', user: AGENT, given: [EVENT], call: (api) => api.patchEvent('default', 'local-pv-1.1', { count: 2 }) },
   { role: A, verb: 'list', resource: 'configmaps', user: AGENT, call: (api) => api.listConfigMaps(NAMESPACE, {}) },
@@ -273,6 +292,8 @@ const CASES: Case[] = [
   { role: A, verb: 'delete', resource: 'jobs', user: AGENT, given: [JOB], call: (api) => api.deleteJob(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'list', resource: 'pods', user: AGENT, call: (api) => api.listJobPods(NAMESPACE, 'cleanup-local-pv-1') },
   { role: A, verb: 'list', resource: 'persistentvolumeclaims', user: AGENT, call: (api) => api.listPersistentVolumeClaims({}) },
+  // The claim a pool volume was made for, read before the volume is taken for a stray.
+  { role: A, verb: 'get', resource: 'persistentvolumeclaims', user: AGENT, given: [CLAIM], call: (api) => api.getPersistentVolumeClaim('default', 'data-db-0') },
   {
     role: A,
     verb: 'watch',
@@ -376,6 +397,9 @@ const CASES: Case[] = [
 function leader(api: KubeApi): LeaderElector {
   return new LeaderElector(api, { namespace: NAMESPACE, name: LEASE, identity: 'node-cleanup-0' });
 }
+function routingLeader(api: KubeApi): LeaderElector {
+  return new LeaderElector(api, { namespace: NAMESPACE, name: CLAIM_ROUTING_LEASE, identity: 'node-1' });
+}
 function expectLeads(leads: boolean): void {
   // tryAcquireOrRenew never throws; make a lost election a failed call.
   if (!leads) throw new Error('not elected');
@@ -383,7 +407,8 @@ function expectLeads(leads: boolean): void {
 
 /** Every object a case may make, removed after it (finalizers first) so the next case starts from the same cluster. */
 const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP, CAPACITY,
-  { ...PV, metadata: { name: 'local-pv-bound' } }, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: NAMESPACE } }];
+  { ...PV, metadata: { name: 'local-pv-bound' } }, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: NAMESPACE } },
+  { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: CLAIM_ROUTING_LEASE, namespace: NAMESPACE } }];
 
 afterEach(async () => {
   for (const m of MADE) {
@@ -436,7 +461,7 @@ test('the node-cleanup Role reads and renews only its own Lease', async () => {
   expect(server.denials(user).map((d) => `${d.verb} ${d.resource}/${d.name}`)).toContain('get leases/someone-elses-lease');
 });
 
-test('the agent cannot delete claims or touch Leases, which only node cleanup needs', async () => {
+test('the agent cannot delete claims or touch node cleanup\'s Lease', async () => {
   const user = (await grant())(AGENT);
   const api = new KubeApi(await server.kubeConfigOf(user), { maxAttempts: 1 });
   await api.deletePersistentVolumeClaim('default', 'data-db-0', 'uid').catch(() => undefined);

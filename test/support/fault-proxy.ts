@@ -86,6 +86,26 @@ export interface Count {
   bytes: number;
 }
 
+/** A count whose every addition goes to both `a` and `b` (a request's verb and resource, and its label selector). */
+function both(a: Count, b: Count): Count {
+  return {
+    get requests() {
+      return a.requests;
+    },
+    set requests(n: number) {
+      b.requests += n - a.requests;
+      a.requests = n;
+    },
+    get bytes() {
+      return a.bytes;
+    },
+    set bytes(n: number) {
+      b.bytes += n - a.bytes;
+      a.bytes = n;
+    },
+  };
+}
+
 /** A request's verb and resource, as the apiserver's RequestInfo resolves them. */
 export function requestInfo(method: string, url: string): { verb: string; resource: string } {
   const { pathname, searchParams } = new URL(url, 'https://proxy');
@@ -189,6 +209,8 @@ export class FaultProxy {
   /** After compact(): a watch from a resourceVersion older than this one is answered 410 Expired. */
   private compactedAt?: bigint;
   private readonly counts = new Map<string, Count>();
+  /** The same, of the requests that name a label selector, keyed `verb resource selector` (one agent's watch among several). */
+  private readonly selectorCounts = new Map<string, Count>();
   private readonly seen: SeenRequest[] = [];
 
   private constructor(private readonly upstream: string, private readonly tls: { caFile: string; certFile: string; keyFile: string },
@@ -311,6 +333,7 @@ export class FaultProxy {
     this.clear();
     this.compactedAt = undefined;
     this.counts.clear();
+    this.selectorCounts.clear();
     this.seen.length = 0;
   }
 
@@ -320,12 +343,14 @@ export class FaultProxy {
     return c ? { ...c } : { requests: 0, bytes: 0 };
   }
 
-  /** The sum over every verb and resource matching the filter (counts are not kept by labelSelector: see requests()). */
+  /** The sum over every verb and resource matching the filter; with a labelSelector, of the requests that named it only. */
   total(filter: RequestMatch = {}): Count {
     const out = { requests: 0, bytes: 0 };
-    for (const [key, c] of this.counts) {
-      const [verb, resource] = key.split(' ');
+    const counts = filter.labelSelector === undefined ? this.counts : this.selectorCounts;
+    for (const [key, c] of counts) {
+      const [verb, resource, ...selector] = key.split(' ');
       if (!matches({ verb: filter.verb, resource: filter.resource }, verb, resource)) continue;
+      if (filter.labelSelector !== undefined && selector.join(' ') !== filter.labelSelector) continue;
       out.requests += c.requests;
       out.bytes += c.bytes;
     }
@@ -365,6 +390,13 @@ export class FaultProxy {
   async stop(): Promise<void> {
     await this.sever();
     this.agent.destroy();
+  }
+
+  private selectorSlot(verb: string, resource: string, labelSelector: string): Count {
+    const key = `${verb} ${resource} ${labelSelector}`;
+    let c = this.selectorCounts.get(key);
+    if (!c) this.selectorCounts.set(key, (c = { requests: 0, bytes: 0 }));
+    return c;
   }
 
   private slot(verb: string, resource: string): Count {
@@ -426,7 +458,9 @@ export class FaultProxy {
   private async handle(req: Request, res: Response): Promise<void> {
     const { verb, resource } = requestInfo(req.method ?? 'GET', req.url ?? '/');
     const labelSelector = new URL(req.url ?? '/', 'https://proxy').searchParams.get('labelSelector') ?? undefined;
-    const count = this.slot(verb, resource);
+    const count = labelSelector === undefined
+      ? this.slot(verb, resource)
+      : both(this.slot(verb, resource), this.selectorSlot(verb, resource, labelSelector));
     count.requests++;
     this.seen.push({ at: performance.now(), verb, resource, labelSelector });
     if (this.seen.length > SEEN_KEPT) this.seen.splice(0, this.seen.length - SEEN_KEPT);

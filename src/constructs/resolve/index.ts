@@ -16,6 +16,7 @@ import {
 } from '../prop-issues';
 import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel } from '../props';
 import { ResolvedClaimGuard, resolveClaimGuard } from './claim-guard';
+import { ResolvedClaimRouting, resolveClaimRouting } from './claim-routing';
 import { DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
 import { ResolvedDeviceDialect, resolveDeviceDialect } from './device-dialect';
 import { ResolvedDirectoryDialect, resolveDirectoryDialect } from './directory-dialect';
@@ -28,6 +29,7 @@ import { intOrString, optionalDuration, quantity } from './values';
 
 export * from './constants';
 export type { ResolvedClaimGuard } from './claim-guard';
+export type { ResolvedClaimRouting } from './claim-routing';
 export type { ResolvedDeviceDialect, ResolvedDeviceSpec } from './device-dialect';
 export type { ResolvedDirectoryDialect } from './directory-dialect';
 export type { ResolvedGrafanaDashboard, ResolvedMetrics, ResolvedPrometheusRule, ResolvedServiceMonitor } from './metrics';
@@ -49,6 +51,8 @@ export interface ResolvedProps {
   readonly nodeCleanup?: ResolvedNodeCleanup;
   /** The admission policy that keeps a used volume's PV from being bound again, even while no agent runs. */
   readonly claimGuard?: ResolvedClaimGuard;
+  /** The admission policy that labels each pool class's claim with its node, so each agent watches only its own. */
+  readonly claimRouting?: ResolvedClaimRouting;
   readonly rbac: ResolvedRbac;
   readonly serviceAccount: ResolvedServiceAccount;
   readonly runtime: ResolvedRuntime;
@@ -66,6 +70,8 @@ export interface RbacFeatures {
   readonly pools: boolean;
   /** The claim guard's name, which the agents read to check it is in force. */
   readonly claimGuard?: string;
+  /** The claim routing's name, which the agents read to check it is in force. */
+  readonly claimRouting?: string;
 }
 
 export interface ResolvedRbac {
@@ -145,6 +151,8 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   const claimGuard = resolveClaimGuard(props, name, classStorage,
     [...classes.map((c) => c.hostDir), ...(devices?.specs ?? []).map((s) => s.config.deviceDir)],
     [`system:serviceaccount:${namespace}:${serviceAccountName}`]);
+  const poolClasses = Object.entries(directory?.config.storageClassMap ?? {}).filter(([, c]) => c.pool !== undefined).map(([className]) => className);
+  const claimRouting = resolveClaimRouting(props, name, poolClasses);
   // An lvm-thin class runs the host's LVM in PID 1's namespaces and reaches its volumes through the host's /dev.
   if (classes.some((c) => c.pool === 'lvm-thin')) {
     if (props.hostPid === false) issues.add('hostPid', 'must be true with an lvm-thin pool class: the agent runs the host\'s LVM in its namespaces');
@@ -164,6 +172,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
     storageClasses: classStorage,
     nodeCleanup,
     claimGuard,
+    claimRouting,
     rbac: {
       create: props.createRbac ?? true,
       extraRules: props.extraRbacRules ?? [],
@@ -174,6 +183,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
         removeNodeNotReadyTaint: removeTaint,
         pools: classes.some((c) => c.pool !== undefined),
         claimGuard: claimGuard?.name,
+        claimRouting: claimRouting?.name,
       },
     },
     serviceAccount: { create: createServiceAccount, name: serviceAccountName },

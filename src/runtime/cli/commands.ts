@@ -59,6 +59,16 @@ const CLAIM_GUARD_FLAG: FlagSpec = {
     + 'checked at start and every 5 minutes. Unset: none is known, and the agent says so.',
 };
 
+/** The claim routing (an admission policy the construct installs where a pool class is), which the directory agent checks is in force. */
+const CLAIM_ROUTING_FLAG: FlagSpec = {
+  name: 'claim-routing',
+  type: 'string',
+  env: 'LVP_CLAIM_ROUTING',
+  default: '',
+  help: 'Name of the MutatingAdmissionPolicy (and its binding) that labels each pool class\'s claim with its node, so that the agent watches only '
+    + 'its own node\'s claims; checked at start and every 5 minutes. Unset, or not in force: every claim of the cluster is watched.',
+};
+
 /** Ours, read by both dialects' agents alike: they tell neither dialect. */
 const AGENT_FLAGS: FlagSpec[] = [STATE_DIR_FLAG, CLAIM_GUARD_FLAG];
 
@@ -72,6 +82,7 @@ const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'namespace', type: 'string', env: 'MY_NAMESPACE', default: 'default', help: 'Namespace for cleanup Jobs and Events.' },
   { name: 'job-container-image', type: 'string', env: 'JOB_CONTAINER_IMAGE', default: '', help: 'Image of cleanup Jobs (useJobForCleaning).' },
   ...AGENT_FLAGS,
+  CLAIM_ROUTING_FLAG,
 ];
 
 const DEVICE_FLAGS: FlagSpec[] = [
@@ -280,6 +291,7 @@ function resolve(
         jobContainerImage: v['job-container-image'] as string,
         stateDir: v['state-dir'] as string,
         claimGuard: v['claim-guard'] as string,
+        claimRouting: v['claim-routing'] as string,
       };
     }
     case 'devices': {

@@ -17,4 +17,6 @@ export interface DirectoryRunOptions extends CommonOptions {
   readonly stateDir: string;
   /** The claim guard's name (controller/claim-guard-check.ts); empty when none is known. */
   readonly claimGuard: string;
+  /** The claim routing's name (controller/claim-routing.ts); empty when none is known: every claim is watched. */
+  readonly claimRouting: string;
 }

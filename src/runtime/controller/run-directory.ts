@@ -6,7 +6,7 @@
  * period and on every change seen in a discovery directory, the mount table or
  * this node's PVs.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
@@ -28,12 +28,12 @@ import { isForbidden } from '../kube/errors';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { removeNodeTaint } from '../kube/node-taint';
 import { NodePvCache } from '../kube/pv-cache';
-import { Reflector } from '../kube/reflector';
 import { StorageClassCache } from '../kube/storage-class-cache';
-import { fromWire } from '../kube/wire';
 import { Agent, startAgent } from '../lifecycle/agent';
 import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
+import { ClaimBackfill } from '../pool/claim-backfill';
+import { PoolClaims } from '../pool/pool-claims';
 import { PoolController } from '../pool/pool-controller';
 import { claimConcernsNode, discoveredClassesOf, poolClassesOf, reboundPoolVolumes } from '../pool/pool-decisions';
 import { PoolRecord } from '../pool/pool-record';
@@ -111,23 +111,6 @@ function reportApplied(agent: Agent, events: EventRecorder, nodeName: string, ap
   }
 }
 
-/**
- * Every claim of the cluster: the scheduler may put a pool class's claim of any namespace
- * on this node. Where RBAC forbids them (a Helm chart's roles, with a pool class added),
- * its start does not wait: the passes go on for the other classes, and the pools make no
- * volume and remove no stray until the claims can be read (PoolController asks usable()).
- */
-function claimsOfAllNamespaces(api: KubeApi, logger: Logger): Reflector<V1PersistentVolumeClaim> {
-  return new Reflector<V1PersistentVolumeClaim>(api, {
-    resource: 'persistentvolumeclaims',
-    watchPath: '/api/v1/persistentvolumeclaims',
-    list: (page, callOptions) => api.listPersistentVolumeClaims(page, callOptions),
-    fromWire: (raw) => fromWire<V1PersistentVolumeClaim>(raw, 'V1PersistentVolumeClaim'),
-    readsWithoutWatch: { whileForbidden: 'pool classes make no volume for a claim and remove no stray volume' },
-    logger,
-  });
-}
-
 /** The node's startup taint, removed after a pass once the configuration asks for it (upstream's removeNodeNotReadyTaint). */
 class StartupTaint {
   private removed = false;
@@ -198,8 +181,12 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     jobContainerImage: options.jobContainerImage,
   });
   // Pool classes' claims are watched once a pool class is configured: the watch costs requests, and RBAC a Helm chart lacks.
-  const claims = claimsOfAllNamespaces(api, logger);
-  const claimWatch = new OnDemand(runners, 'claim watch', claims);
+  const claims = new PoolClaims({ api, events, metrics, logger, nodeName: node.name, routing: options.claimRouting });
+  const poolClassNames = () => Object.keys(poolClassesOf(reloader.current?.storageClassMap ?? {}));
+  const backfill = new ClaimBackfill({ api, logger, namespace: options.namespace, identity: node.name, poolClasses: poolClassNames });
+  claims.onVerdict((verdict) => backfill.routing(verdict.active));
+  // The claims made before the routing: labelled by one agent at a time, only where the routing is known.
+  const claimWatch = new OnDemand(runners, 'claim watch', options.claimRouting === '' ? claims : together(claims, backfill));
   const pools = new PoolController({
     api,
     events,
@@ -208,7 +195,6 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     namespace: options.namespace,
     // A copy that may be stale (the watch forbidden) provisions and resizes nothing.
     claims: () => (claims.usable() ? claims.list() : []),
-    claimsComplete: () => claims.usable(),
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
     record: new PoolRecord(keeper.record),

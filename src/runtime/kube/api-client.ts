@@ -1,7 +1,8 @@
 import type {
   CoreV1Event, KubernetesListObject, KubernetesObject, V1ConfigMap, V1ConfigMapList, V1Job, V1Lease, V1Node, V1NodeList, V1PodList,
   V1CSIStorageCapacity, V1CSIStorageCapacityList, V1PersistentVolume, V1PersistentVolumeClaim, V1PersistentVolumeClaimList, V1PersistentVolumeList,
-  V1SelfSubjectAccessReview, V1StorageClass, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding,
+  V1SelfSubjectAccessReview, V1StorageClass, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding, V1beta1MutatingAdmissionPolicy,
+  V1beta1MutatingAdmissionPolicyBinding,
 } from '@kubernetes/client-node';
 import { isNotFound } from './errors';
 import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './http-transport';
@@ -198,6 +199,13 @@ export class KubeApi {
       { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { metadata: { resourceVersion, annotations } }, contentType: MERGE_PATCH });
   }
 
+  /** Sets (or, null, removes) the claim's labels only if it is still at `resourceVersion`: a JSON merge patch. */
+  patchPersistentVolumeClaimLabels(namespace: string, name: string, resourceVersion: string,
+    labels: Readonly<Record<string, string | null>>): Promise<V1PersistentVolumeClaim> {
+    return this.send({ verb: 'patch', resource: 'persistentvolumeclaims', namespace, name },
+      { method: 'PATCH', path: resourcePath(CORE, 'persistentvolumeclaims', namespace, name), body: { metadata: { resourceVersion, labels } }, contentType: MERGE_PATCH });
+  }
+
   /**
    * Sets the claim's status fields (a resize's outcome) only if it is still at
    * `resourceVersion`: a JSON merge patch of the status subresource, as a resizer writes it.
@@ -306,6 +314,16 @@ export class KubeApi {
   getValidatingAdmissionPolicyBinding(name: string): Promise<V1ValidatingAdmissionPolicyBinding | undefined> {
     return this.read({ verb: 'get', resource: 'validatingadmissionpolicybindings', name },
       resourcePath(ADMISSION, 'validatingadmissionpolicybindings', undefined, name));
+  }
+
+  /** admissionregistration.k8s.io/v1 (Kubernetes 1.36+): client-node's types are of v1beta1, whose fields this client reads are the same. */
+  getMutatingAdmissionPolicy(name: string): Promise<V1beta1MutatingAdmissionPolicy | undefined> {
+    return this.read({ verb: 'get', resource: 'mutatingadmissionpolicies', name }, resourcePath(ADMISSION, 'mutatingadmissionpolicies', undefined, name));
+  }
+
+  getMutatingAdmissionPolicyBinding(name: string): Promise<V1beta1MutatingAdmissionPolicyBinding | undefined> {
+    return this.read({ verb: 'get', resource: 'mutatingadmissionpolicybindings', name },
+      resourcePath(ADMISSION, 'mutatingadmissionpolicybindings', undefined, name));
   }
 
   // Authorization

@@ -285,6 +285,16 @@ export const EventReasons = {
       + 'while no agent runs on a node, an administrator who clears the claimRef of a Released PV of ours lets the next claim be bound to it with its last '
       + 'tenant\'s data (docs/operations.md, guarantee 14)',
   },
+  ClaimRoutingInactive: {
+    reason: 'ClaimRoutingInactive',
+    type: 'Warning',
+    regarding: 'Node',
+    meaning: 'The claim routing, the admission policy that labels each pool class\'s claim with its node, is not in force (not configured, deleted, '
+      + 'unreadable under this RBAC, a cluster older than 1.36): the agent lists and watches every claim of the cluster, whose every write is sent to it, '
+      + 'instead of its own node\'s; said at start and on each change.',
+    example: 'the claim routing, MutatingAdmissionPolicy "local-volume-provisioner-claim-routing", does not exist (deleted, or a cluster older than Kubernetes '
+      + '1.36); so this agent lists and watches every claim of the cluster, and each claim written anywhere is sent to it (docs/operations.md, "Claims at scale")',
+  },
   // Pools: volumes made for claims from a node's own storage.
   PoolVolumeProvisioned: {
     reason: 'PoolVolumeProvisioned',

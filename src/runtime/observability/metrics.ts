@@ -214,6 +214,9 @@ export class ProvisionerMetrics {
     'Whether the volume record is in a directory that was there at start (1: a host directory the DaemonSet mounts); 0: it is lost when the pod is replaced.', []);
   private readonly claimGuardActive = this.gauge(`${PREFIX}claim_guard_active`,
     'Whether the claim guard is in force (1): the admission policy that keeps a used volume\'s PV from being bound again while no agent runs; 0: not configured, missing, not Deny, or unreadable.', []);
+  private readonly claimRoutingActive = this.gauge(`${PREFIX}claim_routing_active`,
+    'Pool classes: whether the claim routing is in force (1), the admission policy that labels each claim with its node so that this agent watches only '
+      + 'its own; 0: not configured, missing or unreadable, and every claim of the cluster is watched.', []);
   private readonly volumeRebound = this.gauge(`${PREFIX}volume_rebound`,
     '1 for each PV of this node bound to a claim other than the one whose tenant used its volume, with no clean in between (bound while no agent ran).',
     ['persistentvolume', 'storageclass', 'claim']);
@@ -401,6 +404,10 @@ export class ProvisionerMetrics {
       }
       this.storageClassVolumes.set({ storageclass }, present);
     }
+  }
+
+  setClaimRoutingActive(active: boolean): void {
+    this.claimRoutingActive.set(active ? 1 : 0);
   }
 
   setClaimGuardActive(active: boolean): void {

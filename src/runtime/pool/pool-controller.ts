@@ -17,7 +17,7 @@ import { poolBackend } from './backends';
 import { NodeLvmProbe } from './node-lvm-confinement';
 import {
   ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
-  SELECTED_NODE_ANNOTATION, strayKeeping, strayVolumes,
+  SELECTED_NODE_ANNOTATION, strayKeeping, volumesWithoutPv,
 } from './pool-decisions';
 import { PoolRecord } from './pool-record';
 import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
@@ -44,9 +44,8 @@ export interface PoolControllerDeps {
   readonly metrics: ProvisionerMetrics;
   /** Where the capacity objects live (the agent's namespace). */
   readonly namespace: string;
+  /** The claims the scheduler put on this node (pool-claims.ts); none while they cannot be read. */
   readonly claims: () => readonly V1PersistentVolumeClaim[];
-  /** Whether `claims` holds every claim of the cluster now (listed, and watched since). */
-  readonly claimsComplete: () => boolean;
   readonly pvs: () => readonly V1PersistentVolume[];
   readonly storageClass: (name: string) => Promise<V1StorageClass | undefined>;
   /** The pools' lines in the node's volume record. */
@@ -112,11 +111,7 @@ export class PoolController {
       await this.expand(expansion, runs);
     }
     const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
-    // Only with every claim known: a volume whose claim is merely unseen is never a stray.
-    if (this.deps.claimsComplete()) {
-      const claimUids = new Set(claims.map((c) => c.metadata?.uid ?? ''));
-      for (const run of runs.values()) this.straysKept.set(run.className, await this.removeStrays(run, pvNames, claimUids, node));
-    }
+    for (const run of runs.values()) this.straysKept.set(run.className, await this.removeStrays(run, pvNames, node));
     for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
       await this.provision(decision, runs, node);
     }
@@ -289,6 +284,10 @@ export class PoolController {
     run.available -= decision.sizeBytes;
     await this.attempt(run, 'create', ref, `making ${hostPath} for the claim`, async () => {
       const log = this.deps.logger.child({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, pv: decision.name });
+      // Recorded first, naming the claim: killed at any step from here, the volume is found by it (removeStrays).
+      await this.deps.record.making({
+        className: decision.className, name: decision.name, hostPath, claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, claimUid: claim.metadata?.uid ?? '',
+      });
       const volumeId = await run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode);
       await this.deps.record.made({
         volumeId,
@@ -400,50 +399,90 @@ export class PoolController {
   }
 
   /**
-   * Volumes nothing refers to. One without a line in the record was made and never
-   * recorded (an agent killed between the two; its PV, made after the line, never was):
-   * its class's policy decides, Delete destroys it, by identity, its space given back.
-   * One with a line is never destroyed on the line's word alone: its PV may have gone
-   * while no agent could act on it (deleted with its finalizer stripped, after an
-   * administrator set Retain the record never saw), so it is kept, and said, until an
-   * administrator's `volumes reclaim`. Returns how many this class keeps.
+   * Volumes with no PV. Each is a stray only once the server says the claim its record
+   * line names is gone (a GET: 404, or a claim of another UID under that name), never
+   * because a copy of the claims lacks it; while the claim is there, its volume is being
+   * made, and the next provisioning finishes it. A volume no line names a claim of (an
+   * administrator's, or left by an agent older than the line written before a volume is
+   * made) is kept and said: whose it is cannot be shown. A stray made under its making
+   * line only (its claim gone before its own line and its PV) follows its class's policy:
+   * Delete destroys it, by identity, its space given back. One with its own line is never
+   * destroyed on the line's word alone: its PV may have gone while no agent could act on it
+   * (deleted with its finalizer stripped, after an administrator set Retain the record
+   * never saw), so it is kept, and said, until an administrator's `volumes reclaim`.
+   * Returns how many this class keeps.
    */
-  private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>, node: NodeInfo): Promise<number> {
+  private async removeStrays(run: PoolRun, pvNames: ReadonlySet<string>, node: NodeInfo): Promise<number> {
     if (!run.state) return 0;
-    const strays = strayVolumes(await run.backend.names(), pvNames, claimUids);
-    if (strays.length === 0) return 0;
+    const names = await run.backend.names();
+    await this.dropUnmade(run, names);
+    const candidates = volumesWithoutPv(names, pvNames);
+    if (candidates.length === 0) return 0;
     const fields = storageClassFields(run.className, await this.deps.storageClass(run.className));
     let kept = 0;
-    for (const name of strays) {
+    for (const name of candidates) {
       const at = poolVolumeHostPath(run.pool, name);
       await this.attempt(run, 'destroy', nodeReference(node.name), `destroying stray ${at}`, async () => {
         const volumeId = await run.backend.identityAt(name);
         if (volumeId === undefined) return;
         const line = this.deps.record.line(volumeId);
+        const making = this.deps.record.makingLine(run.className, name);
+        const madeFor = line ?? making;
+        if (!madeFor?.claim || madeFor.claimUid === undefined) {
+          kept++;
+          this.keptOnce(node, at, EventReasons.PoolVolumeStrayKept.reason, `${at} has no PV, and no record names the claim it was made for (made by hand, or left `
+            + 'by an older agent killed while making it), so whose it is cannot be shown; it is kept: remove it by hand once you know its data is not wanted');
+          return;
+        }
+        if (await this.claimAlive(madeFor.claim, madeFor.claimUid)) return; // its claim is there: being made, not a stray
         const keep = strayKeeping(line, fields.ok ? fields.reclaimPolicy : undefined);
         if (keep) {
           kept++;
-          if (!this.keptStrays.has(at)) {
-            const whose = keep === 'pv-gone-unseen'
-              ? `its PV ${line?.pvName ?? ''} went while no agent could act on it (deleted with its finalizer stripped), so its data is held, not destroyed on the record's word`
-              : keep === 'retained' ? `its PV's reclaim policy was ${line?.reclaimPolicy}`
-                : `StorageClass "${run.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message})`;
-            this.deps.events.warning(nodeReference(node.name), keep === 'pv-gone-unseen' ? EventReasons.PoolVolumeHeld.reason : EventReasons.PoolVolumeStrayKept.reason,
-              `${at} has no PV and no claim, and ${whose}; it stays until "local-volume-provisioner volumes reclaim ${at}" (in the agent's pod)`);
-            this.keptStrays.add(at);
-          }
+          const whose = keep === 'pv-gone-unseen'
+            ? `its PV ${line?.pvName ?? ''} went while no agent could act on it (deleted with its finalizer stripped), so its data is held, not destroyed on the record's word`
+            : keep === 'retained' ? `its PV's reclaim policy was ${line?.reclaimPolicy}`
+              : `StorageClass "${run.className}" keeps volumes (${fields.ok ? fields.reclaimPolicy : fields.message})`;
+          this.keptOnce(node, at, keep === 'pv-gone-unseen' ? EventReasons.PoolVolumeHeld.reason : EventReasons.PoolVolumeStrayKept.reason,
+            `${at} has no PV and its claim ${madeFor.claim} is gone, and ${whose}; it stays until "local-volume-provisioner volumes reclaim ${at}" (in the agent's pod)`);
           return;
         }
         if (await this.inUse(run, name, at, nodeReference(node.name))) return;
         await run.backend.destroy(volumeId);
         await this.deps.record.destroyed(volumeId);
+        await this.deps.record.notMaking(run.className, name);
         this.keptStrays.delete(at);
         this.deps.logger.info({ path: at, volumeId }, 'stray pool volume destroyed');
         this.deps.events.normal(nodeReference(node.name), EventReasons.PoolVolumeStrayDestroyed.reason,
-          `${at} had no PV and no claim; destroyed ${line?.admin === 'reclaim' ? 'as an administrator said' : 'under the policy Delete'}, its space given back`);
+          `${at} had no PV and its claim ${madeFor.claim} is gone; destroyed ${line?.admin === 'reclaim' ? 'as an administrator said' : 'under the policy Delete'}, `
+          + 'its space given back');
       });
     }
     return kept;
+  }
+
+  /** A kept stray said on the Node, once. */
+  private keptOnce(node: NodeInfo, at: string, reason: string, message: string): void {
+    if (this.keptStrays.has(at)) return;
+    this.deps.events.warning(nodeReference(node.name), reason, message);
+    this.keptStrays.add(at);
+  }
+
+  /** Lines of volumes that were about to be made and never were: dropped once their claim is gone (while it is there, it gets its volume). */
+  private async dropUnmade(run: PoolRun, names: readonly string[]): Promise<void> {
+    for (const line of this.deps.record.makingLines(run.className)) {
+      const name = line.pvName ?? '';
+      if (names.includes(name) || !line.claim || line.claimUid === undefined) continue;
+      if (!await this.claimAlive(line.claim, line.claimUid).catch(() => true)) await this.deps.record.notMaking(run.className, name);
+    }
+  }
+
+  /**
+   * Whether the claim (`namespace/name`) of this UID still exists, asked of the server; a
+   * read that fails throws (the volume is decided on a later pass, never on a guess).
+   */
+  private async claimAlive(claim: string, uid: string): Promise<boolean> {
+    const [namespace, name] = claim.split('/');
+    return (await this.deps.api.getPersistentVolumeClaim(namespace, name))?.metadata?.uid === uid;
   }
 
   /** Whether something still uses the volume (said, once per pass, on `subject`): it is destroyed once nothing does. */

@@ -180,23 +180,26 @@ export function decideExpansions(
 }
 
 /**
- * Volumes in a pool that nothing refers to: named as a pool volume, with no PV of that
- * name and no claim of the UID in the name. A claim deleted after its volume was made and
- * before its PV, or a PV deleted with its finalizer stripped while the agent could not
- * act (its claim gone too), leaves one.
+ * Volumes in a pool with no PV: named as a pool volume, no PV of that name. Each is a
+ * stray only once the server says the claim its record line names is gone
+ * (pool-controller.ts): a claim merely missing from a copy of the claims is never taken
+ * for gone. A claim deleted after its volume was made and before its PV, or a PV deleted
+ * with its finalizer stripped while the agent could not act (its claim gone too),
+ * leaves one.
  */
-export function strayVolumes(entries: readonly string[], pvNames: ReadonlySet<string>, claimUids: ReadonlySet<string>): string[] {
-  return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name) && !claimUids.has(name.slice('pvc-'.length)));
+export function volumesWithoutPv(entries: readonly string[], pvNames: ReadonlySet<string>): string[] {
+  return entries.filter((name) => isPoolVolumeName(name) && !pvNames.has(name));
 }
 
 /**
- * Why a stray volume (strayVolumes) is kept, or undefined when it is destroyed:
+ * Why a stray volume (its claim gone) is kept, or undefined when it is destroyed:
  * - `retained`: its line says its PV's policy kept the data (Retain);
  * - `pv-gone-unseen`: it has a line, so a PV may have been made for it (the line is
  *   written before the PV), and that PV went without the agent destroying the volume
  *   (it removes the line when it does): deleted with its finalizer stripped while no
  *   agent could act, maybe after a change of policy the record never saw;
- * - `class-keeps`: no line (no PV was ever made for it) and its class does not delete.
+ * - `class-keeps`: only the line it was being made under (made, and its claim gone
+ *   before its own line and its PV were) and its class does not delete.
  * An administrator's `volumes reclaim` has it destroyed in every case.
  */
 export type StrayKeeping = 'retained' | 'pv-gone-unseen' | 'class-keeps';

@@ -3,6 +3,10 @@
  * - one per pool class, claiming the whole filesystem (or other storage) its volumes are
  *   made on, so that no static class offers any of it and no second pool class draws on
  *   it: one piece of storage is claimed once, across classes and dialects;
+ * - one per volume about to be made (`pool:making:<class>/<name>`), naming the claim it
+ *   is for, from before the backend makes it until its own line replaces it: a volume
+ *   with no PV is a stray only once the server says that claim is gone, never because a
+ *   copy of the claims lacks it;
  * - one per volume made, from just after it is made until it is destroyed, `dirty`
  *   (a tenant's data) with the claim it was made for and the reclaim policy its PV has
  *   now, so that whatever becomes of its PV, a volume whose data is to be kept (Retain)
@@ -13,10 +17,27 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { extentsOverlap, storageExtent, type VolumeRecord, type VolumeRecordEntry } from '../record';
 
 const POOL_LINE = 'pool:';
+const MAKING_LINE = 'pool:making:';
 
 /** What a volume's line is known by: its backend's identity of it. */
 export function poolLineIdentity(volumeId: string): string {
   return `${POOL_LINE}${volumeId}`;
+}
+
+/** What the line of a volume about to be made is known by: its class and name (its identity is known only once it is made). */
+function makingLineIdentity(className: string, name: string): string {
+  return `${MAKING_LINE}${className}/${name}`;
+}
+
+/** A volume about to be made for a claim. */
+export interface MakingVolume {
+  readonly className: string;
+  /** Its name, `pvc-<claim UID>`. */
+  readonly name: string;
+  readonly hostPath: string;
+  /** `namespace/name` */
+  readonly claim: string;
+  readonly claimUid: string;
 }
 
 export type StorageClaim = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -105,15 +126,57 @@ export class PoolRecord {
   /** The identities of the class's volumes that have lines (what a backend may not hand out again). */
   volumeIds(className: string): string[] {
     return this.record.entries()
-      .filter((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE))
+      .filter((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE) && !e.identity.startsWith(MAKING_LINE))
       .map((e) => e.identity.slice(POOL_LINE.length));
   }
 
-  /** A volume just made for a claim, before its PV is. */
+  /** A volume about to be made for a claim (before the backend makes it): its line names the claim. */
+  async making(v: MakingVolume): Promise<void> {
+    const identity = makingLineIdentity(v.className, v.name);
+    await this.record.update((r) => (r.get(identity)?.claimUid === v.claimUid ? { writes: [], result: undefined } : {
+      writes: [{
+        identity,
+        state: 'dirty',
+        dialect: 'pool',
+        storageClass: v.className,
+        hostPath: v.hostPath,
+        volumeMode: 'Filesystem',
+        pvName: v.name,
+        claim: v.claim,
+        claimUid: v.claimUid,
+        reason: `being made for claim ${v.claim}`,
+        since: this.now().toISOString(),
+      }],
+      result: undefined,
+    }));
+  }
+
+  /** The line of the class's volume of this name about to be made (or made, its own line not written yet), if it has one. */
+  makingLine(className: string, name: string): VolumeRecordEntry | undefined {
+    return this.record.get(makingLineIdentity(className, name));
+  }
+
+  /** The class's lines of volumes about to be made. */
+  makingLines(className: string): VolumeRecordEntry[] {
+    return this.record.entries().filter((e) => e.storageClass === className && e.identity.startsWith(MAKING_LINE));
+  }
+
+  /** A volume about to be made that will not be (its claim gone), or destroyed before its own line was written: its line goes. */
+  async notMaking(className: string, name: string): Promise<void> {
+    const identity = makingLineIdentity(className, name);
+    await this.record.update((r) => ({ writes: r.get(identity) ? [{ remove: identity }] : [], result: undefined }));
+  }
+
+  /** A volume just made for a claim, before its PV is: its own line replaces the one it was being made under. */
   async made(v: MadeVolume): Promise<void> {
-    await this.record.update((r) => (r.get(poolLineIdentity(v.volumeId))
-      ? { writes: [], result: undefined }
-      : { writes: [this.lineOf(v, `made for claim ${v.claim}`)], result: undefined }));
+    const making = makingLineIdentity(v.className, v.pvName);
+    await this.record.update((r) => ({
+      writes: [
+        ...r.get(poolLineIdentity(v.volumeId)) ? [] : [this.lineOf(v, `made for claim ${v.claim}`)],
+        ...r.get(making) ? [{ remove: making }] : [],
+      ],
+      result: undefined,
+    }));
   }
 
   /**

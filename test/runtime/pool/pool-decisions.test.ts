@@ -2,7 +2,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/cl
 import { POOL_PROVISIONER } from '../../../src/config';
 import type { PoolVolumeUsage } from '../../../src/runtime/pool/backend';
 import {
-  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, reboundPoolVolumes, strayKeeping, strayVolumes,
+  claimConcernsNode, decideClaims, decideExpansions, decideRelease, PoolClassConfig, poolVolumeOf, reboundPoolVolumes, strayKeeping, volumesWithoutPv,
 } from '../../../src/runtime/pool/pool-decisions';
 import { availableBytes } from '../../../src/runtime/pool/storage-capacity';
 import type { VolumeRecordEntry } from '../../../src/runtime/record';
@@ -203,19 +203,13 @@ describe('pool volumes bound to another tenant', () => {
   });
 });
 
-describe('stray pool volumes', () => {
-  const stray = '11111111-1111-1111-1111-111111111111';
-  test('a pool volume with no PV of its name and no claim of the UID in its name is a stray', () => {
-    expect(strayVolumes([`pvc-${stray}`], new Set(), new Set())).toEqual([`pvc-${stray}`]);
+describe('pool volumes without a PV', () => {
+  test('are the pool volumes no PV is named as', () => {
+    expect(volumesWithoutPv([`pvc-${UID}`, 'pvc-11111111-1111-1111-1111-111111111111'], new Set([`pvc-${UID}`]))).toEqual(['pvc-11111111-1111-1111-1111-111111111111']);
   });
 
-  test('a volume with its PV, or whose claim still exists (its PV not made yet), is not', () => {
-    expect(strayVolumes([`pvc-${UID}`], new Set([`pvc-${UID}`]), new Set())).toEqual([]);
-    expect(strayVolumes([`pvc-${UID}`], new Set(), new Set([UID]))).toEqual([]);
-  });
-
-  test('nothing that is not named as a pool volume is ever a stray', () => {
-    expect(strayVolumes(['data', 'pvc-1', `pvc-${stray}.old`, 'lost+found'], new Set(), new Set())).toEqual([]);
+  test('nothing that is not named as a pool volume is ever one', () => {
+    expect(volumesWithoutPv(['data', 'pvc-1', `pvc-${UID}.old`, 'lost+found'], new Set())).toEqual([]);
   });
 });
 

@@ -9,6 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { PoolRecord } from '../../../src/runtime/pool/pool-record';
+import { VolumeRecord } from '../../../src/runtime/record';
 import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 import { parseQuantity } from '../../../src/runtime/volume';
 import { AgentProcess } from '../../support/agent-process';
@@ -227,13 +229,30 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
       .some((e) => e.reason === 'VolumeWithdrawn' && e.involvedObject.name === pvName), 'a VolumeWithdrawn Event on the PV', 30_000);
   });
 
-  test('a volume with no PV and no claim (its claim deleted before its PV was made) is destroyed under policy Delete', async () => {
-    const stray = path.join(poolDir.get('pool-small')!, 'pvc-11111111-2222-3333-4444-555555555555');
+  test('a volume with no PV whose claim the server says is gone (deleted before its PV was made) is destroyed under policy Delete', async () => {
+    const name = 'pvc-11111111-2222-3333-4444-555555555555';
+    const stray = path.join(poolDir.get('pool-small')!, name);
+    // What an agent killed between making a volume and recording it leaves: the line it was being made under, naming its claim.
+    await new PoolRecord(VolumeRecord.open(stateDirs.get('pool-small')!).record).making({
+      className: CLASS, name, hostPath: stray, claim: `${APP}/gone`, claimUid: '11111111-2222-3333-4444-555555555555',
+    });
     spawnSync('btrfs', ['subvolume', 'create', stray], { encoding: 'utf8' });
     fs.writeFileSync(path.join(stray, 'data'), 'written by nobody who can still claim it');
     await eventually(async () => !fs.existsSync(stray), `the stray volume is destroyed (logs:\n${logs()})`, 60_000);
     await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
-      .some((e) => e.reason === 'PoolVolumeStrayDestroyed' && e.message?.includes(stray)), 'a PoolVolumeStrayDestroyed Event on the Node', 30_000);
+      .some((e) => e.reason === 'PoolVolumeStrayDestroyed' && e.message?.includes(stray) && e.message?.includes(`${APP}/gone is gone`)),
+    'a PoolVolumeStrayDestroyed Event on the Node', 30_000);
+  });
+
+  test('a volume with no PV that no record names a claim of (made by hand) is kept, and said: whose it is cannot be shown', async () => {
+    const stray = path.join(poolDir.get('pool-small')!, 'pvc-66666666-7777-8888-9999-000000000000');
+    spawnSync('btrfs', ['subvolume', 'create', stray], { encoding: 'utf8' });
+    fs.writeFileSync(path.join(stray, 'data'), 'someone\'s');
+    await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
+      .some((e) => e.reason === 'PoolVolumeStrayKept' && e.message?.includes(stray) && e.message?.includes('no record names the claim')),
+    `PoolVolumeStrayKept names it (logs:\n${logs()})`, 60_000);
+    expect(fs.readFileSync(path.join(stray, 'data'), 'utf8')).toBe('someone\'s');
+    spawnSync('btrfs', ['subvolume', 'delete', stray]);
   });
 
   test('a deleted claim\'s volume is destroyed, its PV goes, and the capacity object gives the space back', async () => {
