@@ -95,10 +95,10 @@ export class BenchCluster {
 
   /**
    * The bundled bin's `run` with one Filesystem class over `dir` (or the classes given), the bin's
-   * default flags and `nodeOptions` in NODE_OPTIONS.
+   * default flags and `nodeOptions` in NODE_OPTIONS, as the agent of `nodeName` (a Node that exists).
    */
   async startAgent(dir: string, extraArgs: string[] = [], nodeOptions = IMAGE_NODE_OPTIONS,
-    storageClassMap: ProvisionerConfigInput['storageClassMap'] = { [CLASS]: { hostDir: dir, mountDir: dir } }): Promise<AgentProcess> {
+    storageClassMap: ProvisionerConfigInput['storageClassMap'] = { [CLASS]: { hostDir: dir, mountDir: dir } }, nodeName = NODE): Promise<AgentProcess> {
     const configDir = makeTempDir('lvp-bench-config-');
     const config: ProvisionerConfigInput = { storageClassMap };
     const resolved = resolveProvisionerConfig(config);
@@ -106,7 +106,7 @@ export class BenchCluster {
     for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
     return AgentProcess.start(
       ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--state-dir', makeTempDir('lvp-bench-state-'), ...extraArgs],
-      { KUBECONFIG: await this.kubeconfigFile(), MY_NODE_NAME: NODE, MY_NAMESPACE: NAMESPACE, NODE_OPTIONS: nodeOptions },
+      { KUBECONFIG: await this.kubeconfigFile(), MY_NODE_NAME: nodeName, MY_NAMESPACE: NAMESPACE, NODE_OPTIONS: nodeOptions },
       { entry: [BIN], containerEnv: true },
     );
   }

@@ -160,23 +160,38 @@ describePrivileged('the claim routing: each agent watches only its node\'s claim
     await eventually(async () => (await pv(pvName)) === undefined, `its volume is destroyed and its PV gone (logs:\n${logs()})`, 60_000);
   });
 
-  test('a claim made before the routing was installed is labelled by the one agent holding the lease, then provisioned', async () => {
+  test('on a cluster without the policy, the agent given the routing watches every claim, says why, and serves its claims', async () => {
     await agents.get(ROUTED)!.stop();
     await k.delete('admissionregistration.k8s.io/v1', 'MutatingAdmissionPolicyBinding', ROUTING);
     await k.delete('admissionregistration.k8s.io/v1', 'MutatingAdmissionPolicy', ROUTING);
     await untilRouting(false);
+    agents.set(ROUTED, starts.get(ROUTED)!());
+    await agents.get(ROUTED)!.waitReady();
+    await eventually(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
+      .some((e) => e.reason === 'ClaimRoutingInactive' && e.involvedObject.name === ROUTED && e.message!.includes(`"${ROUTING}", does not exist`)),
+    `ClaimRoutingInactive says the policy is missing (logs:\n${logs()})`, 30_000);
+    expect(await metric(ROUTED, 'local_volume_provisioner_claim_routing_active')).toBe('0');
     await k.create(claimObject('older', ROUTED));
     expect((await claim('older'))!.metadata!.labels?.[POOL_CLAIM_NODE_LABEL]).toBeUndefined();
+    await eventually(async () => (await claim('older'))?.status?.phase === 'Bound', `the unlabelled claim is bound (logs:\n${logs()})`, 60_000);
+  });
+
+  test('the policy installed, a claim made before it is labelled by the one agent holding the lease, and the agent watches only its node\'s claims', async () => {
     await k.create(policy());
     await k.create(binding());
     await untilRouting(true);
+    // Read again at its next check (every 5 minutes), or at a start.
+    await agents.get(ROUTED)!.stop();
     agents.set(ROUTED, starts.get(ROUTED)!());
     await agents.get(ROUTED)!.waitReady();
     await eventually(async () => (await claim('older'))?.metadata?.labels?.[POOL_CLAIM_NODE_LABEL] === ROUTED, `the claim is labelled (logs:\n${logs()})`, 60_000);
-    await eventually(async () => (await claim('older'))?.status?.phase === 'Bound', `the claim is bound (logs:\n${logs()})`, 60_000);
     expect((await k.get<{ spec?: { holderIdentity?: string } }>('coordination.k8s.io/v1', 'Lease', 'local-volume-provisioner-claim-routing', NAMESPACE))?.spec?.holderIdentity)
       .toBe(ROUTED);
+    expect(await metric(ROUTED, 'local_volume_provisioner_claim_routing_active')).toBe('1');
+    // Its claim is in its routed watch: it grows, and goes.
     const pvName = (await claim('older'))!.spec!.volumeName!;
+    await k.patch('v1', 'PersistentVolumeClaim', 'older', { spec: { resources: { requests: { storage: '16Mi' } } } }, APP);
+    await eventually(async () => (await claim('older'))?.status?.capacity?.storage === '16Mi', `the claim grew (logs:\n${logs()})`, 60_000);
     await k.delete('v1', 'PersistentVolumeClaim', 'older', APP);
     await eventually(async () => (await pv(pvName)) === undefined, 'its volume is destroyed and its PV gone', 60_000);
   });
