@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BIN, COMPILED } from './cluster';
 import { claimGuardCost } from './scenarios/claim-guard';
+import { claimScale } from './scenarios/claim-scale';
 import { connectionsPerAgent } from './scenarios/connections';
 import { controlPlane } from './scenarios/control-plane';
 import { discoveryAndFootprint, startToPvs } from './scenarios/footprint';
@@ -65,6 +66,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
   ['pool-backends', poolBackends],
   ['project-scan', projectScan],
   ['claim-guard', () => claimGuardCost()],
+  ['claim-scale', claimScale],
   ['connections', connectionsPerAgent],
   ['help', helpStartup],
   ['control-plane', controlPlane],

@@ -13,6 +13,17 @@
  * into their volume's group, where what they hold counts from then on: the limit
  * holds again, less what was written in between.
  *
+ * A volume is made under a name no claim has (`.making-<name>`), already a member of
+ * its group and under its limit, and renamed to its own only then: whenever the agent
+ * is killed, a volume's name shows a subvolume with its limit or nothing, and what a
+ * cut-short making left is removed (by the next look at the pool, or the next try at
+ * that name). The subvolume joins its group as it is made (`-i 1/<ID>`), so the group
+ * must be there first, named by an ID the subvolume does not have yet: the kernel hands
+ * out subvolume IDs in order, and the group is made (and limited) for the next one while
+ * the agent does the rest of a claim's work (see `prepare`: a wrong guess costs time,
+ * never a limit). Making a volume is then two btrfs commands one after the other (the
+ * subvolume, and a read of which ID it got) where it was eight.
+ *
  * Every read is the kernel's state in a machine-readable form: the subvolume tree
  * by ID (`btrfs subvolume list`), the groups as JSON (`btrfs --format json qgroup
  * show`, btrfs-progs 6.1+), the quota mode from sysfs. A volume is known by its
@@ -38,6 +49,10 @@ const BTRFS_MAGIC = 0x9123683e;
 const SUBVOLUME_ROOT_INODE = 256;
 /** The filesystem's own top subvolume. */
 const TOP_LEVEL = 5;
+/** The ID the kernel gives the first subvolume made (BTRFS_FIRST_FREE_OBJECTID). */
+const FIRST_SUBVOLUME_ID = 256;
+/** The name a volume is made under, before it is in its group under its limit and renamed to its own. */
+const MAKING = '.making-';
 
 /** One subvolume of the filesystem, as `btrfs subvolume list -u` gives it. */
 interface Subvolume {
@@ -57,6 +72,12 @@ interface Qgroup {
   readonly parents: readonly string[];
 }
 
+/** A group made, and limited, for the subvolume ID the kernel is expected to give next. */
+interface PreparedGroup {
+  readonly id: number;
+  readonly limitBytes: number;
+}
+
 type QuotaMode = 'off' | 'simple' | 'full';
 
 /** What a look at the filesystem read. */
@@ -66,6 +87,19 @@ interface Look {
 }
 
 export class BtrfsPool implements PoolBackend {
+  /** The highest subvolume ID seen (or one below the first), once the subvolume tree was read: the kernel gives a new subvolume a higher one. */
+  private highestId?: number;
+  /** The group being made for the next subvolume (settles to undefined if it could not be). */
+  private next?: Promise<PreparedGroup | undefined>;
+  /** The ID of the subvolume the pool directory is in (its volumes' top level), read once for the filesystem there (its device number). */
+  private poolRoot?: { readonly dev: number; readonly id: number };
+  /** The filesystem's sysfs directory, for the filesystem mounted at the pool directory (its device numbers). */
+  private sysfs?: { readonly device: string; readonly dir: string };
+  /** Making names of the volumes being made now (never removed as leftovers). */
+  private readonly making = new Set<string>();
+  /** The last create() called: each waits for the one before (two at once would make their subvolumes in one group). */
+  private creating: Promise<unknown> = Promise.resolve();
+
   /**
    * @param dir the pool directory as this process sees it
    * @param recorded the identities (UUIDs) of this pool's volumes in the node record
@@ -94,7 +128,8 @@ export class BtrfsPool implements PoolBackend {
     }
     let look = await this.look();
     const escapes = await this.bringBackEscapes(look);
-    if (escapes.length > 0) look = await this.look();
+    const leftovers = await this.removeMakings();
+    if (escapes.length > 0 || leftovers) look = await this.look();
     return { ...this.stateOf(look), escapes };
   }
 
@@ -111,14 +146,46 @@ export class BtrfsPool implements PoolBackend {
     return filesystemOf(this.dir);
   }
 
+  /**
+   * A new volume: its group made and limited (for the ID the subvolume is expected to
+   * get: `prepare`), the subvolume made under its making name as a member of it, the ID
+   * it got read, and, if it is not the one expected, the subvolume moved into a group
+   * of its own ID; only then is it renamed to the volume's name. A volume there already
+   * (made by a try cut short after the rename, or by an agent before groups were) is
+   * given its group and limit.
+   */
   async create(name: string, limitBytes: number): Promise<string> {
     requirePoolVolumeName(name);
+    const made = this.creating.then(() => this.make(name, limitBytes));
+    this.creating = made.catch(() => undefined);
+    return made;
+  }
+
+  private async make(name: string, limitBytes: number): Promise<string> {
     const at = path.join(this.dir, name);
-    if (!fs.existsSync(at)) await btrfs(['subvolume', 'create', at]);
-    const subvolume = await this.subvolumeAt(name);
-    if (!subvolume) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
-    await this.limit(subvolume.id, limitBytes);
-    return subvolume.uuid;
+    if (fs.existsSync(at)) {
+      const subvolume = await this.subvolumeAt(name);
+      if (!subvolume) throw new Error(`${at} is there but is not a subvolume; it is left alone`);
+      await this.limit(subvolume.id, limitBytes);
+      return subvolume.uuid;
+    }
+    const making = `${MAKING}${name}`;
+    this.making.add(making);
+    try {
+      if (fs.existsSync(path.join(this.dir, making))) await this.removeMaking(making);
+      const expected = await this.groupForNext(limitBytes);
+      await btrfs(['subvolume', 'create', '-i', `1/${expected}`, path.join(this.dir, making)]);
+      const made = await this.madeAt(making, expected);
+      if (made.id !== expected) await this.regroup(made.id, expected, limitBytes);
+      // The group for the one after is made while the controller records this one.
+      this.next = this.prepare(this.highestId! + 1, limitBytes);
+      await this.requireLimited(made.id, limitBytes);
+      if (fs.existsSync(at)) throw new Error(`${at} appeared while its volume was being made; it is left alone`);
+      fs.renameSync(path.join(this.dir, making), at);
+      return made.uuid;
+    } finally {
+      this.making.delete(making);
+    }
   }
 
   async identityAt(name: string): Promise<string | undefined> {
@@ -202,15 +269,10 @@ export class BtrfsPool implements PoolBackend {
 
   /**
    * The quota mode, from sysfs (`qgroups/mode`, Linux 6.7+: `squota` or `qgroup`; without
-   * the file, full mode). The filesystem's UUID is asked of its mount point: btrfs
-   * names no filesystem for a directory below one.
+   * the file, full mode).
    */
   private async quotaMode(): Promise<QuotaMode> {
-    const { mountPoint } = await mountOf(this.dir);
-    const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', mountPoint]))?.[1];
-    if (!uuid) throw new Error(`"btrfs filesystem show ${mountPoint}" named no filesystem UUID`);
-    const sysfs = `/sys/fs/btrfs/${uuid}`;
-    if (!fs.existsSync(sysfs)) throw new Error(`${sysfs} is missing: the agent reads the quota mode there (is /sys mounted?)`);
+    const sysfs = await this.sysfsDir();
     let mode: string;
     try {
       mode = fs.readFileSync(`${sysfs}/qgroups/mode`, 'utf8').trim();
@@ -219,6 +281,43 @@ export class BtrfsPool implements PoolBackend {
       return fs.existsSync(`${sysfs}/qgroups`) ? 'full' : 'off';
     }
     return mode === 'squota' ? 'simple' : 'full';
+  }
+
+  /**
+   * The filesystem's directory in sysfs, `/sys/fs/btrfs/<its UUID>`. The UUID is asked of
+   * its mount point (btrfs names no filesystem for a directory below one), once for the
+   * filesystem mounted there (by its device numbers).
+   */
+  private async sysfsDir(): Promise<string> {
+    const { mountPoint, major, minor } = await mountOf(this.dir);
+    const device = `${major}:${minor}`;
+    if (this.sysfs?.device !== device || !fs.existsSync(this.sysfs.dir)) {
+      const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', mountPoint]))?.[1];
+      if (!uuid) throw new Error(`"btrfs filesystem show ${mountPoint}" named no filesystem UUID`);
+      const dir = `/sys/fs/btrfs/${uuid}`;
+      if (!fs.existsSync(dir)) throw new Error(`${dir} is missing: the agent reads the quota mode there (is /sys mounted?)`);
+      this.sysfs = { device, dir };
+    }
+    return this.sysfs.dir;
+  }
+
+  /**
+   * Throws unless the kernel counts simple quotas now and group 1/`id` is there limited to
+   * `limitBytes`, as sysfs shows them: a subvolume made while quotas were off joined no group
+   * (the kernel then ignores `-i` without a word).
+   */
+  private async requireLimited(id: number, limitBytes: number): Promise<void> {
+    const qgroups = path.join(await this.sysfsDir(), 'qgroups');
+    const read = (file: string) => {
+      try {
+        return fs.readFileSync(path.join(qgroups, file), 'utf8').trim();
+      } catch {
+        return undefined;
+      }
+    };
+    if (read('mode') !== 'squota' || read(`1_${id}/max_referenced`) !== String(limitBytes)) {
+      throw new Error(`quota group 1/${id} is not there limited to ${limitBytes} bytes under simple quotas (were quotas turned off?); the volume is not given its name`);
+    }
   }
 
   private async look(): Promise<Look> {
@@ -235,9 +334,10 @@ export class BtrfsPool implements PoolBackend {
   private stateOf(look: Look): Omit<PoolState, 'escapes'> {
     const recorded = new Set(this.recorded());
     const volumes = new Map<string, PoolVolumeUsage>();
+    const grouped = new Set(this.volumesIn(look).map((s) => s.id));
     for (const s of look.subvolumes) {
-      const group = look.qgroups.get(`1/${s.id}`);
-      if (group && look.qgroups.get(`0/${s.id}`)?.parents.includes(group.id)) {
+      if (grouped.has(s.id)) {
+        const group = look.qgroups.get(`1/${s.id}`)!;
         volumes.set(s.uuid, { usedBytes: group.referenced, limitBytes: group.maxReferenced });
       } else if (recorded.has(s.uuid)) {
         volumes.set(s.uuid, { usedBytes: look.qgroups.get(`0/${s.id}`)?.referenced ?? 0 });
@@ -246,12 +346,26 @@ export class BtrfsPool implements PoolBackend {
     return { freeBytes: this.freeBytes(), volumes };
   }
 
+  /**
+   * The subvolumes that are volumes: each a member of the group of its own ID, not inside
+   * another such (a tenant's subvolume is never a volume, whatever group it named: it can
+   * name the group made ahead for the next ID, and may get that ID), not being made.
+   */
+  private volumesIn(look: Look): Subvolume[] {
+    const grouped = new Set(look.subvolumes.filter((s) => look.qgroups.get(`0/${s.id}`)?.parents.includes(`1/${s.id}`)).map((s) => s.id));
+    const byId = new Map(look.subvolumes.map((s) => [s.id, s]));
+    const inside = (s: Subvolume): boolean => {
+      for (let up = byId.get(s.topLevel); up; up = byId.get(up.topLevel)) if (grouped.has(up.id)) return true;
+      return false;
+    };
+    return look.subvolumes.filter((s) => grouped.has(s.id) && !inside(s) && !path.basename(s.path).startsWith(MAKING));
+  }
+
   /** Every subvolume inside a volume whose group is not its volume's alone is moved there (see the header). */
   private async bringBackEscapes(look: Look): Promise<LimitEscape[]> {
     const escapes: LimitEscape[] = [];
-    for (const volume of look.subvolumes) {
+    for (const volume of this.volumesIn(look)) {
       const group = `1/${volume.id}`;
-      if (!look.qgroups.get(`0/${volume.id}`)?.parents.includes(group)) continue;
       for (const inside of descendantsOf(volume.id, look.subvolumes)) {
         const own = `0/${inside.id}`;
         const parents = look.qgroups.get(own)?.parents ?? [];
@@ -286,6 +400,108 @@ export class BtrfsPool implements PoolBackend {
   }
 
   /**
+   * The ID the next subvolume is expected to get (one above every ID seen: the kernel
+   * gives them in order), with its group made and limited to `limitBytes`: the one made
+   * ahead (`prepare`) when it is still ahead of every ID seen, or one made now.
+   */
+  private async groupForNext(limitBytes: number): Promise<number> {
+    const prepared = await this.next;
+    this.next = undefined;
+    if (this.highestId === undefined) await this.subvolumes();
+    const highest = this.highestId!;
+    if (prepared && prepared.id > highest) {
+      if (prepared.limitBytes !== limitBytes) await btrfs(['qgroup', 'limit', String(limitBytes), `1/${prepared.id}`, this.dir]);
+      return prepared.id;
+    }
+    if (prepared) await btrfs(['qgroup', 'destroy', `1/${prepared.id}`, this.dir]).catch(() => undefined); // its ID was taken meanwhile
+    const id = highest + 1;
+    await this.makeGroup(id, limitBytes);
+    return id;
+  }
+
+  /**
+   * Group 1/`id` made and limited ahead, for the subvolume expected to get `id`: run while
+   * the caller goes on, settling to undefined when it could not be made (the next create
+   * makes one itself, and says why if it cannot). Until a volume is made in it, it holds
+   * nothing and has a limit: a tenant may name it for a subvolume inside its volume, as
+   * it may name any group, and the next look moves that subvolume back into its volume's
+   * group (bringBackEscapes); if that subvolume took the ID meanwhile, the volume gets
+   * another and is moved into a group of its own (regroup).
+   */
+  private prepare(id: number, limitBytes: number): Promise<PreparedGroup | undefined> {
+    return this.makeGroup(id, limitBytes).then(() => ({ id, limitBytes }), () => undefined);
+  }
+
+  /**
+   * Group 1/`id` made (one there already, left by an agent killed after making it ahead,
+   * is taken unless it is the group of a subvolume `id` in it: a volume's) and limited.
+   */
+  private async makeGroup(id: number, limitBytes: number): Promise<void> {
+    const group = `1/${id}`;
+    await btrfs(['qgroup', 'create', group, this.dir]).catch(async (e: Error) => {
+      if (!/File exists/.test(e.message)) throw e;
+      if ((await this.qgroups()).get(`0/${id}`)?.parents.includes(group)) throw new Error(`${group} is the quota group of subvolume ${id} already`);
+    });
+    await btrfs(['qgroup', 'limit', String(limitBytes), group, this.dir]);
+  }
+
+  /**
+   * The subvolume just made at `making` in the pool directory, from the subvolume tree:
+   * the one entry of that name in the subvolume the pool directory is in (a tenant's
+   * subvolume of the same name is in its volume), when it has the ID expected; otherwise
+   * the entry of the ID the kernel gives for that path.
+   */
+  private async madeAt(making: string, expected?: number): Promise<Subvolume> {
+    const at = path.join(this.dir, making);
+    const dev = fs.statSync(this.dir).dev;
+    if (this.poolRoot?.dev !== dev) this.poolRoot = { dev, id: Number((await btrfs(['inspect-internal', 'rootid', this.dir])).trim()) };
+    const subvolumes = await this.subvolumes();
+    const named = subvolumes.filter((s) => s.topLevel === this.poolRoot!.id && path.basename(s.path) === making);
+    let made = named.length === 1 && named[0].id === expected ? named[0] : undefined;
+    if (!made) {
+      const id = Number((await btrfs(['inspect-internal', 'rootid', at])).trim());
+      made = subvolumes.find((s) => s.id === id);
+    }
+    if (!made || path.basename(made.path) !== making || !this.isSubvolume(making)) throw new Error(`${at} is not the subvolume just made there`);
+    return made;
+  }
+
+  /**
+   * A new subvolume that did not get the ID its group was made for (another subvolume,
+   * made meanwhile, a tenant's, took it): moved into a group of its own ID with the same
+   * limit, and the other group removed (the kernel keeps it while a tenant's subvolume
+   * named it is in it, until the next look moves that one out).
+   */
+  private async regroup(id: number, expected: number, limitBytes: number): Promise<void> {
+    await this.makeGroup(id, limitBytes);
+    await btrfs(['qgroup', 'assign', `0/${id}`, `1/${id}`, this.dir]);
+    await btrfs(['qgroup', 'remove', `0/${id}`, `1/${expected}`, this.dir]);
+    await btrfs(['qgroup', 'destroy', `1/${expected}`, this.dir]).catch(() => undefined);
+  }
+
+  /**
+   * What a making cut short left under a making name (the agent killed, a command
+   * failed) removed with its groups: it never had a volume's name, so nothing of a
+   * tenant's is in it, and the volume is made again from the start.
+   */
+  private async removeMaking(making: string): Promise<void> {
+    if (!this.isSubvolume(making)) throw new Error(`${path.join(this.dir, making)} is there but is not a subvolume; it is left alone`);
+    const made = await this.madeAt(making);
+    const groups = (await this.qgroups()).get(`0/${made.id}`)?.parents ?? [];
+    await this.destroy(made.uuid);
+    for (const group of groups.filter((g) => g.startsWith('1/') && g !== `1/${made.id}`)) {
+      await btrfs(['qgroup', 'destroy', group, this.dir]).catch(() => undefined); // kept by the kernel while anything is in it
+    }
+  }
+
+  /** Whatever makings cut short left in the pool directory, removed (each is tried again at the next look if it cannot be); whether there was any. */
+  private async removeMakings(): Promise<boolean> {
+    const left = fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING) && isPoolVolumeName(n.slice(MAKING.length)) && !this.making.has(n));
+    for (const making of left) await this.removeMaking(making).catch(() => undefined);
+    return left.length > 0;
+  }
+
+  /**
    * The subvolume at this name in the pool, when what is at the name is a subvolume
    * before and after it is read (a symlink or a plain directory, or anything swapped in
    * meanwhile, is none).
@@ -305,10 +521,12 @@ export class BtrfsPool implements PoolBackend {
 
   private async subvolumes(): Promise<Subvolume[]> {
     const listed = await btrfs(['subvolume', 'list', '-u', this.dir]);
-    return listed.split('\n').flatMap((line) => {
+    const subvolumes = listed.split('\n').flatMap((line) => {
       const m = /^ID (\d+) gen \d+ top level (\d+) uuid (\S+) path (.*)$/.exec(line);
       return m ? [{ id: Number(m[1]), topLevel: Number(m[2]), uuid: m[3], path: m[4] }] : [];
     });
+    this.highestId = subvolumes.reduce((highest, s) => Math.max(highest, s.id), this.highestId ?? FIRST_SUBVOLUME_ID - 1);
+    return subvolumes;
   }
 
   private async qgroups(): Promise<Map<string, Qgroup>> {

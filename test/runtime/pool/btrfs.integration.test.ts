@@ -23,6 +23,24 @@ function asTenant(script: string): { ok: boolean; output: string } {
   return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
 }
 
+/** The filesystem's quota groups, as root reads them. */
+function quotaGroups(pool: string): Map<string, { parents: string[]; children: string[]; limit: number | 'none' }> {
+  const shown = JSON.parse(execFileSync('btrfs', ['--format', 'json', 'qgroup', 'show', '-pcre', '--raw', pool], { encoding: 'utf8' }))['qgroup-show'] as
+    Array<{ qgroupid: string; parents: string[]; children: string[]; max_referenced: number | 'none' }>;
+  return new Map(shown.map((q) => [q.qgroupid, { parents: q.parents, children: q.children, limit: q.max_referenced }]));
+}
+
+/** Resolves once `check` holds (within 10 s): for what the backend does after create() returns. */
+async function eventually(check: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !check();) {
+    if (Date.now() > deadline) throw new Error('not so within 10 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The subvolume ID of the subvolume at `dir`. */
+const subvolumeId = (dir: string) => Number(execFileSync('btrfs', ['inspect-internal', 'rootid', dir], { encoding: 'utf8' }));
+
 /** Writes `mib` MiB into `file` as the tenant; how many whole MiB got there. */
 function tenantWrites(file: string, mib: number): number {
   asTenant(`dd if=/dev/zero of=${file} bs=1M count=${mib} conv=fsync 2>/dev/null`);
@@ -104,6 +122,57 @@ describePrivileged('a btrfs pool', () => {
       expect(state.volumes.get(other.id)).toMatchObject({ limitBytes: 64 * MiB, usedBytes: expect.any(Number) });
       expect(state.volumes.get(other.id)!.usedBytes).toBeLessThan(MiB);
       expect(state.volumes.get(v.id)!.usedBytes).toBeGreaterThanOrEqual(8 * MiB);
+    });
+
+    test('made after one of another size, is limited to its own size', async () => {
+      await volume(8);
+      const v = await volume(32);
+      expect(await usage(v.id)).toMatchObject({ limitBytes: 32 * MiB });
+      expect(quotaGroups(pool).get(`1/${subvolumeId(v.dir)}`)!.limit).toBe(32 * MiB);
+      expect(tenantWrites(path.join(v.dir, 'f'), 24)).toBe(24);
+    });
+
+    test('gets a group of its own ID, with its limit, when a subvolume made meanwhile took the ID its group was made for', async () => {
+      const before = await volume(8);
+      // The kernel gives the next ID to the tenant's subvolume, which joins its own volume's group.
+      expect(asTenant(`btrfs subvolume create ${before.dir}/took`).ok).toBe(true);
+      const took = subvolumeId(path.join(before.dir, 'took'));
+
+      const v = await volume(16);
+
+      const id = subvolumeId(v.dir);
+      expect(id).toBeGreaterThan(took);
+      const groups = quotaGroups(pool);
+      expect(groups.get(`0/${id}`)!.parents).toEqual([`1/${id}`]);
+      expect(groups.get(`1/${id}`)!.limit).toBe(16 * MiB);
+      expect(groups.get(`0/${took}`)!.parents).toEqual([`1/${subvolumeId(before.dir)}`]);
+      expect(groups.has(`1/${took}`)).toBe(false);
+      expect(await usage(v.id)).toMatchObject({ limitBytes: 16 * MiB });
+    });
+
+    test('a subvolume its tenant makes naming the group made ahead for the next volume, taking that ID, is no volume: it is put back under its own volume\'s limit, and the next volume gets a group of its own', async () => {
+      const v = await volume(16);
+      const nextId = subvolumeId(v.dir) + 1;
+      await eventually(() => quotaGroups(pool).has(`1/${nextId}`));
+      // The tenant guesses the next ID and names its group: its subvolume gets that ID, in that group.
+      const ahead = path.join(v.dir, 'ahead');
+      expect(asTenant(`btrfs subvolume create -i 1/${nextId} ${ahead}`).ok).toBe(true);
+      expect(subvolumeId(ahead)).toBe(nextId);
+      const aheadUuid = /^\s*UUID:\s+(\S+)/m.exec(execFileSync('btrfs', ['subvolume', 'show', ahead], { encoding: 'utf8' }))![1];
+      expect(tenantWrites(path.join(ahead, 'f'), 12)).toBe(12);
+      const after = await volume(64);
+      expect((await backend.inspect()).volumes.has(aheadUuid)).toBe(false);
+
+      const state = await backend.open();
+
+      expect(state.escapes).toEqual([{ volume: v.id, what: expect.stringMatching(/inside volume .* counted to 1\/\d+, not to the volume's 1\/\d+; moved into it/) }]);
+      expect(state.volumes.has(aheadUuid)).toBe(false);
+      expect(state.volumes.get(v.id)!.usedBytes).toBeGreaterThanOrEqual(12 * MiB);
+      const afterId = subvolumeId(after.dir);
+      expect(afterId).not.toBe(nextId);
+      expect(quotaGroups(pool).get(`0/${afterId}`)!.parents).toEqual([`1/${afterId}`]);
+      expect(state.volumes.get(after.id)).toEqual({ limitBytes: 64 * MiB, usedBytes: expect.any(Number) });
+      expect(state.volumes.get(after.id)!.usedBytes).toBeLessThan(MiB);
     });
 
     test('is resized by its identity, its limit raised', async () => {
@@ -213,6 +282,90 @@ describePrivileged('a btrfs pool', () => {
   });
 });
 
+describePrivileged('a btrfs pool\'s agent killed while making volumes', () => {
+  let pool: string;
+  let work: string;
+  beforeAll(async () => {
+    const loop = createLoopDevice(512 * MiB);
+    mkfsBtrfs(loop.device);
+    pool = makeTempDir('lvp-btrfs-kill-');
+    mount(loop.device, pool, { type: 'btrfs' });
+    await new BtrfsPool(pool).open();
+    // The agent's part as one file a child node runs, and a btrfs on its PATH that counts
+    // each command and kills the child (-9) once the command it was told to has run.
+    work = makeTempDir('lvp-btrfs-kill-work-');
+    execFileSync(process.execPath, [require.resolve('esbuild/bin/esbuild'), path.join(__dirname, '../../../src/runtime/pool/btrfs.ts'), '--bundle',
+      '--platform=node', '--format=cjs', '--log-level=warning', `--outfile=${path.join(work, 'btrfs.js')}`]);
+    fs.mkdirSync(path.join(work, 'bin'));
+    fs.writeFileSync(path.join(work, 'bin', 'btrfs'), [
+      '#!/bin/sh',
+      'exec 9>>"$LOG.lock"; flock 9; n=$(( $(cat "$LOG.count" 2>/dev/null || echo 0) + 1 )); echo $n > "$LOG.count"; echo "start $n" >> "$LOG"; exec 9>&-',
+      '"$REAL_BTRFS" "$@"; rc=$?',
+      'echo "end $n" >> "$LOG"',
+      '[ "$n" = "$KILL_AFTER" ] && kill -9 $PPID',
+      'exit $rc',
+      '',
+    ].join('\n'), { mode: 0o755 });
+  });
+  afterAll(cleanupPrivileged);
+
+  /** Two volumes made by a child agent killed after its `killAfter`th btrfs command (0: never); how many commands it ran. */
+  async function makeAndKill(names: readonly [string, string], killAfter: number): Promise<number> {
+    const log = path.join(work, `log-${killAfter}`);
+    const script = `const { BtrfsPool } = require(${JSON.stringify(path.join(work, 'btrfs.js'))});
+      (async () => { const pool = new BtrfsPool(${JSON.stringify(pool)}); await pool.create(${JSON.stringify(names[0])}, ${8 * MiB}); await pool.create(${JSON.stringify(names[1])}, ${16 * MiB}); })()
+        .catch((e) => { console.error(e); process.exitCode = 3; });`;
+    const env = {
+      ...process.env,
+      PATH: `${path.join(work, 'bin')}:${process.env.PATH}`,
+      LOG: log,
+      KILL_AFTER: String(killAfter),
+      REAL_BTRFS: execFileSync('sh', ['-c', 'command -v btrfs'], { encoding: 'utf8' }).trim(),
+    };
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env });
+    expect(killAfter === 0 ? child.status : child.signal).toBe(killAfter === 0 ? 0 : 'SIGKILL');
+    // Commands it started in the background run on: the pool is looked at once they are done.
+    const lines = () => fs.readFileSync(log, 'utf8').trim().split('\n');
+    await eventually(() => lines().filter((l) => l.startsWith('start')).length === lines().filter((l) => l.startsWith('end')).length);
+    return lines().filter((l) => l.startsWith('start')).length;
+  }
+
+  /** Whatever is under `name` is a subvolume in a group of its own ID, its only group, limited to `limit`. */
+  function limitedOrAbsent(name: string, limit: number): void {
+    const at = path.join(pool, name);
+    if (!fs.existsSync(at)) return;
+    const id = subvolumeId(at);
+    const groups = quotaGroups(pool);
+    expect(fs.statSync(at).ino).toBe(256);
+    expect({ name, parents: groups.get(`0/${id}`)?.parents, limit: groups.get(`1/${id}`)?.limit }).toEqual({ name, parents: [`1/${id}`], limit });
+  }
+
+  test('at any point leaves each volume\'s name showing nothing or the volume with its limit, and the next agent finishes both and leaves nothing else', async () => {
+    const commands = await makeAndKill([volumeName(), volumeName()], 0);
+    for (let killAfter = 1; killAfter <= commands; killAfter++) {
+      const names = [volumeName(), volumeName()] as const;
+      await makeAndKill(names, killAfter);
+      limitedOrAbsent(names[0], 8 * MiB);
+      limitedOrAbsent(names[1], 16 * MiB);
+
+      const again = new BtrfsPool(pool);
+      const before = await again.open();
+      expect(fs.readdirSync(pool).filter((n) => n.startsWith('.'))).toEqual([]);
+      const ids = [await again.create(names[0], 8 * MiB), await again.create(names[1], 16 * MiB)];
+      const state = await again.open();
+      expect({ killAfter, limits: ids.map((id) => state.volumes.get(id)?.limitBytes) }).toEqual({ killAfter, limits: [8 * MiB, 16 * MiB] });
+      limitedOrAbsent(names[0], 8 * MiB);
+      limitedOrAbsent(names[1], 16 * MiB);
+      expect(state.volumes.size).toBe(before.volumes.size + ids.filter((id) => !before.volumes.has(id)).length);
+      // Besides the volumes' groups, at most the one made ahead for the next ID, empty.
+      const highest = Math.max(...execFileSync('btrfs', ['subvolume', 'list', pool], { encoding: 'utf8' }).trim().split('\n').map((l) => Number(/^ID (\d+)/.exec(l)![1])));
+      const others = [...quotaGroups(pool)].filter(([g, q]) => g.startsWith('1/') && !q.children.includes(`0/${g.slice(2)}`))
+        .map(([g, q]) => ({ group: Number(g.slice(2)) > highest ? 'ahead' : g, members: q.children }));
+      expect({ killAfter, others }).toEqual({ killAfter, others: others.length === 0 ? [] : [{ group: 'ahead', members: [] }] });
+    }
+  }, 120_000);
+});
+
 describePrivileged('a btrfs pool\'s quotas', () => {
   let pool: string;
   let backend: BtrfsPool;
@@ -239,6 +392,26 @@ describePrivileged('a btrfs pool\'s quotas', () => {
   test('in full mode, where a tenant\'s subvolume counts against nothing: refused, saying how to switch', async () => {
     execFileSync('btrfs', ['quota', 'enable', pool]);
     await expect(backend.open()).rejects.toThrow(/count in full mode.*needs simple quotas/);
+  });
+
+  test('turned off between the look at the pool and a volume\'s making: the volume is not given its name, and is made with its limit once they are on again', async () => {
+    await backend.open();
+    const before = volumeName();
+    await backend.create(before, 8 * MiB);
+    // The group for the next volume, made ahead, is there when quotas go off.
+    const nextId = subvolumeId(path.join(pool, before)) + 1;
+    await eventually(() => quotaGroups(pool).get(`1/${nextId}`)?.limit === 8 * MiB);
+    execFileSync('btrfs', ['quota', 'disable', pool]);
+    const name = volumeName();
+
+    await expect(backend.create(name, 8 * MiB)).rejects.toThrow(/quota group 1\/\d+ is not there limited to 8388608 bytes under simple quotas/);
+
+    expect(fs.existsSync(path.join(pool, name))).toBe(false);
+    execFileSync('btrfs', ['quota', 'enable', '--simple', pool]);
+    await backend.open();
+    expect(fs.readdirSync(pool).filter((n) => n.startsWith('.'))).toEqual([]);
+    const id = await backend.create(name, 8 * MiB);
+    expect((await backend.open()).volumes.get(id)).toMatchObject({ limitBytes: 8 * MiB });
   });
 
   test('turned off by an administrator under volumes: refused, and once on again each volume gets its limit back by its identity, with the subvolumes in it', async () => {
