@@ -75,7 +75,7 @@ const project = new typescript.TypeScriptProject({
     'cdk8s-cli@^2.200.0',
     // Bundles the agent into one file for the container image (image/Dockerfile).
     'esbuild@^0.28.2',
-    // The base of test/support/image-suites-last.ts (jest's own test order).
+    // The base of test/support/suite-order.ts (jest's own test order).
     '@jest/test-sequencer@^30',
   ],
   peerDeps: [],
@@ -88,14 +88,15 @@ const project = new typescript.TypeScriptProject({
       testEnvironment: 'node',
       collectCoverage: false,
       testPathIgnorePatterns: ['/node_modules/', '/lib/', '/dist/'],
-      // The container image's suites run last, while the image builds (see the test task).
-      testSequencer: '<rootDir>/test/support/image-suites-last.ts',
+      // The node VM's suite first, beside the others; the container image's suites last (see the test task).
+      testSequencer: '<rootDir>/test/support/suite-order.ts',
       // jest's 5 s default is an idle machine's margin: a suite on a loaded 2-core CI machine
       // waits for conditions, and gives up only after this long (longer suites set their own).
       testTimeout: 30_000,
-      // Two suites at once, even on 2 cores (jest's default there is one): a suite spends much of its time
-      // waiting on its own control plane (each suite has one), which the other suite's work overlaps.
-      maxWorkers: 2,
+      // Three suites at once, even on 2 cores (jest's default there is one): the node VM's suite holds one
+      // worker for most of the run while its VM takes about a core, and the other suites spend much of their
+      // time waiting on their own control plane (each suite has one), which another suite's work overlaps.
+      maxWorkers: 3,
       // This package exports only an "import" condition, which jest's CommonJS resolver skips.
       moduleNameMapper: {
         '^@kubernetes-models/prometheus-operator/(.*)$': '<rootDir>/node_modules/@kubernetes-models/prometheus-operator/$1.js',

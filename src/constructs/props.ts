@@ -562,6 +562,14 @@ export interface LocalVolumeProvisionerProps {
    */
   readonly configSyncPeriod?: Duration;
   /**
+   * How often every volume of an xfs or ext4 pool class whose tenants are not
+   * user-namespaced is walked for files given another project (`--project-scan-period`):
+   * such a file is back in its volume's project within this period plus the walk of every
+   * volume (docs/operations.md). Shorter costs the node more CPU and disk reads.
+   * @default Duration.minutes(1)
+   */
+  readonly projectScanPeriod?: Duration;
+  /**
    * Steady API requests per second per agent (`--kube-api-qps`).
    * @default 100
    */

@@ -51,6 +51,7 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       ...claimGuardFlag(r),
       // Pool classes are the directory dialect's: only its agent reads claims.
       ...r.claimRouting ? [`--claim-routing=${r.claimRouting.name}`] : [],
+      ...rt.projectScanPeriodMs !== undefined ? [`--project-scan-period=${formatGoDuration(rt.projectScanPeriodMs)}`] : [],
       ...commonFlags(r),
     ],
     env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],

@@ -75,6 +75,12 @@ describe('the directory agent DaemonSet', () => {
     ]);
   });
 
+  test('passes --project-scan-period only when projectScanPeriod is given (the agent\'s default otherwise)', () => {
+    expect(container(agent(synth({ storageClasses: [{ name: 'fast-disks', hostDir: '/mnt/fast-disks' }], projectScanPeriod: Duration.seconds(15) }))).args)
+      .toContain('--project-scan-period=15s');
+    expect(container(ds).args.some((a: string) => a.startsWith('--project-scan-period'))).toBe(false);
+  });
+
   test('exposes port metrics 8080 and probes /healthz (liveness) and /readyz (readiness) on it', () => {
     expect(container(ds).ports).toEqual([{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }]);
     expect(container(ds).livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });

@@ -5,7 +5,7 @@
  * Everything the agent does here it does with what the image holds: its Node, its
  * bundled code, its cleaner scripts and the Debian tools they call.
  *
- * Runs last (test/support/image-suites-last.ts) while the test task builds the image
+ * Runs last (test/support/suite-order.ts) while the test task builds the image
  * in the background; building it here then waits for that build.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';

@@ -25,7 +25,7 @@ import { ConstructContext, resolveCreateNamespace } from './namespace';
 import { ResolvedNodeCleanup, resolveNodeCleanup } from './node-cleanup';
 import { checkAgentPods, ResolvedPod, resolveAgentEnv, resolveSecurityContext, resolveTolerations } from './pod';
 import { checkDefaultStorageClass, ResolvedStorageClass } from './storage-class';
-import { intOrString, optionalDuration, quantity } from './values';
+import { intOrString, optionalDuration, optionalDurationInput, quantity } from './values';
 
 export * from './constants';
 export type { ResolvedClaimGuard } from './claim-guard';
@@ -90,6 +90,8 @@ export interface ResolvedServiceAccount {
 export interface ResolvedRuntime {
   readonly discoveryPeriodMs: number;
   readonly configSyncPeriodMs: number;
+  /** Given only when the props set it: the agent's own default otherwise. */
+  readonly projectScanPeriodMs?: number;
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
   readonly logLevel: string;
@@ -190,6 +192,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
     runtime: {
       discoveryPeriodMs: optionalDuration(issues, 'discoveryPeriod', props.discoveryPeriod, Duration.seconds(10)),
       configSyncPeriodMs: optionalDuration(issues, 'configSyncPeriod', props.configSyncPeriod, Duration.seconds(5)),
+      projectScanPeriodMs: optionalDurationInput(issues, 'projectScanPeriod', props.projectScanPeriod),
       kubeApiQps,
       kubeApiBurst,
       logLevel: props.logLevel ?? LogLevel.INFO,

@@ -83,6 +83,14 @@ const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'job-container-image', type: 'string', env: 'JOB_CONTAINER_IMAGE', default: '', help: 'Image of cleanup Jobs (useJobForCleaning).' },
   ...AGENT_FLAGS,
   CLAIM_ROUTING_FLAG,
+  {
+    name: 'project-scan-period',
+    type: 'duration',
+    positive: true,
+    default: '1m',
+    help: 'How often every volume of an xfs or ext4 pool class is walked for files a tenant gave another project; a file is back in its '
+      + 'volume\'s project within this period plus the walk of every volume (docs/operations.md), at more CPU the shorter it is.',
+  },
 ];
 
 const DEVICE_FLAGS: FlagSpec[] = [
@@ -292,6 +300,7 @@ function resolve(
         stateDir: v['state-dir'] as string,
         claimGuard: v['claim-guard'] as string,
         claimRouting: v['claim-routing'] as string,
+        projectScanPeriodMs: v['project-scan-period'] as number,
       };
     }
     case 'devices': {

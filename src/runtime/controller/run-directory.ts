@@ -198,6 +198,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
     record: new PoolRecord(keeper.record),
+    projectScanPeriodMs: options.projectScanPeriodMs,
   });
   const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
   const taint = new StartupTaint(api, node.name, logger);

@@ -17,6 +17,8 @@ export interface BackendContext {
   readonly nodeLvm?: NodeLvmProbe;
   /** For what a backend does on its own (a walk of its volumes). */
   readonly logger?: Logger;
+  /** How often an xfs or ext4 pool's volumes are walked (project-scan.ts). */
+  readonly projectScanPeriodMs?: number;
 }
 
 export function poolBackend(pool: PoolClassConfig, context: BackendContext): PoolBackend {
@@ -25,7 +27,8 @@ export function poolBackend(pool: PoolClassConfig, context: BackendContext): Poo
       return new BtrfsPool(pool.mountDir, context.recorded);
     case 'xfs':
     case 'ext4':
-      return new ProjectQuotaPool(pool.mountDir, pool.pool, context.recorded, pool.projectQuotaTenants ?? 'user-namespaced', context.logger);
+      return new ProjectQuotaPool(pool.mountDir, pool.pool, context.recorded, pool.projectQuotaTenants ?? 'user-namespaced', context.logger,
+        context.projectScanPeriodMs);
     case 'lvm-thin':
       return new LvmThinPool({
         volumeGroup: pool.hostDir.slice('/dev/'.length),

@@ -50,6 +50,8 @@ export interface PoolControllerDeps {
   readonly storageClass: (name: string) => Promise<V1StorageClass | undefined>;
   /** The pools' lines in the node's volume record. */
   readonly record: PoolRecord;
+  /** How often the volumes of xfs and ext4 pool classes are walked (project-scan.ts). @default SCAN_PERIOD_MS */
+  readonly projectScanPeriodMs?: number;
 }
 
 /** A pool class's storage as this pass found it. */
@@ -224,6 +226,7 @@ export class PoolController {
       claimed: () => this.deps.record.storageOf(className),
       nodeLvm: this.nodeLvm,
       logger: this.deps.logger.child({ storageClass: className }),
+      projectScanPeriodMs: this.deps.projectScanPeriodMs,
     });
     this.backends.set(className, { key, backend });
     return backend;

@@ -32,7 +32,7 @@ import * as path from 'node:path';
 import { PoolBackend, PoolState, PoolVolumeUsage, LimitEscape, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
 import { deviceOf, filesystemOf, mountOf } from './directory-storage';
-import { ProjectScanner, rechargeSpecials, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
+import { ProjectScanner, rechargeSpecials, SCAN_PERIOD_MS, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
 import type { ProjectQuotaTenants } from '../../config';
 import { cleanFilesystemVolume } from '../cleanup/filesystem-cleaner';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
@@ -91,6 +91,7 @@ export class ProjectQuotaPool implements PoolBackend {
     private readonly tenants: ProjectQuotaTenants = 'user-namespaced',
     /** Where the walk says what it could not do (the agent's); its own lines otherwise. */
     private readonly logger: Logger = createLogger(),
+    private readonly scanPeriodMs = SCAN_PERIOD_MS,
   ) {}
 
   async open(): Promise<PoolState> {
@@ -119,6 +120,7 @@ export class ProjectQuotaPool implements PoolBackend {
       (volume, specials) => this.recharge(volume, specials),
       onChange,
       this.logger,
+      this.scanPeriodMs,
     );
     this.scanner = scanner;
     return { close: () => scanner.close() };

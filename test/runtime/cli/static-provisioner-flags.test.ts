@@ -49,6 +49,12 @@ describe('the Go static provisioner\'s flags and environment', () => {
   test('a period of 0 is refused', () => {
     expect(error(['run', '--discovery-period=0s'], ENV)).toContain('--discovery-period: "0s" must be more than 0');
   });
+
+  test('ours: --project-scan-period, the walk of xfs and ext4 pools\' volumes, every minute unless given', () => {
+    expect(run([]).projectScanPeriodMs).toBe(60_000);
+    expect(run(['--project-scan-period=15s']).projectScanPeriodMs).toBe(15_000);
+    expect(error(['run', '--project-scan-period=0s'], ENV)).toContain('--project-scan-period: "0s" must be more than 0');
+  });
 });
 
 describe('Go flag syntax', () => {
