@@ -105,7 +105,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       // A volume group with a thin pool of 128 MiB (LVM activates it at every boot), and one of 48 MiB the class overcommits
       // (full, it fails writes at once rather than holding them 60 s).
       `pvcreate -q ${vm.disk(DISKS.lvm)} && vgcreate -q lvp ${vm.disk(DISKS.lvm)} && lvcreate -q --type thin-pool --size 128m --name thin lvp`,
-      `pvcreate -q ${vm.disk(DISKS.thin2)} && vgcreate -q lvp2 ${vm.disk(DISKS.thin2)} && lvcreate -q --type thin-pool --size 48m --name thin --errorwhenfull y lvp2`,
+      `pvcreate -q ${vm.disk(DISKS.thin2)} && vgcreate -q lvp2 ${vm.disk(DISKS.thin2)} && lvcreate -q --type thin-pool --size 48m --name thin lvp2 && lvchange -q --errorwhenfull y lvp2/thin`,
       'mkdir -p /mnt/pools/xfs-late',
       'mount -a',
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,

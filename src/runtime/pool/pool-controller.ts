@@ -388,7 +388,7 @@ export class PoolController {
    * size back as its limit. A limit above it (a resize between its two steps) stays.
    */
   private async restoreLimit(pv: V1PersistentVolume, node: NodeInfo, pools: Readonly<Record<string, PoolClassConfig>>,
-    runs: ReadonlyMap<string, PoolRun>): Promise<void> {
+    runs: Map<string, PoolRun>): Promise<void> {
     const volume = poolVolumeOf(pv, node.name, pools);
     const run = volume && runs.get(volume.className);
     const usage = run?.state?.volumes.get(volume!.volumeId);
@@ -398,6 +398,9 @@ export class PoolController {
     await this.attempt(run, 'resize', persistentVolumeReference(pv), `limiting ${at} to its PV's ${pv.spec?.capacity?.storage} again`, async () => {
       await run.backend.resize(volume!.volumeId, size);
       this.deps.logger.warn({ pv: pv.metadata?.name, path: at, was: usage.limitBytes ?? 'none', limitBytes: size }, 'pool volume limited to its PV\'s size again');
+      // This pass reports the limit it gave, not the one it read before.
+      const volumes = new Map(run.state!.volumes).set(volume!.volumeId, { ...usage, limitBytes: size });
+      runs.set(run.className, { ...run, state: { ...run.state!, volumes } });
     });
   }
 
