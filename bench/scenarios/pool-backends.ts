@@ -56,8 +56,9 @@ export async function poolBackends(): Promise<void> {
       stateDirectory: '/var/lib/local-volume-provisioner',
     });
     fs.writeFileSync(path.join(work, 'stack.k8s.yaml'), manifests.map((m) => stringify(m)).join('---\n'));
+    vm = await NodeVm.boot(k.plane, { name: NODE, disksMiB: BACKENDS.map(() => DISK_MIB) });
+    await vm.importImage(image);
     await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', path.join(work, 'stack.k8s.yaml')]);
-    vm = await NodeVm.boot(k.plane, { name: NODE, disksMiB: BACKENDS.map(() => DISK_MIB), images: [image] });
     const node = vm;
     const [xfs, ext4, lvm] = [1, 2, 3].map((i) => node.disk(i));
     await node.ssh([
