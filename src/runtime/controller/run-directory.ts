@@ -185,8 +185,10 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const poolClassNames = () => Object.keys(poolClassesOf(reloader.current?.storageClassMap ?? {}));
   const backfill = new ClaimBackfill({ api, logger, namespace: options.namespace, identity: node.name, poolClasses: poolClassNames });
   claims.onVerdict((verdict) => backfill.routing(verdict.active));
-  // The claims made before the routing: labelled by one agent at a time, only where the routing is known.
-  const claimWatch = new OnDemand(runners, 'claim watch', options.claimRouting === '' ? claims : together(claims, backfill));
+  const claimWatch = new OnDemand(runners, 'claim watch', claims);
+  // The claims made before the routing: labelled by one agent at a time, only where the routing is known, from after
+  // this agent's first pass (the Lease holder lists every claim of the cluster: never in the way of its own start).
+  const claimBackfill = new OnDemand(runners, 'claim backfill', backfill);
   const pools = new PoolController({
     api,
     events,
@@ -217,6 +219,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
         const info = await nodes.get();
         await controller.pass({ ...config, storageClassMap: discoveredClassesOf(config.storageClassMap) }, info);
         if (havePools) await pools.pass(config.storageClassMap, info);
+        if (havePools && options.claimRouting !== '') await claimBackfill.ensure();
         rebound.report('pool', reboundPoolVolumes(cache.list(), info.name, poolClassesOf(config.storageClassMap)));
       });
       await taint.removeIfAsked(config);
