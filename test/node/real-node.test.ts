@@ -146,7 +146,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
   async function writeAsTenant(podName: string, image: Buffer): Promise<void> {
     const packed = zlib.gzipSync(image).toString('base64');
     const out = await kubectl('exec', podName, '--', 'sh', '-c', `echo ${packed} | base64 -d | gunzip | dd of=/dev/data bs=1M iflag=fullblock conv=fsync 2>&1`);
-    expect(out).toContain(`${image.length} bytes`);
+    expect(out).toContain(`${image.length / MiB}+0 records out`);
   }
 
   /** The agents' logs (JSON lines, with the prefix of each pod). */
@@ -501,11 +501,12 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         'sync',
       ].join(' && '));
       const neighbourWrites = () => kubectl('exec', neighbourName, '--', 'sh', '-c', 'dd if=/dev/zero of=/data/more bs=1M count=4 2>&1; rm -f /data/more; sync');
-      // Charged for what is not its own, the neighbour is refused.
-      expect(await neighbourWrites()).toMatch(/Disk quota exceeded|No space left on device/);
+      // Charged for what is not its own, the neighbour is refused, unless a walk (every 15 s here) set the files back first.
+      const escapesSaid = async () => (await events('PoolVolumeLimitEscaped')).filter((e) => e.involvedObject.name === bound.metadata!.name);
+      if (!/Disk quota exceeded|No space left on device/.test(await neighbourWrites())) expect((await escapesSaid()).length).toBeGreaterThan(0);
 
       await until(async () => {
-        const said = (await events('PoolVolumeLimitEscaped')).filter((e) => e.involvedObject.name === bound.metadata!.name);
+        const said = await escapesSaid();
         return ['a', 'b', 's'].every((f) => said.some((e) => e.message!.includes(`${at}/${f} had`)));
       }, 'the walk has set back and said each of them');
       const projects = await projectsIn(at);
