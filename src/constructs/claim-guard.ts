@@ -1,5 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { admissionPolicyObjects } from './admission-policy';
 import { CLEANUP_FINALIZER, NODE_LABEL } from '../config';
 import { ResolvedClaimGuard } from './resolve';
 
@@ -165,18 +166,7 @@ export function claimGuardPolicySpec(guard: ResolvedClaimGuard): Record<string, 
 
 /** The policy and its binding (Deny: a refused update fails), both named `guard.name`; cluster-scoped. */
 export function claimGuardObjects(scope: Construct, guard: ResolvedClaimGuard, labels: Record<string, string>): ApiObject[] {
-  const metadata = { name: guard.name, labels };
-  const policy = new ApiObject(scope, 'ClaimGuardPolicy', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata,
-    spec: claimGuardPolicySpec(guard),
+  return admissionPolicyObjects(scope, {
+    id: 'ClaimGuard', kind: 'ValidatingAdmissionPolicy', name: guard.name, labels, spec: claimGuardPolicySpec(guard), binding: { validationActions: ['Deny'] },
   });
-  const binding = new ApiObject(scope, 'ClaimGuardBinding', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata,
-    spec: { policyName: guard.name, validationActions: ['Deny'] },
-  });
-  return [policy, binding];
 }

@@ -1,5 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { admissionPolicyObjects } from './admission-policy';
 import { POOL_CLAIM_LONG_NODE, POOL_CLAIM_NODE_LABEL } from '../config';
 import { ResolvedClaimRouting } from './resolve';
 
@@ -60,18 +61,5 @@ export function claimRoutingPolicySpec(routing: ResolvedClaimRouting): Record<st
 
 /** The policy and its binding, both named `routing.name`; cluster-scoped. */
 export function claimRoutingObjects(scope: Construct, routing: ResolvedClaimRouting, labels: Record<string, string>): ApiObject[] {
-  const metadata = { name: routing.name, labels };
-  const policy = new ApiObject(scope, 'ClaimRoutingPolicy', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingAdmissionPolicy',
-    metadata,
-    spec: claimRoutingPolicySpec(routing),
-  });
-  const binding = new ApiObject(scope, 'ClaimRoutingBinding', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingAdmissionPolicyBinding',
-    metadata,
-    spec: { policyName: routing.name },
-  });
-  return [policy, binding];
+  return admissionPolicyObjects(scope, { id: 'ClaimRouting', kind: 'MutatingAdmissionPolicy', name: routing.name, labels, spec: claimRoutingPolicySpec(routing) });
 }
