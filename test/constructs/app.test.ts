@@ -25,7 +25,7 @@ beforeAll(() => {
   manifests = readdirSync(out)
     .filter((f) => f.endsWith('.k8s.yaml'))
     .flatMap((f) => parseAllDocuments(readFileSync(join(out, f), 'utf8')).map((d) => d.toJS() as Manifest));
-}, 60_000);
+}, 180_000);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 test('the README\'s synth command is the quiet one', () => {

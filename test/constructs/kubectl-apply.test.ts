@@ -49,4 +49,4 @@ test('kubectl apply accepts every object of the full-options stack, twice', asyn
   expect(second.trim().split('\n').filter((l) => !l.endsWith(' unchanged'))).toEqual([]);
   expect(await server.get('apps/v1', 'DaemonSet', 'lvp', 'storage')).toBeDefined();
   expect(await server.get('monitoring.coreos.com/v1', 'ServiceMonitor', 'lvp', 'monitoring')).toBeDefined();
-}, 60_000);
+}, 180_000);

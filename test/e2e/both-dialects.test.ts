@@ -15,7 +15,6 @@ import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint
 
 const MiB = 1024 * 1024;
 
-jest.setTimeout(120_000);
 
 /** One series of a Prometheus text exposition, or undefined. */
 function series(text: string, name: string, labels: string): number | undefined {

@@ -29,7 +29,6 @@ import {
 } from '../support/privileged';
 import { renderStaticProvisionerChart } from '../support/upstream-deployments';
 
-jest.setTimeout(120_000);
 
 const MiB = 1024 * 1024;
 const NAMESPACE = 'local-volume-provisioner';

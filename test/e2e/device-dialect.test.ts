@@ -16,7 +16,6 @@ import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, m
 
 const MiB = 1024 * 1024;
 
-jest.setTimeout(60_000);
 
 describePrivileged('end to end: device dialect', () => {
   let cluster: Cluster;

@@ -20,7 +20,6 @@ const MiB = 1024 * 1024;
 const NAMESPACE = 'local-volume-provisioner';
 const CONFIG_MAP = 'local-volume-provisioner-config';
 
-jest.setTimeout(60_000);
 
 describePrivileged('end to end: directory dialect, in-process cleaning', () => {
   let cluster: Cluster;

@@ -19,7 +19,6 @@ const MiB = 1024 * 1024;
 const NAMESPACE = 'local-volume-provisioner';
 const IMAGE = 'registry.example/lvp:e2e';
 
-jest.setTimeout(60_000);
 
 describePrivileged('end to end: directory dialect, cleaning in Jobs', () => {
   let cluster: Cluster;

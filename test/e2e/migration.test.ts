@@ -22,7 +22,6 @@ import {
 const MiB = 1024 * 1024;
 const NODE_LABEL = 'local.storage.k8s.io/node';
 
-jest.setTimeout(60_000);
 
 /** The Go provisioner's PV name: FNV-1a of entry + node + class, in lower-case hex. */
 const goPvName = (entry: string, className: string) => `local-pv-${referenceFnv1a32(`${entry}${NODE_NAME}${className}`).toString(16)}`;

@@ -10,7 +10,6 @@ import { directoryPVName } from '../../src/runtime/pv';
 import { AgentProcess } from '../support/agent-process';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../support/privileged';
 
-jest.setTimeout(60_000);
 
 describePrivileged('end to end: node cleanup', () => {
   let cluster: Cluster;

@@ -20,7 +20,6 @@ import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } fr
 const NODE = 'worker-1';
 const NAMESPACE = 'local-storage';
 const ZONE = 'topology.example.com/zone';
-jest.setTimeout(180_000);
 
 const APPLIED_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'StorageClass']);
 

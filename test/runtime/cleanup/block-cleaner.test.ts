@@ -28,9 +28,8 @@ function liveProcessesInGroup(pgid: number): number[] {
 }
 
 // Loop devices and child processes: generous on a busy machine.
-jest.setTimeout(60_000);
 
-async function eventually(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
+async function eventually(check: () => boolean, timeoutMs = 60_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (check()) return true;
@@ -124,7 +123,7 @@ describePrivileged('the block cleaner', () => {
     const agent = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
       env: { ...process.env, TS_NODE_PROJECT: path.resolve(__dirname, '../../tsconfig.json') }, stdio: 'ignore',
     });
-    await eventually(() => fs.existsSync(marker), 30_000);
+    await eventually(() => fs.existsSync(marker), 60_000);
     agent.kill('SIGKILL');
     await new Promise((r) => agent.once('exit', r));
     fs.rmSync(marker);

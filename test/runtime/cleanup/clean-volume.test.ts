@@ -8,7 +8,6 @@ import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint
 
 afterAll(cleanupPrivileged);
 // Loop devices, ext4 and processes: generous on a busy machine.
-jest.setTimeout(60_000);
 
 async function eventuallyTrue(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((r) => setTimeout(r, 20));

@@ -10,7 +10,6 @@ import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint
 
 afterAll(cleanupPrivileged);
 // Thousands of files and directories on a busy machine.
-jest.setTimeout(120_000);
 
 /** A fresh volume directory (a mount point of its own, like a real local volume) with a sibling outside it. */
 function volume(): { root: string; outside: string } {

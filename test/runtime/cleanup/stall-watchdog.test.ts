@@ -12,7 +12,6 @@ import { ioProgressed, sampleIntervalMs } from '../../../src/runtime/cleanup/sta
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
 
 afterAll(cleanupPrivileged);
-jest.setTimeout(60_000);
 
 const MiB = 1024 * 1024;
 

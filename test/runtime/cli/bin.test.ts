@@ -9,7 +9,6 @@ import { AgentProcess, REPO } from '../../support/agent-process';
 import { cleanupPrivileged, makeTempDir } from '../../support/privileged';
 
 // Each case starts a Node process through ts-node: seconds on a busy machine.
-jest.setTimeout(60_000);
 afterAll(cleanupPrivileged);
 
 /** node's arguments that start the bin through a symlink called `name`. */

@@ -21,7 +21,6 @@ import { eventually } from '../kube/fixtures';
 
 const MiB = 1024 * 1024;
 
-jest.setTimeout(60_000);
 
 /** A running `local-volume-provisioner run`. */
 function startRun(options: { kubeconfig: string; configDir: string; discoveryPeriod?: string }): AgentProcess {

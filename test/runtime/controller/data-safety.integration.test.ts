@@ -18,7 +18,6 @@ import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, LoopDevice, makeMountPoint, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;
-jest.setTimeout(120_000);
 
 /** A cleaner that zeroes the first 64 KiB of what it is given: enough to destroy a marker there. */
 const ZERO_CLEANER = ['sh', '-c', 'dd if=/dev/zero of="$LOCAL_PV_BLKDEVICE" bs=65536 count=1 conv=notrunc,fsync status=none'];

@@ -59,7 +59,6 @@ describe.each(['finalizer', 'legacy'] as const)('%s mode', (mode) => describePri
   });
   afterAll(cleanupPrivileged);
   // Real cleaners on loop devices, on a busy machine.
-  jest.setTimeout(120_000);
 
   /** Makes `entry` a mount point in the class's directory and gives it a PV; returns the PV. */
   async function provision(className: string, entry: string): Promise<{ pv: V1PersistentVolume; dir: string }> {

@@ -178,7 +178,7 @@ export class ControllerFixture extends AgentParts {
   }
 
   /** Waits until the cache agrees with `condition`. */
-  async waitForCache(condition: (pvs: V1PersistentVolume[]) => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  async waitForCache(condition: (pvs: V1PersistentVolume[]) => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
     await eventually(() => condition(this.cache.list()), what, timeoutMs);
   }
 

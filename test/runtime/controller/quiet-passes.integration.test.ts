@@ -21,16 +21,15 @@ describePrivileged('quiet passes through the controller', () => {
   });
   afterAll(cleanupPrivileged);
   // Waits for a directory's stamp to be trusted (two seconds after its last change), on a busy machine.
-  jest.setTimeout(60_000);
 
   /** Passes until one is skipped: the last full pass left nothing behind, and the discovery directories' stamps are trusted. */
   async function untilQuiet(): Promise<void> {
-    await eventually(async () => (await fx!.pass()).skipped, 'a pass is skipped', 30_000);
+    await eventually(async () => (await fx!.pass()).skipped, 'a pass is skipped', 60_000);
   }
 
   /** Waits until the class's directory has a stamp, then runs one full pass over it. */
   async function fullPassOverStampedDirectory(className: string): Promise<void> {
-    await eventually(async () => directoryStamp(fx!.dirs[className]) !== undefined, `the directory of ${className} has a stamp`, 30_000);
+    await eventually(async () => directoryStamp(fx!.dirs[className]) !== undefined, `the directory of ${className} has a stamp`, 60_000);
     await fx!.pass();
   }
 

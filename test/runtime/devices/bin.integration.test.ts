@@ -22,8 +22,6 @@ import { seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
 
 
-jest.setTimeout(60_000);
-
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
 
 /** A running `local-volume-provisioner devices`. */

@@ -10,7 +10,6 @@ import { blockSpec, detach, DeviceFixture, emptyLoopDevice, eventually, fillPatt
 import { devicePVName, upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4 } from '../../support/privileged';
 
-jest.setTimeout(30_000);
 
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
 

@@ -13,7 +13,6 @@ import { formatPlan, makePlan } from '../../../src/runtime/plan/run-plan';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4, mount, unmount } from '../../support/privileged';
 
-jest.setTimeout(30_000);
 
 const SIZE = 16 * MiB;
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);

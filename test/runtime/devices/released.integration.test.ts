@@ -9,7 +9,6 @@ import { blockSpec, detach, DeviceFixture, eventually, fillPattern, isZero, KiB,
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
 
-jest.setTimeout(30_000);
 
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
 

@@ -9,7 +9,6 @@ import { blockSpec, DeviceFixture, NODE_NAME } from './fixture';
 import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { cleanupPrivileged, describePrivileged, makeTempDir } from '../../support/privileged';
 
-jest.setTimeout(30_000);
 
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);
 

@@ -13,7 +13,6 @@ import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { parseQuantity } from '../../../src/runtime/volume';
 import { cleanupPrivileged, describePrivileged } from '../../support/privileged';
 
-jest.setTimeout(60_000);
 
 const TiB = 1024 * GiB;
 const WINDOW = 4 * KiB;

@@ -88,7 +88,7 @@ describe('one HTTP/2 connection to the apiserver', () => {
     const { api } = client();
     const before = server.proxy.connectionsAccepted;
     const watches = Array.from({ length: 100 }, () => watch(api, 'nodes'));
-    await eventually(() => watches.every((w) => w.opened), 'the hundred watches are open', 30_000);
+    await eventually(() => watches.every((w) => w.opened), 'the hundred watches are open', 60_000);
     await expect(api.getNode('absent')).resolves.toBeUndefined();
     expect(server.proxy.connectionsAccepted - before).toBe(2);
     await eventually(() => server.proxy.openConnections === 1, 'only the watches\' connection is open');

@@ -56,7 +56,7 @@ export function localPv(name: string, shape: PvShape): V1PersistentVolume {
 }
 
 /** Polls until `condition` holds (or fails the test after `timeoutMs`). */
-export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

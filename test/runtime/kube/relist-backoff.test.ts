@@ -12,7 +12,6 @@ import { KubeLogger } from '../../../src/runtime/kube/logger';
 import { nodeLabelSelector, NodePvCache } from '../../../src/runtime/kube/pv-cache';
 import { Kubernetes } from '../../support/kubernetes';
 
-jest.setTimeout(120_000);
 
 let server: Kubernetes;
 let api: KubeApi;

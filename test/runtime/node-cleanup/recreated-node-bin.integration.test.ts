@@ -15,7 +15,6 @@ import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } fr
 import { createStorageClass, JOB_NAMESPACE, NODE_HOSTNAME, NODE_NAME, seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
 
-jest.setTimeout(60_000);
 
 const CLASS = 'local-fs';
 

@@ -15,7 +15,6 @@ import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, describePrivileged, makeMountPoint } from '../../support/privileged';
 import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from '../controller/fixture';
 
-jest.setTimeout(30_000);
 
 describePrivileged('a Node recreated under the same name with a new UID', () => {
   let fx: ControllerFixture | undefined;

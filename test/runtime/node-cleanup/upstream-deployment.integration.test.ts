@@ -16,7 +16,6 @@ import { NODE_CLEANUP_ACCOUNT, NODE_CLEANUP_ARGS, renderNodeCleanupExample } fro
 import { eventually } from '../kube/fixtures';
 
 // Each case starts the bin through ts-node and waits for its passes: seconds each on a busy machine.
-jest.setTimeout(120_000);
 
 const UPSTREAM_ARGS = NODE_CLEANUP_ARGS;
 const SERVICE_ACCOUNT = NODE_CLEANUP_ACCOUNT;

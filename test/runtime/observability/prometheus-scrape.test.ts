@@ -12,7 +12,6 @@ import { ProvisionerMetrics } from '../../../src/runtime/observability/metrics';
  * server every second; the series must come back through its query API.
  */
 
-jest.setTimeout(60_000);
 
 const JOB = 'local-volume-provisioner';
 

@@ -363,7 +363,7 @@ describePrivileged('a btrfs pool\'s agent killed while making volumes', () => {
         .map(([g, q]) => ({ group: Number(g.slice(2)) > highest ? 'ahead' : g, members: q.children }));
       expect({ killAfter, others }).toEqual({ killAfter, others: others.length === 0 ? [] : [{ group: 'ahead', members: [] }] });
     }
-  }, 120_000);
+  });
 });
 
 describePrivileged('a btrfs pool\'s quotas', () => {

@@ -15,7 +15,6 @@ import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 
-jest.setTimeout(180_000);
 
 const MiB = 1024 * 1024;
 const CLASS = 'routed-pool';
@@ -127,7 +126,7 @@ describePrivileged('the claim routing: each agent watches only its node\'s claim
   });
 
   test('the routed agent says the routing is in force and watches only the claims labelled with its node; the other watches every claim, and says why', async () => {
-    await eventually(async () => await metric(ROUTED, 'local_volume_provisioner_claim_routing_active') === '1', 'the routed agent says the routing is in force', 30_000);
+    await eventually(async () => await metric(ROUTED, 'local_volume_provisioner_claim_routing_active') === '1', 'the routed agent says the routing is in force', 60_000);
     expect(await metric(WATCHING_ALL, 'local_volume_provisioner_claim_routing_active')).toBe('0');
     const watches = k.counters.requests({ verb: 'watch', resource: 'persistentvolumeclaims' }).map((r) => r.labelSelector ?? '');
     expect(watches).toEqual(expect.arrayContaining([`${POOL_CLAIM_NODE_LABEL}=${ROUTED}`, '']));
@@ -144,7 +143,7 @@ describePrivileged('the claim routing: each agent watches only its node\'s claim
     for (let i = 0; i < 20; i++) await k.create(claimObject(`elsewhere-${i}`, `node-${i}`));
     const claimBytes = JSON.stringify(await claim('elsewhere-0')).length;
     // Sent to the agent watching all: by then sent to every watcher it is for.
-    await eventually(() => otherBytes() - before.other >= 20 * claimBytes, 'the agent watching every claim got all 20', 30_000);
+    await eventually(() => otherBytes() - before.other >= 20 * claimBytes, 'the agent watching every claim got all 20', 60_000);
     // A bookmark, at most: no claim.
     expect(routedBytes() - before.routed).toBeLessThan(claimBytes);
     for (let i = 0; i < 20; i++) await k.delete('v1', 'PersistentVolumeClaim', `elsewhere-${i}`, APP);

@@ -14,7 +14,6 @@ import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 
-jest.setTimeout(180_000);
 
 const MiB = 1024 * 1024;
 const NODE = 'pool-split';

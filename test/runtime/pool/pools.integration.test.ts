@@ -18,7 +18,6 @@ import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 
-jest.setTimeout(180_000);
 
 const MiB = 1024 * 1024;
 const CLASS = 'local-pool';
@@ -160,7 +159,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     expect(pv.spec?.local?.path).toBe(path.join(poolDir.get('pool-large')!, `pvc-${bound.metadata!.uid}`));
     expect(pv.spec?.capacity?.storage).toBe('600Mi');
     // The promise counts at once: what the pool can give drops by the claim.
-    await eventually(async () => (await capacityOf('pool-large'))! <= before - 600 * MiB, 'the capacity object follows', 30_000);
+    await eventually(async () => (await capacityOf('pool-large'))! <= before - 600 * MiB, 'the capacity object follows', 60_000);
 
     const write = spawnSync('dd', ['if=/dev/zero', `of=${path.join(pv.spec!.local!.path!, 'data')}`, 'bs=1M', 'count=700', 'conv=fsync'], { encoding: 'utf8' });
     expect(write.status).not.toBe(0);
@@ -264,7 +263,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await removePodAndClaim('big');
     await eventually(async () => (await k.get('v1', 'PersistentVolume', pvName)) === undefined, `the PV goes (logs:\n${logs()})`, 60_000);
     expect(fs.existsSync(volume)).toBe(false);
-    await eventually(async () => (await capacityOf('pool-large'))! >= held + 600 * MiB, 'the space is given back', 30_000);
+    await eventually(async () => (await capacityOf('pool-large'))! >= held + 600 * MiB, 'the space is given back', 60_000);
   });
   test('a subvolume a tenant makes in its volume, counted to another volume\'s quota group, is put back under its own limit and said on its PV', async () => {
     const victim = await boundOn('victim', '100Mi', 'pool-medium');
@@ -390,7 +389,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     await eventually(async () => (await pvNamed(pvName))?.status?.phase === 'Released', 'the PV is Released', 60_000);
     await k.delete('v1', 'PersistentVolume', pvName);
     await k.patch('v1', 'PersistentVolume', pvName, { metadata: { finalizers: null } });
-    await eventually(async () => (await pvNamed(pvName)) === undefined, 'the PV is gone', 30_000);
+    await eventually(async () => (await pvNamed(pvName)) === undefined, 'the PV is gone', 60_000);
 
     const again = starts.get(node)!();
     agents[NODES.findIndex((n) => n.name === node)] = again;
@@ -455,7 +454,7 @@ describePrivileged('pool classes on btrfs, with the real scheduler', () => {
     const again = starts.get(node)!();
     agents[NODES.findIndex((n) => n.name === node)] = again;
     await eventually(async () => (await capacityOf(node)) === undefined, `the capacity object is withdrawn (logs:\n${logs()})`, 60_000);
-    await eventually(async () => (await events('PoolUnusable')).some((e) => e.involvedObject.name === node), 'PoolUnusable on the Node', 30_000);
+    await eventually(async () => (await events('PoolUnusable')).some((e) => e.involvedObject.name === node), 'PoolUnusable on the Node', 60_000);
     expect((await again.get('/metrics')).body).toMatch(new RegExp(`^local_volume_provisioner_pool_usable\\{storageclass="${CLASS}"\\} 0$`, 'm'));
   });
 });

@@ -17,7 +17,6 @@ import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, m
 
 afterAll(cleanupPrivileged);
 // Loop devices and mkfs on a busy machine.
-jest.setTimeout(60_000);
 
 const MiB = 1024 * 1024;
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
