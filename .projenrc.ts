@@ -44,13 +44,13 @@ const project = new typescript.TypeScriptProject({
   typescriptVersion: '~5.9.3',
   minNodeVersion: '20.19.0',
 
-  // The node agent loads none of client-node, prom-client or pino (src/runtime/kube's
-  // HTTP client, observability's registry and logger): each cost it tens of MB of RSS.
-  // The node agent's only dependency. It loads none of client-node, prom-client or pino
-  // (src/runtime/kube's HTTP client, observability's registry and logger): each cost it
-  // tens of MB of RSS.
-  // YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values.
-  deps: ['yaml@^2.8.0'],
+  // The agent's own dependencies (the construct library's are in construct-library/), bundled
+  // into it for the image (image/Dockerfile). It loads none of client-node, prom-client or pino
+  // (src/runtime/kube's HTTP client, observability's registry and logger): each cost it tens
+  // of MB of RSS. yaml: YAML 1.1 booleans ("yes") and exact round trips for ConfigMap values;
+  // gRPC for its CSI services (src/runtime/csi), which load the protos scripts/protos.sh
+  // fetches at start rather than generated code.
+  deps: ['yaml@^2.8.0', '@grpc/grpc-js@^1.14.0', '@grpc/proto-loader@^0.8.0'],
   devDeps: [
     // The construct library's peers (construct-library/package.json), at the versions
     // this repository's tests, app/ and bench/ use.
@@ -147,6 +147,8 @@ project.gitignore.exclude('/node_modules');
 // dist/ holds the synthesized manifests (committed, and the README's main job), not an npm pack.
 project.gitignore.include('/dist/');
 project.gitignore.exclude('/examples/java/target/');
+// Fetched from the Go module proxy by scripts/protos.sh, never written here.
+project.gitignore.exclude('/protos/');
 
 // Node 24 with vm modules lets Jest 30 require() ES modules (client-node).
 // ts-jest only transpiles (isolatedModules), so the tests are type-checked here once;
@@ -155,6 +157,8 @@ project.gitignore.exclude('/examples/java/target/');
 project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
 // The real Kubernetes control plane the tests talk to, built from the Go module proxy once and cached (a no-op after).
 project.testTask.exec('scripts/control-plane.sh > /dev/null');
+// The CSI spec's and kubelet's plugin registration protos the agent serves, from the Go module proxy (a no-op after).
+project.testTask.exec('scripts/protos.sh > /dev/null');
 project.testTask.exec('scripts/in-private-mount-namespace.sh scripts/with-image-build.sh jest --passWithNoTests --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');

@@ -1,0 +1,66 @@
+/**
+ * A gRPC server on a unix socket, as kubelet reaches node plugins: one for the CSI
+ * services, one for kubelet's plugin registration. A runner (lifecycle/runners.ts):
+ * started, it listens; stopped, it finishes the calls in flight (or, past a grace, ends
+ * them) and removes its socket, so that kubelet sees the plugin go.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { Runner } from '../lifecycle/runners';
+
+/** How long calls in flight get to finish when the server stops. */
+const STOP_GRACE_MS = 5_000;
+
+export interface SocketService {
+  readonly definition: ServiceDefinition;
+  readonly implementation: UntypedServiceImplementation;
+}
+
+export class SocketServer implements Runner {
+  private server: Server | undefined;
+
+  constructor(readonly socketPath: string, private readonly services: readonly SocketService[]) {}
+
+  async start(): Promise<void> {
+    removeStaleSocket(this.socketPath);
+    fs.mkdirSync(path.dirname(this.socketPath), { recursive: true });
+    const server = new Server();
+    for (const s of this.services) server.addService(s.definition, s.implementation);
+    await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (e) => {
+      if (e) reject(new Error(`cannot serve gRPC on ${this.socketPath}: ${e.message}`));
+      else resolve();
+    }));
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => server.forceShutdown(), STOP_GRACE_MS);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    removeStaleSocket(this.socketPath);
+  }
+}
+
+/**
+ * Removes a socket left by an earlier process (a crashed agent's): only a socket. Anything
+ * else at that path is not ours to remove, and is said.
+ */
+function removeStaleSocket(socketPath: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(socketPath);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (!stat.isSocket()) throw new Error(`cannot serve gRPC on ${socketPath}: something other than a socket is there`);
+  fs.unlinkSync(socketPath);
+}
