@@ -12,7 +12,7 @@ import { Chart, Testing } from 'cdk8s';
 import { ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig } from '../src/config';
 import { LocalVolumeProvisioner } from '../src/constructs';
 import { directoryPVName } from '../src/runtime/pv';
-import { AgentProcess, REPO } from '../test/support/agent-process';
+import { AgentProcess, bundledBin, REPO } from '../test/support/agent-process';
 import { Kubernetes } from '../test/support/kubernetes';
 import { makeTempDir } from '../test/support/privileged';
 import { Watched } from '../test/support/watched';
@@ -21,8 +21,6 @@ export const NODE = 'bench-node';
 export const NAMESPACE = 'local-volume-provisioner';
 export const CLASS = 'local-fs';
 /** Where bench/run.ts bundles the bin. */
-export const COMPILED = path.join(REPO, '.cache/bench-lib');
-export const BIN = path.join(COMPILED, 'runtime/cli/main.js');
 
 /** NODE_OPTIONS as the image sets them (image/Dockerfile): the bench runs the agent as the image does, and once without them. */
 export const IMAGE_NODE_OPTIONS = (() => {
@@ -107,7 +105,7 @@ export class BenchCluster {
     return AgentProcess.start(
       ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--state-dir', makeTempDir('lvp-bench-state-'), ...extraArgs],
       { KUBECONFIG: await this.kubeconfigFile(), MY_NODE_NAME: nodeName, MY_NAMESPACE: NAMESPACE, NODE_OPTIONS: nodeOptions },
-      { entry: [BIN], containerEnv: true },
+      { entry: [bundledBin()], containerEnv: true },
     );
   }
 

@@ -10,10 +10,8 @@
  * One file per scenario (bench/scenarios/), the cluster and agent they share (cluster.ts),
  * the tables (table.ts) and the notes printed under them (notes.md).
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BIN, COMPILED } from './cluster';
 import { claimGuardCost } from './scenarios/claim-guard';
 import { claimScale } from './scenarios/claim-scale';
 import { connectionsPerAgent } from './scenarios/connections';
@@ -30,7 +28,7 @@ import { helpStartup } from './scenarios/startup';
 import { synthesis } from './scenarios/synthesis';
 import { wholeWipeVersusDd, wipeVersusDd } from './scenarios/wipe';
 import { markdown } from './table';
-import { REPO } from '../test/support/agent-process';
+import { bundledBin, REPO } from '../test/support/agent-process';
 import { cleanupPrivileged } from '../test/support/privileged';
 
 const INTRO = [
@@ -74,19 +72,12 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
   ['image', imageSize],
 ];
 
-/** The bin as the image runs it: src/runtime/cli/main.ts and exactly the modules it reaches, in one file (image/Dockerfile's esbuild command). */
-function bundleBin(): void {
-  fs.rmSync(COMPILED, { recursive: true, force: true });
-  execFileSync(process.execPath, [require.resolve('esbuild/bin/esbuild'), path.join(REPO, 'src/runtime/cli/main.ts'), '--bundle', '--platform=node',
-    '--target=node24', '--format=cjs', '--keep-names', '--log-level=warning', `--outfile=${BIN}`], { stdio: 'inherit' });
-}
-
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SECTIONS.some(([name]) => name === w));
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; the sections are ${SECTIONS.map(([name]) => name).join(', ')}`);
   console.log('bundling the bin (esbuild)...');
-  bundleBin();
+  bundledBin();
   try {
     for (const [name, run] of SECTIONS) {
       if (wanted.length > 0 && !wanted.includes(name)) continue;

@@ -16,9 +16,9 @@ import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig 
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { HttpTransport } from '../../src/runtime/kube/http-transport';
 import { loadKubeConfig } from '../../src/runtime/kube/kubeconfig';
-import { AgentProcess } from '../../test/support/agent-process';
+import { AgentProcess, bundledBin } from '../../test/support/agent-process';
 import { createLoopDevice, makeTempDir, mkfsBtrfs, mount } from '../../test/support/privileged';
-import { BenchCluster, BIN, constructRateLimitArgs, IMAGE_NODE_OPTIONS, NAMESPACE, NODE, until } from '../cluster';
+import { BenchCluster, constructRateLimitArgs, IMAGE_NODE_OPTIONS, NAMESPACE, NODE, until } from '../cluster';
 import { cpuSeconds, memoryWithChildren } from '../process-stats';
 import { GiB, mib, millis, percentile, row } from '../table';
 
@@ -57,7 +57,7 @@ async function poolAgent(cluster: BenchCluster, dir: string, env: Record<string,
   return AgentProcess.start(
     ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--state-dir', makeTempDir('lvp-bench-state-'), ...constructRateLimitArgs()],
     { KUBECONFIG: await cluster.kubeconfigFile(), MY_NODE_NAME: NODE, MY_NAMESPACE: NAMESPACE, NODE_OPTIONS: IMAGE_NODE_OPTIONS, ...env },
-    { entry: [BIN], containerEnv: true },
+    { entry: [bundledBin()], containerEnv: true },
   );
 }
 

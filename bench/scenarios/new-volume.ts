@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { upstreamDevicePVName } from '../../src/runtime/pv';
-import { AgentProcess } from '../../test/support/agent-process';
+import { AgentProcess, bundledBin } from '../../test/support/agent-process';
 import { createLoopDevice, makeMountPoint, makeTempDir } from '../../test/support/privileged';
-import { BenchCluster, BIN, CLASS, IMAGE_NODE_OPTIONS, NAMESPACE, NODE, pvName, until } from '../cluster';
+import { BenchCluster, CLASS, IMAGE_NODE_OPTIONS, NAMESPACE, NODE, pvName, until } from '../cluster';
 import { MiB, millis, percentile, row } from '../table';
 
 /** With the agent running and ready: a new mount point to its PV Available, over `trials`. */
@@ -47,7 +47,7 @@ export async function newDeviceToAvailable(trials: number): Promise<void> {
     ['devices', '--node-name', NODE, '--namespace-name', NAMESPACE, '--default-pv-spec-configmap', 'bench-spec', '--metrics-addr', '127.0.0.1:0',
       '--state-dir', makeTempDir('lvp-bench-state-')],
     { KUBECONFIG: await cluster.kubeconfigFile(), NODE_OPTIONS: IMAGE_NODE_OPTIONS },
-    { entry: [BIN], containerEnv: true },
+    { entry: [bundledBin()], containerEnv: true },
   );
   try {
     await agent.waitReady();

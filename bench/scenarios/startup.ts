@@ -1,7 +1,7 @@
 /** How fast the bin starts: `--help`, process start to exit. */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { BIN } from '../cluster';
+import { bundledBin } from '../../test/support/agent-process';
 import { millis, percentile, row } from '../table';
 
 /** `--help`: process start to exit, against a bare `node -e ''` (issue 16: 5–11× it, everything loaded first). */
@@ -12,6 +12,6 @@ export function helpStartup(): void {
     return performance.now() - t;
   }), 50);
   const bare = median(['-e', '']);
-  const help = median([BIN, '--help']);
+  const help = median([bundledBin(), '--help']);
   row('`--help`, process start to exit, median of 5', `${millis(help)} (${(help / bare).toFixed(1)}× a bare \`node -e ''\`, ${millis(bare)})`);
 }
