@@ -110,8 +110,10 @@ async function oneAgent(claims: number, routed: boolean): Promise<OneAgent> {
     const pools = poolFilesystem();
     const runs: OneAgent[] = [];
     for (let i = 0; i < STARTS; i++) {
+      const node = `bench-node-${i}`;
+      await c.k.createNode({ metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } });
       const t0 = performance.now();
-      const agent = await startAgent(c, pools, `bench-node-${i}`, routed);
+      const agent = await startAgent(c, pools, node, routed);
       try {
         await agent.waitReady();
         const startMs = performance.now() - t0;
