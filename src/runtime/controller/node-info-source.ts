@@ -52,6 +52,11 @@ export class NodeInfoSource {
       logger: this.logger,
       readsWithoutWatch: { whileForbidden: `re-reading Node "${this.nodeName}" at most once a minute` },
     });
+    // A Node the open watch delivered is the one known: once the watch is lost, it (and a copy read by name before it,
+    // which get() may have kept) is known stale, though get() never read it while the watch was open.
+    this.reflector.onChange((change) => {
+      if (this.reflector?.staleness().ms === 0 && change.type !== 'delete') this.watched = { node: change.object, info: nodeInfoOf(change.object) };
+    });
     await this.reflector.start().catch(() => {});
   }
 
