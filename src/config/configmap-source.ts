@@ -17,15 +17,9 @@ export function readConfigMapDirectory(dir: string): ConfigMapData {
   for (const name of fs.readdirSync(generation).sort()) {
     if (name.startsWith('.')) continue;
     const file = path.join(generation, name);
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(file);
-    } catch (e) {
-      // A dangling link names nothing to read; it is not a key.
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw e;
-    }
-    if (stat.isFile()) data[name] = fs.readFileSync(file, 'utf8');
+    // A dangling link names nothing to read; it is not a key.
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile()) data[name] = fs.readFileSync(file, 'utf8');
   }
   return data;
 }

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import { type GrpcObject, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
 /**
@@ -26,16 +26,23 @@ interface Loaded {
   pluginregistration: { Registration: { service: ServiceDefinition } };
 }
 
-/** Loads the protos from `directory`; throws, naming what is missing and how it is made, when they are not there. */
-export function loadProtos(directory = PROTOS_DIRECTORY): Protos {
+/**
+ * Both protos' packages (services as client constructors too) from `directory`; throws, naming
+ * what is missing and how it is made, when they are not there.
+ */
+export function loadPackages(directory = PROTOS_DIRECTORY): GrpcObject {
   const files = [path.join(directory, 'csi', 'csi.proto'), path.join(directory, 'pluginregistration', 'api.proto')];
   const missing = files.filter((f) => !fs.existsSync(f));
   if (missing.length > 0) {
     throw new Error(`the CSI protos are missing (${missing.join(', ')}): scripts/protos.sh fetches them (the image has them at /app/protos)`);
   }
   // Enums as their names and 64-bit integers as strings, as the spec's JSON mapping writes them; unset fields as their defaults.
-  const definition = loadSync(files, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const loaded = loadPackageDefinition(definition) as unknown as Loaded;
+  return loadPackageDefinition(loadSync(files, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true }));
+}
+
+/** The services the agent serves, from the protos in `directory`. */
+export function loadProtos(directory = PROTOS_DIRECTORY): Protos {
+  const loaded = loadPackages(directory) as unknown as Loaded;
   return {
     identity: loaded.csi.v1.Identity.service,
     node: loaded.csi.v1.Node.service,

@@ -54,13 +54,8 @@ export class SocketServer implements Runner {
  * else at that path is not ours to remove, and is said.
  */
 function removeStaleSocket(socketPath: string): void {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(socketPath);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
-  }
+  const stat = fs.lstatSync(socketPath, { throwIfNoEntry: false });
+  if (!stat) return;
   if (!stat.isSocket()) throw new Error(`cannot serve gRPC on ${socketPath}: something other than a socket is there`);
   fs.unlinkSync(socketPath);
 }

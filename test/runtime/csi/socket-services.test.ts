@@ -5,10 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { credentials, loadPackageDefinition, type Client, type ServiceError } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import { identityService } from '../../../src/runtime/csi/identity-service';
-import { loadProtos, PROTOS_DIRECTORY } from '../../../src/runtime/csi/protos';
+import { loadPackages, loadProtos } from '../../../src/runtime/csi/protos';
 import { registrationService } from '../../../src/runtime/csi/registration-service';
 import { SocketServer } from '../../../src/runtime/csi/socket-server';
 import { makeTempDir } from '../../support/privileged';
@@ -20,8 +19,7 @@ type Stub = Client & Record<string, Call>;
 
 /** Clients of every service of the fetched protos, as kubelet's (Go) clients are generated from them. */
 function clients(socketPath: string): { identity: Stub; registration: Stub } {
-  const files = [path.join(PROTOS_DIRECTORY, 'csi', 'csi.proto'), path.join(PROTOS_DIRECTORY, 'pluginregistration', 'api.proto')];
-  const loaded = loadPackageDefinition(loadSync(files, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true })) as any;
+  const loaded = loadPackages() as any;
   const target = `unix://${socketPath}`;
   return {
     identity: new loaded.csi.v1.Identity(target, credentials.createInsecure()),
