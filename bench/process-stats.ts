@@ -28,6 +28,16 @@ export function cpuSeconds(pid: number): number {
   return [pid, ...childrenOf(pid)].reduce((sum, p) => sum + own(p), 0);
 }
 
+/**
+ * User + system CPU seconds of the process and its living children, each with those of the
+ * children it has waited for: the commands the agent's command shells ran, and its own.
+ */
+export function cpuWithCommands(pid: number): number {
+  const withWaited = (p: number) => fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 15)
+    .reduce((sum, f) => sum + Number(f), 0) / CLOCK_TICKS;
+  return [pid, ...childrenOf(pid)].reduce((sum, p) => sum + withWaited(p), 0);
+}
+
 /** VmRSS of the process and of its living children. */
 export function rssWithChildren(pid: number): { agent: number; children: number } {
   return { agent: rssBytes(pid), children: childrenOf(pid).reduce((sum, p) => sum + rssBytes(p), 0) };

@@ -157,7 +157,7 @@ export async function connectionsPerAgent(): Promise<void> {
       const held = await heldByAgent(cluster, dir, env);
       row(`Agent with a pool class, idle, ${label}: TCP connections to the API server (agent's ESTABLISHED sockets / proxy's open connections; ${held.watches} watches open)`,
         `${held.agentSide} / ${held.proxySide}`);
-      row(`Agent with a pool class, idle, ${label}: RSS, private memory (agent and findmnt)`, `${mib(held.rss)}, ${mib(held.private)}`);
+      row(`Agent with a pool class, idle, ${label}: RSS, private memory (agent, findmnt and its command shells)`, `${mib(held.rss)}, ${mib(held.private)}`);
       row(`Agent with a pool class, idle, ${label}: CPU over ${IDLE_WINDOW_MS / 1000} s`, `${held.idleCpuS.toFixed(2)} s`);
     }
     for (const http2 of [false, true]) {

@@ -6,14 +6,13 @@
  * 1 000 pool volumes.
  */
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { POOL_PROVISIONER } from '../../src/config';
 import { BtrfsPool } from '../../src/runtime/pool/btrfs';
 import { cleanupPrivileged, createLoopDevice, makeTempDir, mkfsBtrfs, mount } from '../../test/support/privileged';
 import { BenchCluster, constructRateLimitArgs, NODE, until } from '../cluster';
-import { cpuSeconds, memoryWithChildren } from '../process-stats';
+import { cpuWithCommands, memoryWithChildren } from '../process-stats';
 import { GiB, MiB, mib, millis, row, seconds } from '../table';
 
 const POOL_CLASS = 'local-pool';
@@ -107,15 +106,6 @@ export async function poolClaims(): Promise<void> {
   }
 }
 
-/** USER_HZ: /proc/<pid>/stat counts CPU time in these. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-
-/** User + system CPU seconds of the process and of the children it has waited for (each btrfs command it ran). */
-function cpuWithCommands(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / CLOCK_TICKS;
-}
-
 /** A fresh btrfs filesystem of 8 GiB with simple quotas, mounted. */
 function btrfsPool(): string {
   const loop = createLoopDevice(8 * GiB);
@@ -182,12 +172,12 @@ export async function poolIdle(): Promise<void> {
     row(`Pool class, ${count} claims placed on the node: created to every PV made`, seconds(madeMs), '≤ 30 s (issue 37)', madeMs <= 30_000);
     row(`Pool class, ${count} claims placed on the node: the agent's CPU with the commands it ran, per volume`, `${((madeCpu * 1000) / count).toFixed(1)} ms`);
     await new Promise((r) => setTimeout(r, 5000));
-    const cpu0 = cpuSeconds(pid);
+    const cpu0 = cpuWithCommands(pid);
     await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
-    const idleCpu = cpuSeconds(pid) - cpu0;
+    const idleCpu = cpuWithCommands(pid) - cpu0;
     const memory = memoryWithChildren(pid);
-    row(`Pool class, idle with ${count} pool volumes: RSS, private memory (agent and findmnt)`, `${mib(memory.rss)}, ${mib(memory.private)}`);
-    row(`Pool class, idle with ${count} pool volumes: CPU over ${IDLE_WINDOW_MS / 1000} s`, `${idleCpu.toFixed(2)} s`);
+    row(`Pool class, idle with ${count} pool volumes: RSS, private memory (agent, findmnt and its command shells)`, `${mib(memory.rss)}, ${mib(memory.private)}`);
+    row(`Pool class, idle with ${count} pool volumes: CPU with its commands over ${IDLE_WINDOW_MS / 1000} s`, `${idleCpu.toFixed(2)} s`);
   } finally {
     await agent.stop();
     await cluster.stop();

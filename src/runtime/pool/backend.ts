@@ -64,7 +64,11 @@ export interface PoolBackend {
    * record gives it to one class, so no other class offers or draws on any of it.
    */
   storage(): Promise<string>;
-  /** Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. */
+  /**
+   * Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. Never
+   * called while another create of the same backend runs (the pool controller makes one volume
+   * of a pool at a time).
+   */
   create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string>;
   /** The identity of the volume at `name`, if a volume of this pool is there. */
   identityAt(name: string): Promise<string | undefined>;

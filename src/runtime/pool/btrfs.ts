@@ -20,8 +20,8 @@
  * that name). The subvolume joins its group as it is made (`-i 1/<ID>`), so the group
  * must be there first, named by an ID the subvolume does not have yet: the kernel hands
  * out subvolume IDs in order, and the group is made (and limited) for the next one while
- * the agent does the rest of a claim's work (see `prepare`: a wrong guess costs time,
- * never a limit). Making a volume is then two btrfs commands one after the other (the
+ * the one just made is read and the agent does the rest of its claim's work (see
+ * `prepare`: a wrong guess costs time, never a limit). Making a volume is then two btrfs commands one after the other (the
  * subvolume, and a read of which ID it got) where it was eight.
  *
  * Every read is the kernel's state in a machine-readable form: the subvolume tree
@@ -93,12 +93,10 @@ export class BtrfsPool implements PoolBackend {
   private next?: Promise<PreparedGroup | undefined>;
   /** The ID of the subvolume the pool directory is in (its volumes' top level), read once for the filesystem there (its device number). */
   private poolRoot?: { readonly dev: number; readonly id: number };
-  /** The filesystem's sysfs directory, for the filesystem mounted at the pool directory (its device numbers). */
+  /** The filesystem's sysfs directory, for the filesystem the pool directory is on (its device number). */
   private sysfs?: { readonly device: string; readonly dir: string };
   /** Making names of the volumes being made now (never removed as leftovers). */
   private readonly making = new Set<string>();
-  /** The last create() called: each waits for the one before (two at once would make their subvolumes in one group). */
-  private creating: Promise<unknown> = Promise.resolve();
 
   /**
    * @param dir the pool directory as this process sees it
@@ -156,12 +154,6 @@ export class BtrfsPool implements PoolBackend {
    */
   async create(name: string, limitBytes: number): Promise<string> {
     requirePoolVolumeName(name);
-    const made = this.creating.then(() => this.make(name, limitBytes));
-    this.creating = made.catch(() => undefined);
-    return made;
-  }
-
-  private async make(name: string, limitBytes: number): Promise<string> {
     const at = path.join(this.dir, name);
     if (fs.existsSync(at)) {
       const subvolume = await this.subvolumeAt(name);
@@ -175,10 +167,14 @@ export class BtrfsPool implements PoolBackend {
       if (fs.existsSync(path.join(this.dir, making))) await this.removeMaking(making);
       const expected = await this.groupForNext(limitBytes);
       await btrfs(['subvolume', 'create', '-i', `1/${expected}`, path.join(this.dir, making)]);
+      // The group for the one after is made while this one is read and recorded (for the ID after the one it most likely got).
+      this.next = this.prepare(expected + 1, limitBytes);
       const made = await this.madeAt(making, expected);
-      if (made.id !== expected) await this.regroup(made.id, expected, limitBytes);
-      // The group for the one after is made while the controller records this one.
-      this.next = this.prepare(this.highestId! + 1, limitBytes);
+      if (made.id !== expected) {
+        // Made ahead for the very ID this one got, that group becomes this one's (regroup takes it), never the next's.
+        if ((await this.next)?.id === made.id) this.next = undefined;
+        await this.regroup(made.id, expected, limitBytes);
+      }
       await this.requireLimited(made.id, limitBytes);
       if (fs.existsSync(at)) throw new Error(`${at} appeared while its volume was being made; it is left alone`);
       fs.renameSync(path.join(this.dir, making), at);
@@ -286,12 +282,13 @@ export class BtrfsPool implements PoolBackend {
   /**
    * The filesystem's directory in sysfs, `/sys/fs/btrfs/<its UUID>`. The UUID is asked of
    * its mount point (btrfs names no filesystem for a directory below one), once for the
-   * filesystem mounted there (by its device numbers).
+   * filesystem the pool directory is on (its device number, which no other filesystem has
+   * while that directory in sysfs is there: it goes when the filesystem is unmounted).
    */
   private async sysfsDir(): Promise<string> {
-    const { mountPoint, major, minor } = await mountOf(this.dir);
-    const device = `${major}:${minor}`;
+    const device = String(fs.statSync(this.dir).dev);
     if (this.sysfs?.device !== device || !fs.existsSync(this.sysfs.dir)) {
+      const { mountPoint } = await mountOf(this.dir);
       const uuid = /uuid:\s+([0-9a-f-]{36})/.exec(await btrfs(['filesystem', 'show', mountPoint]))?.[1];
       if (!uuid) throw new Error(`"btrfs filesystem show ${mountPoint}" named no filesystem UUID`);
       const dir = `/sys/fs/btrfs/${uuid}`;

@@ -1,25 +1,24 @@
-/** The storage tools a pool backend runs (btrfs, xfs_quota, chattr, ...), each a child process. */
-import { execFile } from 'node:child_process';
+/** The storage tools a pool backend runs (btrfs, xfs_quota, chattr, ...), each started by one of the agent's command shells. */
+import { commandShells } from './command-shell';
 
 /**
  * Runs `command`; rejects with its own words on failure, and also when it wrote an
  * error and still exited 0 (xfs_quota does: its errors are only on stderr).
  */
-export function run(command: string, args: readonly string[], options: { timeoutMs?: number; stderrIsFailure?: boolean } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, {
-      timeout: options.timeoutMs ?? 60_000,
-      encoding: 'utf8',
-      env: { ...process.env, LC_ALL: 'C' },
-      maxBuffer: 64 * 1024 * 1024,
-    }, (error, stdout, stderr) => {
-      if (error || (options.stderrIsFailure && stderr.trim() !== '')) {
-        reject(new Error(`${command} ${args.join(' ')} failed: ${stderr.trim() || error?.message}`));
-      } else {
-        resolve(stdout);
-      }
-    });
-  });
+export async function run(command: string, args: readonly string[],
+  options: { timeoutMs?: number; stderrIsFailure?: boolean } = {}): Promise<string> {
+  const failed = (why: string) => new Error(`${command} ${args.join(' ')} failed: ${why}`);
+  let result;
+  try {
+    result = await commandShells.run([command, ...args], options.timeoutMs ?? 60_000);
+  } catch (e) {
+    throw failed((e as Error).message);
+  }
+  const { stdout, stderr, code } = result;
+  // As a spawn says it: callers tell a missing tool by it.
+  if (code === 'ENOENT') throw failed(`spawn ${command} ENOENT`);
+  if (code !== '0' || (options.stderrIsFailure && stderr.trim() !== '')) throw failed(stderr.trim() || `exit code ${code}`);
+  return stdout;
 }
 
 /** `/proc/<this process>/fd/<fd>/.`: the directory an open handle holds, for a tool run as a child (its /proc/self is its own). */

@@ -22,6 +22,7 @@ import {
 import { PoolRecord } from './pool-record';
 import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
 import type { ClassConfig } from '../../config';
+import { ConcurrencyLimiter } from '../cleanup/limiter';
 import type { KubeApi } from '../kube/api-client';
 import { isAlreadyExists, isConflict, isForbidden } from '../kube/errors';
 import { EventRecorder, nodeReference, persistentVolumeClaimReference, persistentVolumeReference } from '../kube/event-recorder';
@@ -32,6 +33,12 @@ import { formatBinaryQuantity, parseQuantity } from '../volume';
 import { NODE_LABEL, POOL_VOLUME_ANNOTATION } from '../well-known';
 
 const MiB = 1024 * 1024;
+/**
+ * Claims provisioned at once in a pass: enough to keep a pool's one volume being made busy while
+ * the volumes before it are recorded and get their PVs, few enough that the record's lock is not
+ * queued for by hundreds.
+ */
+const PROVISIONS_AT_ONCE = 4;
 
 
 /** The claim conditions of a resize in progress or failed (core/v1 PersistentVolumeClaimConditionType), none left once it is done. */
@@ -63,6 +70,8 @@ interface PoolRun {
   readonly state?: PoolState;
   /** What a new volume may still have; taken down as this pass promises space. */
   available: number;
+  /** The pool's backend makes one volume at a time (a backend's create is never called while another of the same pool runs). */
+  readonly making: ConcurrencyLimiter;
 }
 
 export class PoolController {
@@ -114,9 +123,10 @@ export class PoolController {
     }
     const pvNames = new Set(pvs.map((pv) => pv.metadata?.name ?? ''));
     for (const run of runs.values()) this.straysKept.set(run.className, await this.removeStrays(run, pvNames, node));
-    for (const decision of decideClaims(claims, pvNames, node.name, pools)) {
-      await this.provision(decision, runs, node);
-    }
+    // Claims side by side, so that one volume's record lines and PV are written while the next is made; each pool still
+    // makes one volume at a time (PoolRun.making), and the space each is promised is taken before any await.
+    const provisions = new ConcurrencyLimiter(PROVISIONS_AT_ONCE);
+    await Promise.all(decideClaims(claims, pvNames, node.name, pools).map((decision) => provisions.run(() => this.provision(decision, runs, node))));
     await this.publish(node, runs);
     this.report(runs);
     this.watch(runs);
@@ -182,7 +192,8 @@ export class PoolController {
       if (this.unusable.delete(className)) this.deps.logger.info({ storageClass: className }, 'pool usable again');
       this.reportBlockRefusal(className, pool, state, node);
       // Every volume on the storage counts: pools on one filesystem share its free space.
-      return { className, pool, backend, state, available: availableBytes(state.freeBytes, state.volumes, (id) => this.pvSizes().get(id)) };
+      const available = availableBytes(state.freeBytes, state.volumes, (id) => this.pvSizes().get(id));
+      return { className, pool, backend, state, available, making: new ConcurrencyLimiter(1) };
     } catch (err) {
       const message = `pool ${pool.mountDir} of class "${className}": ${(err as Error).message}`;
       if (this.unusable.get(className) !== message) {
@@ -190,7 +201,7 @@ export class PoolController {
         this.deps.events.warning(nodeReference(node.name), EventReasons.PoolUnusable.reason, message);
       }
       this.unusable.set(className, message);
-      return { className, pool, backend, available: 0 };
+      return { className, pool, backend, available: 0, making: new ConcurrencyLimiter(1) };
     }
   }
 
@@ -291,7 +302,7 @@ export class PoolController {
       await this.deps.record.making({
         className: decision.className, name: decision.name, hostPath, claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, claimUid: claim.metadata?.uid ?? '',
       });
-      const volumeId = await run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode);
+      const volumeId = await run.making.run(() => run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode));
       await this.deps.record.made({
         volumeId,
         className: decision.className,

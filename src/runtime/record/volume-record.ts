@@ -30,6 +30,18 @@ const VOLUMES = 'volumes';
 const LOCK = 'lock';
 /** How long an update waits for another agent's. */
 const LOCK_WAIT_SECONDS = 60;
+/** At most this many changes under one hold of the lock: another agent sharing the record waits no longer than for these. */
+const CHANGES_PER_HOLD = 32;
+/** A hold lets the lock go once no change was asked for this long (the pool controller asks for two per volume it makes). */
+const LINGER_MS = 20;
+
+type Decide<T> = (record: VolumeRecord) => { writes: ReadonlyArray<VolumeRecordEntry | { remove: string }>; result: T };
+
+interface QueuedChange<T> {
+  readonly decide: Decide<T>;
+  readonly resolve: (result: T) => void;
+  readonly reject: (error: Error) => void;
+}
 
 /** The file name of a volume's line. */
 function fileOf(identity: string): string {
@@ -148,6 +160,12 @@ export class VolumeRecord {
   private problem?: string;
   private rev = 0;
   private readonly volumesDir: string;
+  /** Changes waiting for the lock, in the order asked. */
+  private readonly queued: Array<QueuedChange<unknown>> = [];
+  /** Whether a hold of the lock is being taken or held for the queued changes. */
+  private draining = false;
+  /** Set while a hold waits for one more change before it lets the lock go. */
+  private asked?: () => void;
 
   private constructor(readonly dir: string, private readonly openProblem?: string) {
     this.volumesDir = path.join(dir, VOLUMES);
@@ -240,41 +258,95 @@ export class VolumeRecord {
    * agent's changes included) and returns the lines to write; each is durable before
    * this resolves. Identities mapped to `undefined` are removed. Throws when the record
    * is unusable or cannot be written: nothing may act on a change that is not recorded.
+   * Changes asked for while the lock is held, or soon after the last (LINGER_MS), are made
+   * under the same hold, one after another (each sees the ones before), up to a batch: the
+   * lock is taken by a child process (flock), which costs the agent more than the change.
    */
-  async update<T>(decide: (record: VolumeRecord) => { writes: ReadonlyArray<VolumeRecordEntry | { remove: string }>; result: T }): Promise<T> {
-    const lockFd = fs.openSync(path.join(this.dir, LOCK), fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600); // eslint-disable-line no-bitwise
+  update<T>(decide: Decide<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ decide, resolve, reject } as QueuedChange<unknown>);
+      if (this.asked) this.asked();
+      else if (!this.draining) void this.drain();
+    });
+  }
+
+  /** Holds the lock while changes wait for it, a batch at a time. */
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      if (!await flockDescriptor(lockFd, path.join(this.dir, LOCK), LOCK_WAIT_SECONDS)) {
-        throw new Error(`the volume record in ${this.dir} stayed locked by another agent for ${LOCK_WAIT_SECONDS} s`);
-      }
-      const health = this.refresh();
-      if (!health.ok) throw new Error(health.problem);
-      const { writes, result } = decide(this);
-      if (writes.length === 0) return result;
-      // Each line durable (its own file written, fsynced, renamed), side by side; then the directory, once. All end before
-      // the lock goes, a failed one included.
-      const written = await Promise.allSettled(writes.map(async (w) => {
-        if ('remove' in w) {
-          const file = path.join(this.volumesDir, fileOf(w.remove));
-          await fs.promises.rm(file, { force: true });
-          this.entriesByIdentity.delete(w.remove);
-          this.fileStamps.delete(file);
-        } else {
-          const file = path.join(this.volumesDir, fileOf(w.identity));
-          await writeDurablyAsync(file, `${JSON.stringify(w, null, 1)}\n`);
-          this.entriesByIdentity.set(w.identity, w);
-          this.fileStamps.set(file, stampOf(file));
+      while (this.queued.length > 0) {
+        const lockFd = fs.openSync(path.join(this.dir, LOCK), fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600); // eslint-disable-line no-bitwise
+        try {
+          const locked = await flockDescriptor(lockFd, path.join(this.dir, LOCK), LOCK_WAIT_SECONDS).catch((e: Error) => e);
+          if (locked !== true) {
+            const error = locked || new Error(`the volume record in ${this.dir} stayed locked by another agent for ${LOCK_WAIT_SECONDS} s`);
+            for (const change of this.queued.splice(0)) change.reject(error);
+            continue;
+          }
+          const health = this.refresh();
+          for (let n = 0; n < CHANGES_PER_HOLD; n++) {
+            if (this.queued.length === 0 && !await this.changeAskedWithin(LINGER_MS)) break;
+            const change = this.queued.shift()!;
+            if (!health.ok) {
+              change.reject(new Error(health.problem));
+              continue;
+            }
+            try {
+              change.resolve(await this.apply(change.decide));
+            } catch (e) {
+              change.reject(e as Error);
+              break; // a write failed part way: the next hold reads the record again before any other change
+            }
+          }
+        } finally {
+          fs.closeSync(lockFd);
         }
-      }));
-      const failed = written.find((w): w is PromiseRejectedResult => w.status === 'rejected');
-      if (failed) throw failed.reason;
-      await fsyncDirectoryAsync(this.volumesDir);
-      this.rev++;
-      // Our own writes are in memory already: the next refresh need not read them back.
-      this.stamp = stampOf(this.volumesDir);
-      return result;
+      }
     } finally {
-      fs.closeSync(lockFd);
+      this.draining = false;
     }
+  }
+
+  /** Whether a change is asked for within `ms`. */
+  private changeAskedWithin(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.asked = undefined;
+        resolve(false);
+      }, ms);
+      this.asked = () => {
+        clearTimeout(timer);
+        this.asked = undefined;
+        resolve(true);
+      };
+    });
+  }
+
+  /** One change, under the lock. */
+  private async apply<T>(decide: Decide<T>): Promise<T> {
+    const { writes, result } = decide(this);
+    if (writes.length === 0) return result;
+    // Each line durable (its own file written, fsynced, renamed), side by side; then the directory, once. All end before
+    // the lock goes, a failed one included.
+    const written = await Promise.allSettled(writes.map(async (w) => {
+      if ('remove' in w) {
+        const file = path.join(this.volumesDir, fileOf(w.remove));
+        await fs.promises.rm(file, { force: true });
+        this.entriesByIdentity.delete(w.remove);
+        this.fileStamps.delete(file);
+      } else {
+        const file = path.join(this.volumesDir, fileOf(w.identity));
+        await writeDurablyAsync(file, `${JSON.stringify(w, null, 1)}\n`);
+        this.entriesByIdentity.set(w.identity, w);
+        this.fileStamps.set(file, stampOf(file));
+      }
+    }));
+    const failed = written.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+    if (failed) throw failed.reason;
+    await fsyncDirectoryAsync(this.volumesDir);
+    this.rev++;
+    // Our own writes are in memory already: the next refresh need not read them back.
+    this.stamp = stampOf(this.volumesDir);
+    return result;
   }
 }

@@ -302,7 +302,7 @@ describePrivileged('a btrfs pool\'s agent killed while making volumes', () => {
       'exec 9>>"$LOG.lock"; flock 9; n=$(( $(cat "$LOG.count" 2>/dev/null || echo 0) + 1 )); echo $n > "$LOG.count"; echo "start $n" >> "$LOG"; exec 9>&-',
       '"$REAL_BTRFS" "$@"; rc=$?',
       'echo "end $n" >> "$LOG"',
-      '[ "$n" = "$KILL_AFTER" ] && kill -9 $PPID',
+      '[ "$n" = "$KILL_AFTER" ] && kill -9 "$AGENT_PID"',
       'exit $rc',
       '',
     ].join('\n'), { mode: 0o755 });
@@ -312,7 +312,8 @@ describePrivileged('a btrfs pool\'s agent killed while making volumes', () => {
   /** Two volumes made by a child agent killed after its `killAfter`th btrfs command (0: never); how many commands it ran. */
   async function makeAndKill(names: readonly [string, string], killAfter: number): Promise<number> {
     const log = path.join(work, `log-${killAfter}`);
-    const script = `const { BtrfsPool } = require(${JSON.stringify(path.join(work, 'btrfs.js'))});
+    // Its pid in its environment, which the command shells that run btrfs for it inherit.
+    const script = `process.env.AGENT_PID = String(process.pid); const { BtrfsPool } = require(${JSON.stringify(path.join(work, 'btrfs.js'))});
       (async () => { const pool = new BtrfsPool(${JSON.stringify(pool)}); await pool.create(${JSON.stringify(names[0])}, ${8 * MiB}); await pool.create(${JSON.stringify(names[1])}, ${16 * MiB}); })()
         .catch((e) => { console.error(e); process.exitCode = 3; });`;
     const env = {

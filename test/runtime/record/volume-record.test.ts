@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { VolumeRecord, VolumeRecordEntry } from '../../../src/runtime/record';
@@ -100,5 +101,24 @@ describe('the volume record on disk', () => {
       b.update((r) => { seen.push(r.entries().length); return { writes: [line('wwid:b')], result: undefined }; }),
     ]);
     expect(seen.sort()).toEqual([0, 1]);
+  });
+
+  test('changes asked while another agent holds the lock are made in order under one hold, each seeing the ones before', async () => {
+    const dir = makeTempDir('lvp-record-');
+    const record = VolumeRecord.open(dir).record;
+    // Another agent holds the lock until told to let go.
+    const holder = spawn('flock', ['--exclusive', path.join(dir, 'lock'), 'sh', '-c', 'echo held; read line'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    const seen: string[][] = [];
+    const changes = ['wwid:a', 'wwid:b', 'wwid:c'].map((identity) => record.update((r) => {
+      seen.push(r.entries().map((e) => e.identity).sort());
+      return { writes: [line(identity)], result: identity };
+    }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen).toEqual([]); // none is made while the lock is held elsewhere
+    holder.stdin.end('\n');
+    expect(await Promise.all(changes)).toEqual(['wwid:a', 'wwid:b', 'wwid:c']);
+    expect(seen).toEqual([[], ['wwid:a'], ['wwid:a', 'wwid:b']]);
+    expect(VolumeRecord.open(dir).record.entries().map((e) => e.identity).sort()).toEqual(['wwid:a', 'wwid:b', 'wwid:c']);
   });
 });
