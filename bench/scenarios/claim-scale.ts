@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { POOL_PROVISIONER } from '../../src/config';
+import { POOL_CLAIM_NODE_LABEL, POOL_PROVISIONER } from '../../src/config';
 import { claimRoutingPolicySpec } from '../../src/constructs/claim-routing';
 import { AgentProcess } from '../../test/support/agent-process';
 import { createLoopDevice, makeTempDir, mkfsBtrfs, mount } from '../../test/support/privileged';
@@ -33,6 +33,8 @@ interface OneAgent {
   readonly rss: number;
   readonly peak: number;
   readonly startMs: number;
+  /** The apiserver's answer to the agent's list of its node's claims (none match), from the bench: median ms. */
+  readonly listMs: number;
 }
 
 /** A control plane with the pool class, its StorageClass and CSIDriver, and (routed) the claim routing in force. */
@@ -107,8 +109,9 @@ async function oneAgent(claims: number, routed: boolean): Promise<OneAgent> {
   const c = await cluster(routed);
   try {
     await createClaims(c, claims);
+    const listMs = await nodeClaimsList(c, routed);
     const pools = poolFilesystem();
-    const runs: OneAgent[] = [];
+    const runs: Array<Omit<OneAgent, 'listMs'>> = [];
     for (let i = 0; i < STARTS; i++) {
       const node = `bench-node-${i}`;
       await c.k.createNode({ metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } });
@@ -123,10 +126,24 @@ async function oneAgent(claims: number, routed: boolean): Promise<OneAgent> {
         await agent.stop();
       }
     }
-    return { rss: median(runs.map((r) => r.rss)), peak: median(runs.map((r) => r.peak)), startMs: median(runs.map((r) => r.startMs)) };
+    return { rss: median(runs.map((r) => r.rss)), peak: median(runs.map((r) => r.peak)), startMs: median(runs.map((r) => r.startMs)), listMs };
   } finally {
     await c.stop();
   }
+}
+
+/**
+ * The list an agent's claim watch starts with, as the bench times it (median of 11): routed, the
+ * claims labelled with a node that has none; else every claim. Its cost is the apiserver's.
+ */
+async function nodeClaimsList(c: BenchCluster, routed: boolean): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const t0 = performance.now();
+    await c.k.core.listPersistentVolumeClaimForAllNamespaces(routed ? { labelSelector: `${POOL_CLAIM_NODE_LABEL}=bench-node-none` } : {});
+    times.push(performance.now() - t0);
+  }
+  return median(times);
 }
 
 /** N agents, K claims, claims of other nodes written at WRITES_PER_SECOND for WRITE_SECONDS. */
@@ -192,6 +209,8 @@ export async function claimScale(): Promise<void> {
       ? { goal: 'RSS and start within 10 % of K = 0 (issue 37)', met: one.rss <= base(true).rss * 1.1 && one.startMs <= base(true).startMs * 1.1 } : undefined;
     row(`One agent with a pool class, ${claims} claims of other nodes, ${how}: RSS idle / peak RSS at start / start to ready (medians of ${STARTS})`,
       `${mib(one.rss)} / ${mib(one.peak)} / ${seconds(one.startMs)}${vs}`, within?.goal, within?.met);
+    row(`  the same: the apiserver's answer to the list its claim watch starts with (${routed ? 'this node\'s claims: none' : 'every claim'}), median of 11`,
+      `${one.listMs.toFixed(1)} ms`);
   }
   for (const routed of [false, true]) {
     const m = await manyAgents(30, 5_000, routed);

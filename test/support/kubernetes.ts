@@ -348,6 +348,9 @@ export class Kubernetes {
       }
     }
     for (const [apiVersion, kind] of RESET_KINDS) {
+      // The control plane's own recorders write an Event again when the one they update was deleted (client-go's
+      // correlator creates a deduplicated event whose patch found it gone), seconds later under load: deleted once.
+      if (kind === 'Event') continue;
       const deadline = Date.now() + 30_000;
       let left = (await this.list<KubernetesObject>(apiVersion, kind)).filter((x) => !SYSTEM_OBJECT(x));
       for (; left.length > 0; left = (await this.list<KubernetesObject>(apiVersion, kind)).filter((x) => !SYSTEM_OBJECT(x))) {

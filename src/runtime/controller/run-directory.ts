@@ -134,6 +134,23 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   const nodes = new NodeInfoSource(api, options.nodeName, logger);
   const node = await nodes.get();
   await runners.start('node', nodes);
+  const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
+  // Pool classes' claims are watched once a pool class is configured: the watch costs requests, and RBAC a Helm chart lacks.
+  const claims = new PoolClaims({ api, events, metrics, logger, nodeName: node.name, routing: options.claimRouting });
+  const poolClassNames = () => Object.keys(poolClassesOf(reloader.current?.storageClassMap ?? {}));
+  const backfill = new ClaimBackfill({ api, logger, namespace: options.namespace, identity: node.name, poolClasses: poolClassNames });
+  claims.onVerdict((verdict) => backfill.routing(verdict.active));
+  const claimWatch = new OnDemand(runners, 'claim watch', claims);
+  // The claims made before the routing: labelled by one agent at a time, only where the routing is known, from after
+  // this agent's first pass (the Lease holder lists every claim of the cluster: never in the way of its own start).
+  const claimBackfill = new OnDemand(runners, 'claim backfill', backfill);
+  // No pass waits for the claims' list: its cost is the apiserver's, and grows with the cluster's claims even when only
+  // this node's are selected. Until it is listed, pool classes provision and resize nothing (the claims are unknown, never
+  // taken for none); each claim listed starts a pass. Configured at start, it is listed beside the rest of the start.
+  const watchClaims = () => claimWatch.ensure().catch((err: unknown) => {
+    logger.warn({ err: (err as Error).message }, 'the claims of pool classes cannot be watched; tried again next pass');
+  });
+  if (Object.keys(poolClassesOf(first.storageClassMap)).length > 0) void watchClaims();
   const ourName = provisionerName(node.name, node.uid, first.useNodeNameOnly);
   const ours = provisionedBy(ourName);
   // This node's PVs that may lack our label: the Go provisioner's, and those of an earlier Node of this name.
@@ -150,7 +167,6 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   health.whileUnready(() => cache.staleReason());
   // A Node recreated under this name: its earlier incarnation's PVs become ours, so none is orphaned.
   if (mode === 'finalizer') await claimVolumesOfEarlierNode(api, cache.list(), node, ourName, logger);
-  const events = new EventRecorder(agent.eventsApi, { nodeName: node.name, logger });
   reportAdoptedVolumes(events, cache, adopted, node.name);
   if (warning) events.warning(nodeReference(node.name), EventReasons.PermissionMissing.reason, warning);
   await runners.start('claim guard check', new ClaimGuardCheck({
@@ -180,15 +196,6 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,
   });
-  // Pool classes' claims are watched once a pool class is configured: the watch costs requests, and RBAC a Helm chart lacks.
-  const claims = new PoolClaims({ api, events, metrics, logger, nodeName: node.name, routing: options.claimRouting });
-  const poolClassNames = () => Object.keys(poolClassesOf(reloader.current?.storageClassMap ?? {}));
-  const backfill = new ClaimBackfill({ api, logger, namespace: options.namespace, identity: node.name, poolClasses: poolClassNames });
-  claims.onVerdict((verdict) => backfill.routing(verdict.active));
-  const claimWatch = new OnDemand(runners, 'claim watch', claims);
-  // The claims made before the routing: labelled by one agent at a time, only where the routing is known, from after
-  // this agent's first pass (the Lease holder lists every claim of the cluster: never in the way of its own start).
-  const claimBackfill = new OnDemand(runners, 'claim backfill', backfill);
   const pools = new PoolController({
     api,
     events,
@@ -214,7 +221,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     pass: async (underLocks) => {
       const config = reloader.current!;
       const havePools = Object.keys(poolClassesOf(config.storageClassMap)).length > 0;
-      if (havePools) await claimWatch.ensure();
+      if (havePools) void watchClaims();
       await underLocks(classDirectories(), async () => {
         const info = await nodes.get();
         await controller.pass({ ...config, storageClassMap: discoveredClassesOf(config.storageClassMap) }, info);

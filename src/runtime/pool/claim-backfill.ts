@@ -119,7 +119,7 @@ export class ClaimBackfill implements Runner {
     let labelled = 0;
     let continueToken: string | undefined;
     do {
-      const page = await this.deps.api.listPersistentVolumeClaims({ limit: 500, continueToken }, { signal: term });
+      const page = await this.deps.api.listPersistentVolumeClaims({ limit: 100, continueToken }, { signal: term });
       for (const claim of page.items) {
         if (term.aborted) return;
         if (!classes.has(claim.spec?.storageClassName ?? '')) continue;
