@@ -5,31 +5,15 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import type { Client } from '@grpc/grpc-js';
 import { identityService } from '../../../src/runtime/csi/identity-service';
-import { loadPackages, loadProtos } from '../../../src/runtime/csi/protos';
+import { loadProtos } from '../../../src/runtime/csi/protos';
 import { registrationService } from '../../../src/runtime/csi/registration-service';
 import { SocketServer } from '../../../src/runtime/csi/socket-server';
+import { call, csiClients } from '../../support/csi-client';
 import { makeTempDir } from '../../support/privileged';
 
 const DRIVER = 'pool.local-volume-provisioner.io';
-
-type Call = (request: object, callback: (e: ServiceError | null, response: Record<string, unknown>) => void) => void;
-type Stub = Client & Record<string, Call>;
-
-/** Clients of every service of the fetched protos, as kubelet's (Go) clients are generated from them. */
-function clients(socketPath: string): { identity: Stub; registration: Stub } {
-  const loaded = loadPackages() as any;
-  const target = `unix://${socketPath}`;
-  return {
-    identity: new loaded.csi.v1.Identity(target, credentials.createInsecure()),
-    registration: new loaded.pluginregistration.Registration(target, credentials.createInsecure()),
-  };
-}
-
-const call = (stub: Stub, method: string, request: object = {}) => new Promise<Record<string, unknown>>((resolve, reject) => {
-  stub[method].call(stub, request, (e, response) => (e ? reject(e) : resolve(response)));
-});
 
 describe('the agent\'s gRPC services on a unix socket', () => {
   let server: SocketServer | undefined;
@@ -49,8 +33,8 @@ describe('the agent\'s gRPC services on a unix socket', () => {
       { definition: protos.registration, implementation: registrationService({ driverName: DRIVER, endpoint: '/var/lib/kubelet/plugins/x/csi.sock', onStatus: options.onStatus ?? (() => undefined) }) },
     ]);
     await server.start();
-    const c = clients(socketPath);
-    stubs.push(c.identity, c.registration);
+    const c = csiClients(socketPath);
+    stubs.push(...Object.values(c));
     return { ...c, socketPath };
   }
 
