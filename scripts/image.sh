@@ -6,6 +6,8 @@
 # Usage: scripts/image.sh   (`npx projen image`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The CSI protos the agent loads at run time (protos/, copied into the image), fetched if missing.
+scripts/protos.sh >/dev/null
 
 tag="$(node -r ts-node/register/transpile-only -p 'require("./src/constructs/image").DEFAULT_IMAGE')"
 

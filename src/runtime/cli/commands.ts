@@ -69,6 +69,16 @@ const CLAIM_ROUTING_FLAG: FlagSpec = {
     + 'its own node\'s claims; checked at start and every 5 minutes. Unset, or not in force: every claim of the cluster is watched.',
 };
 
+/** kubelet's directory, where the agent serves pool volumes as kubelet's CSI node plugin. */
+const KUBELET_DIR_FLAG: FlagSpec = {
+  name: 'kubelet-dir',
+  type: 'string',
+  env: 'LVP_KUBELET_DIR',
+  default: '',
+  help: 'kubelet\'s root directory, mounted at the same path with bidirectional propagation: the agent serves its pool classes\' volumes as '
+    + 'kubelet\'s CSI node plugin there (plugins/ and plugins_registry/). Unset: no node plugin, and pool volumes are local PVs.',
+};
+
 /** Ours, read by both dialects' agents alike: they tell neither dialect. */
 const AGENT_FLAGS: FlagSpec[] = [STATE_DIR_FLAG, CLAIM_GUARD_FLAG];
 
@@ -83,6 +93,7 @@ const DIRECTORY_FLAGS: FlagSpec[] = [
   { name: 'job-container-image', type: 'string', env: 'JOB_CONTAINER_IMAGE', default: '', help: 'Image of cleanup Jobs (useJobForCleaning).' },
   ...AGENT_FLAGS,
   CLAIM_ROUTING_FLAG,
+  KUBELET_DIR_FLAG,
   {
     name: 'project-scan-period',
     type: 'duration',
@@ -300,6 +311,7 @@ function resolve(
         stateDir: v['state-dir'] as string,
         claimGuard: v['claim-guard'] as string,
         claimRouting: v['claim-routing'] as string,
+        kubeletDir: v['kubelet-dir'] as string,
         projectScanPeriodMs: v['project-scan-period'] as number,
       };
     }

@@ -19,6 +19,8 @@ export interface DirectoryRunOptions extends CommonOptions {
   readonly claimGuard: string;
   /** The claim routing's name (controller/claim-routing.ts); empty when none is known: every claim is watched. */
   readonly claimRouting: string;
+  /** kubelet's root directory, where the agent serves its CSI node plugin (csi/node-plugin.ts); empty: none. */
+  readonly kubeletDir: string;
   /** How often the volumes of xfs and ext4 pool classes are walked (pool/project-scan.ts). */
   readonly projectScanPeriodMs: number;
 }

@@ -7,7 +7,7 @@
  * this node's PVs.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, ProvisionerConfig, readConfigMapDirectory } from '../../config';
+import { ConfigMapData, formatIssue, ParseResult, parseProvisionerConfigToRun, POOL_PROVISIONER, ProvisionerConfig, readConfigMapDirectory } from '../../config';
 import { ConcurrencyLimiter, ReclaimMode } from '../cleanup';
 import { mountTableReader } from '../discovery';
 import { reportAdoptedVolumes } from './adoption-events';
@@ -29,7 +29,7 @@ import { EventRecorder, nodeReference } from '../kube/event-recorder';
 import { removeNodeTaint } from '../kube/node-taint';
 import { NodePvCache } from '../kube/pv-cache';
 import { StorageClassCache } from '../kube/storage-class-cache';
-import { Agent, startAgent } from '../lifecycle/agent';
+import { Agent, packageVersion, startAgent } from '../lifecycle/agent';
 import { OnDemand, stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
 import { ClaimBackfill } from '../pool/claim-backfill';
@@ -37,8 +37,9 @@ import { PoolClaims } from '../pool/pool-claims';
 import { PoolController } from '../pool/pool-controller';
 import { claimConcernsNode, discoveredClassesOf, poolClassesOf, reboundPoolVolumes } from '../pool/pool-decisions';
 import { PoolRecord } from '../pool/pool-record';
-import { provisionerName } from '../pv';
+import { nodeHostname, provisionerName } from '../pv';
 import { StartupError } from '../startup-error';
+import { HOSTNAME_LABEL } from '../well-known';
 
 /** What the directory agent does, beyond the finalizer, where it may not patch PVs. */
 const WITHOUT_PATCH: WithoutPatch = {
@@ -261,6 +262,22 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   // The configuration is read before the first pass; the watchers stop before the passes do.
   await runners.start('configuration', reloader);
   await runners.start('passes', passes);
+  if (options.kubeletDir) {
+    // kubelet's node plugin for the pool classes' CSI volumes: each found by its identity in the record and its pool, as
+    // the passes last read it; stopped before the passes (kubelet lets the plugin go first). Loaded only here: gRPC and
+    // the protos cost an agent that serves no plugin ~6 MiB.
+    const { NodePlugin } = require('../csi/node-plugin') as typeof import('../csi/node-plugin'); // eslint-disable-line @typescript-eslint/no-require-imports
+    await runners.start('CSI node plugin', new NodePlugin({
+      driverName: POOL_PROVISIONER,
+      version: packageVersion(),
+      kubeletDir: options.kubeletDir,
+      nodeId: node.name,
+      topology: { [HOSTNAME_LABEL]: nodeHostname(node) },
+      ready: () => health.readiness().ok,
+      volume: (volumeId) => pools.publishable(volumeId),
+      logger,
+    }));
+  }
   await runners.start('pool storage watches', stopping(() => pools.close()));
   await runners.start('directory watches', stopping(() => directories.close()));
   const mounts = new MountTableWatcher(() => passes.trigger(), { logger });

@@ -14,24 +14,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { status, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { bind, mountAt, mountFilesystem, sameFile, unmount } from './mounts';
-import type { PoolVolumeUsage } from '../pool/backend';
+import type { PublishableVolume } from '../pool/backend';
 import { run } from '../pool/command';
 import { blockDeviceSize } from '../volume/block-device-size';
 import { type DeviceNumber, deviceNumberOf } from '../volume/device-number';
 
 /** A volume of this node, found by its identity. */
-export interface NodeVolume {
-  /** Its directory, as the agent reaches it (a directory pool's volume). */
-  readonly directory?: string;
-  /** Its block device, as the agent reaches it (a device pool's volume). */
-  readonly device?: string;
-  /** The filesystem on the device, for a Filesystem volume. */
-  readonly fsType?: string;
-  /** The options that filesystem is mounted with when the PV names none. */
-  readonly mountOptions?: readonly string[];
-  /** Its use and limit, as the last look at its pool read them. */
-  readonly usage?: PoolVolumeUsage;
-}
+export type NodeVolume = PublishableVolume;
 
 export interface NodeServiceOptions {
   /** The node's name: the CSINode's node ID. */

@@ -26,6 +26,19 @@ export interface LimitEscape {
   readonly what: string;
 }
 
+/** Where the agent reaches a volume: a directory pool's volume is a directory, a device pool's a block device. */
+export type PoolVolumeLocation = { readonly directory: string; readonly device?: never } | { readonly device: string; readonly directory?: never };
+
+/** A volume as the node service puts it where a pod uses it: where it is, its filesystem, its use. */
+export type PublishableVolume = PoolVolumeLocation & {
+  /** The filesystem on a device volume. */
+  readonly fsType?: string;
+  /** The options that filesystem is mounted with when the PV names none. */
+  readonly mountOptions?: readonly string[];
+  /** Its use and limit, as the last look at its pool read them. */
+  readonly usage?: PoolVolumeUsage;
+};
+
 /** A pool as one look at it found it. */
 export interface PoolState {
   /** Bytes the storage can still give, before what its volumes may still write is taken off. */
@@ -70,6 +83,8 @@ export interface PoolBackend {
    * of a pool at a time).
    */
   create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string>;
+  /** Where the agent reaches the volume `name` (made by create): its directory, or its block device. */
+  pathOf(name: string): PoolVolumeLocation;
   /** The identity of the volume at `name`, if a volume of this pool is there. */
   identityAt(name: string): Promise<string | undefined>;
   /** The names in the pool that may be volumes (for strays). */

@@ -32,7 +32,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LimitEscape, PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { LimitEscape, PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
 import { filesystemOf, mountOf } from './directory-storage';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
@@ -182,6 +182,11 @@ export class BtrfsPool implements PoolBackend {
     } finally {
       this.making.delete(making);
     }
+  }
+
+  pathOf(name: string): PoolVolumeLocation {
+    requirePoolVolumeName(name);
+    return { directory: path.join(this.dir, name) };
   }
 
   async identityAt(name: string): Promise<string | undefined> {

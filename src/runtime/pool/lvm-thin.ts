@@ -24,9 +24,9 @@
  * (no PV refers to it before).
  */
 import * as fs from 'node:fs';
-import { PoolBackend, PoolState, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { run } from './command';
-import { lvm } from './host-command';
+import { hostPath, lvm } from './host-command';
 import { NodeLvmProbe } from './node-lvm-confinement';
 import { ThinPoolEvents } from './thin-pool-events';
 import type { VolumeMode } from '../../config';
@@ -165,6 +165,12 @@ export class LvmThinPool implements PoolBackend {
       await this.lvm('lvchange', ['--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
     }
     return lv.uuid;
+  }
+
+  pathOf(name: string): PoolVolumeLocation {
+    requirePoolVolumeName(name);
+    // The node's own device node: the container's /dev has only the devices there when it started.
+    return { device: hostPath(this.devicePath(name)) };
   }
 
   async identityAt(name: string): Promise<string | undefined> {

@@ -12,7 +12,7 @@
  * Every step is repeatable: a pass interrupted anywhere is finished by the next.
  */
 import type { V1CSIStorageCapacity, V1ObjectReference, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import type { PoolBackend, PoolState } from './backend';
+import type { PoolBackend, PoolState, PublishableVolume } from './backend';
 import { poolBackend } from './backends';
 import { NodeLvmProbe } from './node-lvm-confinement';
 import {
@@ -85,6 +85,8 @@ export class PoolController {
   private readonly keptStrays = new Set<string>();
   /** How many stray volumes each class keeps, as the last pass that could tell found them. */
   private readonly straysKept = new Map<string, number>();
+  /** The pools as the last pass found them. */
+  private lastRuns: ReadonlyMap<string, PoolRun> = new Map();
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
   /** Each class's backend, for as long as its directory and backend stay the same. */
@@ -130,6 +132,22 @@ export class PoolController {
     await this.publish(node, runs);
     this.report(runs);
     this.watch(runs);
+    this.lastRuns = runs;
+  }
+
+  /**
+   * The volume of that identity, for the node service: named by its line in the record, and
+   * only while its class's pool has it under that name (its identity read there now), with
+   * its use as the last pass read it.
+   */
+  async publishable(volumeId: string): Promise<PublishableVolume | undefined> {
+    const line = this.deps.record.line(volumeId);
+    const run = line?.pvName ? this.lastRuns.get(line.storageClass) : undefined;
+    if (!line?.pvName || !run?.state || await run.backend.identityAt(line.pvName) !== volumeId) return undefined;
+    const { fsType, mountOptions } = run.backend;
+    // Made since that pass read the pool: read now (a directory volume's size is its limit, never its filesystem's).
+    const usage = run.state.volumes.get(volumeId) ?? (await run.backend.inspect()).volumes.get(volumeId);
+    return { ...run.backend.pathOf(line.pvName), fsType, mountOptions, usage };
   }
 
   onStorageChange(listener: () => void): void {

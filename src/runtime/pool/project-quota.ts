@@ -29,7 +29,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PoolBackend, PoolState, PoolVolumeUsage, LimitEscape, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { LimitEscape, PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
 import { deviceOf, filesystemOf, mountOf } from './directory-storage';
 import { ProjectScanner, rechargeSpecials, SCAN_PERIOD_MS, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
@@ -184,6 +184,11 @@ export class ProjectQuotaPool implements PoolBackend {
     await this.limit(device, id, limitBytes);
     fs.renameSync(making, at);
     return projectVolumeIdentity(id, name);
+  }
+
+  pathOf(name: string): PoolVolumeLocation {
+    requirePoolVolumeName(name);
+    return { directory: path.join(this.dir, name) };
   }
 
   async identityAt(name: string): Promise<string | undefined> {
