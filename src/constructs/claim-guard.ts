@@ -1,7 +1,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { admissionPolicyObjects } from './admission-policy';
-import { CLEANUP_FINALIZER, NODE_LABEL } from '../config';
+import { CLEANUP_FINALIZER, NODE_LABEL, POOL_PROVISIONER } from '../config';
 import { ResolvedClaimGuard } from './resolve';
 
 /**
@@ -43,6 +43,9 @@ import { ResolvedClaimGuard } from './resolve';
  *   sources before any admission policy runs; this is a second wall). Symlinks and bind
  *   mounts elsewhere on the node cannot be seen from the API server: a path through one is
  *   not recognised (docs/operations.md, guarantee 15).
+ * - By driver: a CSI PV of the agents' node plugin (pool volumes where it serves kubelet),
+ *   whose volumeHandle names a pool volume by its identity: a copy of one, bound to another
+ *   claim, would be published into that claim's pods with the volume's data.
  * - By class: a PV of one of the construct's classes (a replaced provisioner's PV before
  *   an agent adopts it; on create, a copy whose path was changed).
  * - On update only, by our marks: the agents' node label or cleanup finalizer. On create
@@ -74,6 +77,9 @@ function concat(parts: ReadonlyArray<string | { readonly cel: string }>): string
   return merged.map((p) => (typeof p === 'string' ? celString(p) : p.cel)).join(' + ');
 }
 
+/** CEL: whether `pv` is a CSI PV of the agents' node plugin. */
+const csiIsOurs = (pv: string) => `${pv}.spec.?csi.?driver.orValue('') == ${celString(POOL_PROVISIONER)}`;
+
 /** The path of a PV's volume source (local or hostPath; a PV has at most one), '' for any other source. */
 const volumePath = (pv: string) => `${pv}.spec.?local.?path.orValue(${pv}.spec.?hostPath.?path.orValue(''))`;
 
@@ -97,11 +103,13 @@ export function claimGuardPolicySpec(guard: ResolvedClaimGuard): Record<string, 
   const oursOnCreate = [
     // The volume the new PV would give its claim, however its path is written.
     pathIsOurs('object', guard.volumeDirectories),
+    csiIsOurs('object'),
     ...ofOurClass('object'),
   ];
   const oursOnUpdate = [
     // A PV's volume source is immutable: one in a directory of ours is ours, whatever its labels, finalizers and class say now.
     pathIsOurs('oldObject', guard.volumeDirectories),
+    csiIsOurs('oldObject'),
     // Every PV an agent makes or adopts carries the node label; a PV it holds, the finalizer.
     `${celString(NODE_LABEL)} in oldObject.metadata.?labels.orValue({})`,
     `${celString(CLEANUP_FINALIZER)} in oldObject.metadata.?finalizers.orValue([])`,

@@ -48,14 +48,16 @@ describe('the claim guard', () => {
     // By the directory of its volume, which no update can change: whatever marks are taken off a PV first, it stays ours.
     expect(oursOnUpdate).toBe([
       pathOf('oldObject'),
+      "oldObject.spec.?csi.?driver.orValue('') == 'pool.local-volume-provisioner.io'",
       "'local.storage.k8s.io/node' in oldObject.metadata.?labels.orValue({})",
       "'local.storage.k8s.io/cleanup' in oldObject.metadata.?finalizers.orValue([])",
       "oldObject.spec.?storageClassName.orValue('') in ['fast-disks', 'local-nvme', 'local-pool', 'local-sas']",
     ].join(' || '));
   });
 
-  test('on create, knows a PV of ours by the volume it names (local or hostPath, however the path is written) or by its class, not by marks any instance writes', () => {
-    expect(oursOnCreate).toBe(`${pathOf('object')} || object.spec.?storageClassName.orValue('') in ['fast-disks', 'local-nvme', 'local-pool', 'local-sas']`);
+  test('on create, knows a PV of ours by the volume it names (local or hostPath, however the path is written; a CSI PV of the agents\' driver) or by its class, not by marks any instance writes', () => {
+    expect(oursOnCreate).toBe(`${pathOf('object')} || object.spec.?csi.?driver.orValue('') == 'pool.local-volume-provisioner.io' `
+      + "|| object.spec.?storageClassName.orValue('') in ['fast-disks', 'local-nvme', 'local-pool', 'local-sas']");
     // Every instance's agents (and the Go provisioner) write the same label, finalizer and provisioned-by: another instance's PVs carry them.
     expect(oursOnCreate).not.toContain('local.storage.k8s.io/node');
     expect(oursOnCreate).not.toContain('finalizers');

@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { Cluster, find, installImageScripts, Manifest, NODE_NAME, synthesize } from './cluster';
+import { POOL_PROVISIONER } from '../../src/config';
 import { PoolBackend, ReclaimPolicy, VolumeMode } from '../../src/constructs';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
 import { runVolumesCommand } from '../../src/runtime/record/volumes-command';
@@ -403,7 +404,7 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
     const affinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE_NAME] }] }] } };
     type Extras = { className?: string; labels?: Record<string, string>; finalizers?: string[]; annotations?: Record<string, string> };
     /** What the server says of creating this PV (a dry run: nothing is made). */
-    const verdict = (api: CoreV1Api, source: { local?: string; hostPath?: string }, more: Extras = {}) =>
+    const verdict = (api: CoreV1Api, source: { local?: string; hostPath?: string; csi?: string }, more: Extras = {}) =>
       api.createPersistentVolume({
         dryRun: 'All',
         body: {
@@ -414,7 +415,9 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
             capacity: { storage: '1Mi' },
             accessModes: ['ReadWriteOnce'],
             storageClassName: more.className ?? 'elsewhere',
-            ...(source.local !== undefined ? { local: { path: source.local }, nodeAffinity: affinity } : { hostPath: { path: source.hostPath! } }),
+            ...(source.local !== undefined ? { local: { path: source.local }, nodeAffinity: affinity }
+              : source.csi !== undefined ? { csi: { driver: source.csi, volumeHandle: 'b7c1e1d4-2c64-4f7e-9a55-0d5d4c1e9f00' }, nodeAffinity: affinity }
+                : { hostPath: { path: source.hostPath! } }),
           },
         },
       }).then(() => 'created', (e: Error) => (e.message.includes(`ValidatingAdmissionPolicy '${GUARD}'`) ? 'refused by the guard'
@@ -445,6 +448,10 @@ describePrivileged('the claim guard: no claim is ever bound to a used volume, ev
       ['local, a sibling whose name starts like a class directory', () => verdict(admin, { local: `${fsDir}-other/vol9` }), 'created'],
       ['local elsewhere, another class', () => verdict(admin, { local: '/srv/elsewhere' }), 'created'],
       ['hostPath elsewhere', () => verdict(admin, { hostPath: '/srv/elsewhere' }), 'created'],
+      // Its handle names a pool volume by identity: the node plugin would publish that volume's data into the claim's pods.
+      ['csi, of the agents\' node plugin', () => verdict(admin, { csi: POOL_PROVISIONER }), 'refused by the guard'],
+      ['csi, another driver', () => verdict(admin, { csi: 'other.csi.example.com' }), 'created'],
+      ['as the agents\' ServiceAccount, csi of their node plugin', () => verdict(agentApi, { csi: POOL_PROVISIONER }), 'created'],
       // Every instance's agents write these: another instance's PVs carry them, on its own directories and classes.
       ['local elsewhere with our label, finalizer and provisioned-by', () => verdict(admin, { local: '/srv/elsewhere' }, {
         labels: { 'local.storage.k8s.io/node': NODE_NAME },

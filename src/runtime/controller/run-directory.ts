@@ -209,6 +209,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     storageClass: (name) => storageClasses.get(name),
     record: new PoolRecord(keeper.record),
     projectScanPeriodMs: options.projectScanPeriodMs,
+    csiVolumes: options.kubeletDir !== '',
   });
   const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
   const taint = new StartupTaint(api, node.name, logger);

@@ -59,6 +59,8 @@ export interface PoolControllerDeps {
   readonly record: PoolRecord;
   /** How often the volumes of xfs and ext4 pool classes are walked (project-scan.ts). @default SCAN_PERIOD_MS */
   readonly projectScanPeriodMs?: number;
+  /** New volumes get CSI PVs of the agent's node plugin (it serves kubelet), not local PVs. @default false */
+  readonly csiVolumes?: boolean;
 }
 
 /** A pool class's storage as this pass found it. */
@@ -111,7 +113,7 @@ export class PoolController {
     // Each volume's line says what its PV says of its data now, before anything is done to it.
     await this.deps.record.follow(pvs.flatMap((pv) => {
       const volume = poolVolumeOf(pv, node.name, pools);
-      return volume ? [{ volumeId: volume.volumeId, className: volume.className, pv }] : [];
+      return volume ? [{ volumeId: volume.volumeId, className: volume.className, hostPath: poolVolumeHostPath(volume.pool, volume.name), pv }] : [];
     }));
     await this.deps.record.releaseStorage(new Set(Object.keys(pools)));
     this.reportEscapes(runs, pvs);
@@ -343,8 +345,11 @@ export class PoolController {
         storageClass: fields.mountOptions.length > 0 || decision.volumeMode === 'Block' ? fields : { ...fields, mountOptions: run.backend.mountOptions ?? [] },
         volumeMode: decision.volumeMode,
         fsType: run.backend.fsType,
+        csi: this.deps.csiVolumes,
       });
-      await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => existing.spec?.local?.path === wanted.spec?.local?.path
+      // Ours already (a create whose answer was lost, or made before a restart as the other kind of PV): the same volume, same claim.
+      const pools = { [decision.className]: run.pool };
+      await ensurePersistentVolume(this.deps.api, pv, (existing, wanted) => poolVolumeOf(existing, node.name, pools)?.volumeId === volumeId
         && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
       log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
       this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,

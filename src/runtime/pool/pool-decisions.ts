@@ -109,8 +109,11 @@ export function poolVolumeOf(pv: V1PersistentVolume, nodeName: string, pools: Re
   if (!Object.prototype.hasOwnProperty.call(pools, className)) return undefined;
   const pool = pools[className];
   const volumeId = pv.metadata?.annotations?.[POOL_VOLUME_ANNOTATION];
-  if (pv.spec?.local?.path !== poolVolumeHostPath(pool, name) || !volumeId) return undefined;
-  return { className, pool, name, volumeId };
+  if (!volumeId) return undefined;
+  // Its volume where its class makes it: a local PV at its path, a CSI PV of our driver with its identity for handle.
+  const csi = pv.spec?.csi;
+  const source = csi ? csi.driver === POOL_PROVISIONER && csi.volumeHandle === volumeId : pv.spec?.local?.path === poolVolumeHostPath(pool, name);
+  return source ? { className, pool, name, volumeId } : undefined;
 }
 
 export type ReleaseAction =

@@ -55,6 +55,15 @@ export interface MadeVolume {
   readonly volumeMode?: 'Filesystem' | 'Block';
 }
 
+/** A pool volume with a PV, as a pass finds it. */
+export interface FollowedVolume {
+  readonly volumeId: string;
+  readonly className: string;
+  /** Where its class makes it on the host (its line's hostPath). */
+  readonly hostPath: string;
+  readonly pv: V1PersistentVolume;
+}
+
 export class PoolRecord {
   constructor(private readonly record: VolumeRecord, private readonly now: () => Date = () => new Date()) {}
 
@@ -184,18 +193,18 @@ export class PoolRecord {
    * administrator may set Retain on a bound PV): a line for a volume made by an agent
    * before lines were kept, a line changed whose policy changed.
    */
-  async follow(volumes: ReadonlyArray<{ readonly volumeId: string; readonly className: string; readonly pv: V1PersistentVolume }>): Promise<void> {
+  async follow(volumes: ReadonlyArray<FollowedVolume>): Promise<void> {
     const stale = volumes.filter(({ volumeId, pv }) => this.line(volumeId)?.reclaimPolicy !== policyOf(pv));
     if (stale.length === 0) return;
     await this.record.update((r) => ({
-      writes: stale.flatMap(({ volumeId, className, pv }) => {
+      writes: stale.flatMap(({ volumeId, className, hostPath, pv }) => {
         const line = r.get(poolLineIdentity(volumeId));
         const ref = pv.spec?.claimRef;
         if (line) return line.reclaimPolicy === policyOf(pv) ? [] : [{ ...line, reclaimPolicy: policyOf(pv), since: this.now().toISOString() }];
         return [this.lineOf({
           volumeId,
           className,
-          hostPath: pv.spec?.local?.path ?? '',
+          hostPath,
           pvName: pv.metadata?.name ?? '',
           claim: `${ref?.namespace ?? ''}/${ref?.name ?? ''}`,
           claimUid: ref?.uid ?? '',

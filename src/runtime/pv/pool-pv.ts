@@ -2,7 +2,8 @@
  * The PV of a pool volume, as an external provisioner writes one for the claim it
  * provisioned: bound to the claim in advance (claimRef with its UID, so the binder
  * binds exactly this claim), with the claim's access modes and requested size, and
- * our node label and cleanup finalizer as every PV of ours.
+ * our node label and cleanup finalizer as every PV of ours. A `local` PV, or, where the
+ * agent serves kubelet's CSI node plugin, a CSI PV of its driver.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { volumeNodeAffinity } from './node-affinity';
@@ -26,10 +27,16 @@ export interface PoolPVInput {
   readonly volumeMode: VolumeMode;
   /** A device's filesystem, which kubelet mounts (`spec.local.fsType`); none for a directory. */
   readonly fsType?: string;
+  /**
+   * A CSI PV of the agent's node plugin (`spec.csi`, its volumeHandle the volume's identity),
+   * which kubelet asks the agent to publish; else a `local` PV, which kubelet mounts itself.
+   */
+  readonly csi?: boolean;
 }
 
 export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
   const { claim, node } = input;
+  const fsType = input.fsType && input.volumeMode === 'Filesystem' ? input.fsType : undefined;
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
@@ -54,7 +61,9 @@ export function buildPoolPV(input: PoolPVInput): V1PersistentVolume {
         uid: claim.metadata!.uid,
         resourceVersion: claim.metadata!.resourceVersion,
       },
-      local: { path: input.hostPath, ...(input.fsType && input.volumeMode === 'Filesystem' ? { fsType: input.fsType } : {}) },
+      ...input.csi
+        ? { csi: { driver: POOL_PROVISIONER, volumeHandle: input.volumeId, ...(fsType ? { fsType } : {}) } }
+        : { local: { path: input.hostPath, ...(fsType ? { fsType } : {}) } },
       nodeAffinity: volumeNodeAffinity(node, input.selector),
     },
   };

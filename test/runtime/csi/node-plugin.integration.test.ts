@@ -131,6 +131,20 @@ describePrivileged('the agent as kubelet\'s CSI node plugin', () => {
     }
   });
 
+  test('a claim\'s PV is a CSI PV of the driver whose handle is its volume\'s identity; with the claim deleted, the volume is destroyed and the PV goes', async () => {
+    const pv = await provisioned('csi-pv');
+    const volumeId = pv.metadata!.annotations![POOL_VOLUME_ANNOTATION];
+    expect(pv.spec!.csi).toEqual({ driver: POOL_PROVISIONER, volumeHandle: volumeId });
+    expect(pv.spec!.local).toBeUndefined();
+    expect(pv.spec!.nodeAffinity!.required!.nodeSelectorTerms[0].matchExpressions).toContainEqual(
+      { key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] });
+    const volume = path.join(poolDir, pv.metadata!.name!);
+    expect(fs.existsSync(volume)).toBe(true);
+    await k.delete('v1', 'PersistentVolumeClaim', 'csi-pv', APP);
+    await eventually(async () => (await k.get('v1', 'PersistentVolume', pv.metadata!.name!)) === undefined, `the PV goes (logs:\n${agent.log()})`);
+    expect(fs.existsSync(volume)).toBe(false);
+  });
+
   test('a subvolume in the pool that the record does not name is not published: NOT_FOUND', async () => {
     const { node } = csiClients(endpoint());
     try {

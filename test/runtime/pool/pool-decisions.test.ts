@@ -130,6 +130,17 @@ describe('what a pool PV asks of its node', () => {
     expect(poolVolumeOf(pv({ path: '/etc' }), 'worker-1', POOLS)).toBeUndefined();
   });
 
+  test('a CSI pool PV is this node\'s only as a PV of our driver whose handle is its volume\'s identity', () => {
+    const volumeId = 'fc4dcb07-2fde-2a43-9d14-f06589f79398';
+    const csi = (source: { driver: string; volumeHandle: string }) => {
+      const local = pv();
+      return { ...local, spec: { ...local.spec, local: undefined, csi: source } };
+    };
+    expect(poolVolumeOf(csi({ driver: POOL_PROVISIONER, volumeHandle: volumeId }), 'worker-1', POOLS)).toMatchObject({ name: `pvc-${UID}`, volumeId });
+    expect(poolVolumeOf(csi({ driver: 'other.csi.example.com', volumeHandle: volumeId }), 'worker-1', POOLS)).toBeUndefined();
+    expect(poolVolumeOf(csi({ driver: POOL_PROVISIONER, volumeHandle: 'another-volume' }), 'worker-1', POOLS)).toBeUndefined();
+  });
+
   test('a pool PV without its volume\'s identity is never acted on: nothing could say which volume to delete', () => {
     expect(poolVolumeOf(pv({ volumeId: '' }), 'worker-1', POOLS)).toBeUndefined();
   });

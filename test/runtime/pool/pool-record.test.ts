@@ -117,14 +117,14 @@ describe('a pool volume\'s line', () => {
   });
 
   test('follows the policy an administrator sets on the PV, and is made for a volume an older agent made', async () => {
-    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Delete') }]);
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', hostPath: `/mnt/pool/pvc-${UUID}`, pv: pv('Delete') }]);
     expect(pools.line(UUID)).toMatchObject({ reclaimPolicy: 'Delete', claim: 'app/data', pvName: `pvc-${UUID}` });
-    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Retain') }]);
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', hostPath: `/mnt/pool/pvc-${UUID}`, pv: pv('Retain') }]);
     expect(pools.line(UUID)).toMatchObject({ reclaimPolicy: 'Retain' });
   });
 
   test('says a volume is kept once its PV went under Retain, and goes when it is destroyed', async () => {
-    await pools.follow([{ volumeId: UUID, className: 'local-pool', pv: pv('Retain') }]);
+    await pools.follow([{ volumeId: UUID, className: 'local-pool', hostPath: `/mnt/pool/pvc-${UUID}`, pv: pv('Retain') }]);
     await pools.kept(UUID, 'Retain', 'kept: PV gone');
     expect(pools.line(UUID)).toMatchObject({ state: 'dirty', reclaimPolicy: 'Retain', reason: 'kept: PV gone' });
     await pools.destroyed(UUID);
