@@ -117,7 +117,7 @@ export class LocalVolumeProvisioner extends Construct {
 
     if (r.rbac.features.pools) {
       // Named as the pool classes' provisioner: with storageCapacity, the scheduler places their claims by the
-      // agents' CSIStorageCapacity objects. No CSI driver runs: the volumes are local PVs, which kubelet mounts itself.
+      // agents' CSIStorageCapacity objects. The directory agent is its node plugin (poolVolumesAsCsi): nothing to attach.
       this.clusterScoped(new k8s.KubeCsiDriver(this, 'PoolCapacity', {
         metadata: { name: POOL_PROVISIONER, labels },
         spec: { attachRequired: false, storageCapacity: true, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },

@@ -598,6 +598,24 @@ export interface LocalVolumeProvisionerProps {
    * @default '/var/lib/local-volume-provisioner'
    */
   readonly stateDirectory?: string;
+  /**
+   * Pool classes' new volumes are CSI volumes of the directory agent's own node plugin
+   * (`--kubelet-dir`): kubelet asks the agent to mount each into its pods and for its
+   * use (a btrfs volume's is its limit, not the filesystem's). A pod on such a claim
+   * starts only while its node's agent runs (kubelet retries until it does); an agent
+   * restart never unmounts a running pod's volume. false: `local` PVs, which kubelet
+   * mounts without the agent. PVs already made stay as they are either way.
+   * @default true
+   */
+  readonly poolVolumesAsCsi?: boolean;
+  /**
+   * kubelet's root directory on the nodes (its `--root-dir`), where the agent serves its
+   * node plugin: mounted into the directory agent at the same path, with Bidirectional
+   * mount propagation (the mounts it makes for pods reach the node). Used with pool
+   * classes and `poolVolumesAsCsi`.
+   * @default '/var/lib/kubelet'
+   */
+  readonly kubeletDirectory?: string;
 
   /**
    * The claim guard: a ValidatingAdmissionPolicy (Kubernetes 1.30 or later) with which

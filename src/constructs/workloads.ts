@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { formatGoDuration } from '../config';
 import {
-  AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, METRICS_PORT_NAME, ResolvedProps, STATE_VOLUME,
+  AGENT_CONTAINER, AGENT_ENV, CONFIG_MOUNT_PATH, CONFIG_VOLUME, DEV_VOLUME, KUBELET_VOLUME, METRICS_PORT_NAME, ResolvedProps, STATE_VOLUME,
 } from './resolve';
 
 /**
@@ -52,17 +52,21 @@ export function directoryAgentSpec(r: ResolvedProps): k8s.DaemonSetSpec {
       // Pool classes are the directory dialect's: only its agent reads claims.
       ...r.claimRouting ? [`--claim-routing=${r.claimRouting.name}`] : [],
       ...rt.projectScanPeriodMs !== undefined ? [`--project-scan-period=${formatGoDuration(rt.projectScanPeriodMs)}`] : [],
+      ...rt.kubeletDirectory ? [`--kubelet-dir=${rt.kubeletDirectory}`] : [],
       ...commonFlags(r),
     ],
     env: [{ name: AGENT_ENV.jobImage, value: r.pod.image }],
     volumes: [
       { name: CONFIG_VOLUME, configMap: { name: d.configMapName } },
       ...d.mounts.map((c) => ({ name: c.volume, hostPath: { path: c.hostDir, type: 'DirectoryOrCreate' } })),
+      ...rt.kubeletDirectory ? [{ name: KUBELET_VOLUME, hostPath: { path: rt.kubeletDirectory, type: 'Directory' } }] : [],
     ],
     volumeMounts: [
       { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT_PATH, readOnly: true },
       // HostToContainer: a volume mounted on the host after the pod started is seen inside it.
       ...d.mounts.map((c) => ({ name: c.volume, mountPath: c.mountDir, mountPropagation: 'HostToContainer' })),
+      // The node plugin's sockets, and the mounts it makes for pods, which must reach the node: Bidirectional.
+      ...rt.kubeletDirectory ? [{ name: KUBELET_VOLUME, mountPath: rt.kubeletDirectory, mountPropagation: 'Bidirectional' }] : [],
     ],
     // Hot reload applies most changes without a restart; rolling the pods also applies
     // changes that need one and makes a bad config fail visibly on the first node.

@@ -18,6 +18,7 @@ import * as zlib from 'node:zlib';
 import type { CoreV1Event, V1CSIStorageCapacity, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { Duration } from 'cdk8s';
 import { stringify } from 'yaml';
+import { POOL_PROVISIONER } from '../../src/config';
 import { DEFAULT_IMAGE, PoolBackend, ProjectQuotaTenants, VolumeMode } from '../../src/constructs';
 import { parseQuotaReport } from '../../src/runtime/pool/project-quota';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
@@ -244,6 +245,16 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     expect(made.spec!.nodeAffinity!.required!.nodeSelectorTerms[0].matchExpressions![0].values).toEqual([NODE]);
   });
 
+  test('kubelet registered the directory agent as its CSI node plugin (no sidecar): the node\'s CSINode lists the driver, its node ID and topology key', async () => {
+    await until(agentsReady, 'both agents are Ready');
+    type CsiNode = { spec: { drivers: Array<{ name: string; nodeID: string; topologyKeys?: string[] }> } };
+    await until(async () => ((await k.get<CsiNode>('storage.k8s.io/v1', 'CSINode', NODE))?.spec.drivers ?? []).some((d) => d.name === POOL_PROVISIONER),
+      'the CSINode lists the driver');
+    const driver = (await k.get<CsiNode>('storage.k8s.io/v1', 'CSINode', NODE))!.spec.drivers.find((d) => d.name === POOL_PROVISIONER)!;
+    expect(driver).toEqual({ name: POOL_PROVISIONER, nodeID: NODE, topologyKeys: ['kubernetes.io/hostname'] });
+    expect((await agents()).every((p) => p.spec!.containers.length === 1)).toBe(true);
+  });
+
   test('a disk mounted on the node while the agent runs is a PV at once (HostToContainer propagation into its container)', async () => {
     await until(agentsReady, 'both agents are Ready');
     const name = directoryPVName('late', NODE, 'node-fs');
@@ -411,8 +422,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     /** The tenant's volume: its directory on the node, its project, its PV. */
     const volume = async () => {
       const bound = (await pv((await claim(name))!.spec!.volumeName!))!;
-      const project = /^project:(\d+):/.exec(bound.metadata!.annotations![POOL_VOLUME_ANNOTATION])!;
-      return { path: bound.spec!.local!.path, id: Number(project[1]), pv: bound };
+      const identity = bound.metadata!.annotations![POOL_VOLUME_ANNOTATION];
+      // A CSI PV of the agent's node plugin, its handle the volume's identity; the volume in the pool directory, named as its PV.
+      expect(bound.spec!.csi).toEqual({ driver: POOL_PROVISIONER, volumeHandle: identity });
+      return { path: `${dir}/${bound.metadata!.name}`, id: Number(/^project:(\d+):/.exec(identity)![1]), pv: bound };
     };
     /** What lsattr says of every file and directory of the volume, its root included: project ID and flags. */
     const projectsIn = async (at: string) => (await vm.ssh(`find ${at} \\( -type f -o -type d \\) -exec lsattr -pd {} +`)).trim().split('\n')
@@ -448,6 +461,19 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       expect(await kubectl('logs', name)).toMatch(/Disk quota exceeded|No space left on device/);
       // What the node still publishes: the claim's whole size is taken off, written or not.
       await until(async () => parseQuantity((await capacity())!.capacity!)! <= before - 16 * MiB, 'the published capacity drops by the claim\'s size');
+    });
+
+    test('kubelet\'s own volume stats of the claim (its summary API) are the volume\'s limit and use, from the agent\'s node service', async () => {
+      type VolumeStats = { pvcRef?: { name: string }; capacityBytes?: number; usedBytes?: number };
+      type Summary = { pods: Array<{ podRef: { name: string }; volume?: VolumeStats[] }> };
+      const stats = async () => (JSON.parse(await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`)) as Summary).pods
+        .find((p) => p.podRef.name === name)?.volume?.find((v) => v.pvcRef?.name === name);
+      // kubelet gathers volume stats once a minute.
+      await until(async () => (await stats())?.capacityBytes !== undefined, 'kubelet has the volume\'s stats');
+      const { capacityBytes, usedBytes } = (await stats())!;
+      expect(capacityBytes).toBe(16 * MiB);
+      expect(usedBytes).toBeGreaterThan(8 * MiB);
+      expect(usedBytes).toBeLessThanOrEqual(16 * MiB);
     });
 
     test('a tenant in a user namespace of its own cannot leave its project: chattr -p and -P refused, a hard link in refused, a rename in copied into it', async () => {
@@ -516,7 +542,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       expect(projects.filter((p) => p.path === `${at}/s` || p.path === at).every((p) => p.flags.includes('P'))).toBe(true);
       await until(async () => !/Disk quota exceeded|No space left on device/.test(await neighbourWrites()), 'the neighbour writes again');
       // The symlinks were charged to the neighbour: made anew in place, they are the tenant's, and the neighbour is charged what it holds.
-      const neighbourPath = neighbour.spec!.local!.path!;
+      const neighbourPath = `${dir}/${neighbour.metadata!.name}`;
       await until(async () => (await quotas()).get(neighbourId)!.inodes === Number(await vm.ssh(`find ${neighbourPath} | wc -l`)),
         'the neighbour is charged only its own inodes');
       expect(await vm.ssh(`find ${at}/t -type l | wc -l`)).toBe('40\n');
@@ -658,14 +684,14 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       .find((c) => c.storageClassName === className);
     const volumeOf = async (claimName: string) => (await pv((await claim(claimName))!.spec!.volumeName!))!;
 
-    test('a Filesystem claim gets a thin volume of its size with ext4, which kubelet mounts; the tenant writes no more than its size', async () => {
+    test('a Filesystem claim gets a thin volume of its size with ext4, which the agent mounts for kubelet; the tenant writes no more than its size', async () => {
       await until(agentsReady, 'both agents are Ready');
       // Overcommit 1: all of the pool, no volume in it (the tests before gave theirs back).
       await until(async () => parseQuantity((await capacity())?.capacity) === 128 * MiB, 'the pool publishes all of its capacity');
       await tenant('thin-fs', { className, size: '16Mi' }, 'dd if=/dev/zero of=/data/dd bs=1M count=64 2>&1; sync; echo written; sleep 3600');
       await until(async () => (await kubectl('logs', 'thin-fs')).includes('written'), 'the tenant has written all it could');
       const made = await volumeOf('thin-fs');
-      expect(made.spec).toMatchObject({ volumeMode: 'Filesystem', local: { path: `/dev/lvp/${made.metadata!.name}`, fsType: 'ext4' } });
+      expect(made.spec).toMatchObject({ volumeMode: 'Filesystem', csi: { driver: POOL_PROVISIONER, volumeHandle: made.metadata!.annotations![POOL_VOLUME_ANNOTATION], fsType: 'ext4' } });
       const lv = (await lvs()).find((l) => l.lv_name === made.metadata!.name)!;
       expect(lv.lv_uuid).toBe(made.metadata!.annotations![POOL_VOLUME_ANNOTATION]);
       expect(Number(lv.lv_size)).toBe(16 * MiB);
@@ -675,7 +701,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => parseQuantity((await capacity())!.capacity!)! <= 112 * MiB, 'the capacity drops by the claim\'s size');
     });
 
-    test('its claim expanded, the thin volume grows and kubelet grows its filesystem in the running pod', async () => {
+    test('its claim expanded, the thin volume grows and the agent grows its filesystem in the running pod (kubelet\'s NodeExpandVolume)', async () => {
       const name = (await volumeOf('thin-fs')).metadata!.name!;
       await kubectl('patch', 'pvc', 'thin-fs', '--type=merge', '-p', '{"spec":{"resources":{"requests":{"storage":"32Mi"}}}}');
       await until(async () => Number((await lvs()).find((l) => l.lv_name === name)?.lv_size) === 32 * MiB, 'the thin volume is 32Mi');
@@ -690,8 +716,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         'yes thin-secret | dd of=/dev/data bs=1M count=64 iflag=fullblock 2>&1 | tail -1; wc -c < /dev/data; sync; echo written; sleep 3600');
       await until(async () => (await kubectl('logs', 'thin-blk')).includes('written'), 'the tenant has written all it could');
       const first = await volumeOf('thin-blk');
-      expect(first.spec).toMatchObject({ volumeMode: 'Block', local: { path: `/dev/lvp/${first.metadata!.name}` } });
-      expect(first.spec!.local!.fsType).toBeUndefined();
+      expect(first.spec).toMatchObject({ volumeMode: 'Block', csi: { driver: POOL_PROVISIONER, volumeHandle: first.metadata!.annotations![POOL_VOLUME_ANNOTATION] } });
+      expect(first.spec!.csi!.fsType).toBeUndefined();
       expect(await kubectl('logs', 'thin-blk')).toMatch(/^8388608$/m);
       await tenantGoes('thin-blk');
       await until(async () => !(await lvs()).some((l) => l.lv_name === first.metadata!.name), 'its thin volume is removed');

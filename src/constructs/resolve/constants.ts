@@ -11,6 +11,7 @@ export const METRICS_PORT_NAME = 'metrics';
 export const CONFIG_VOLUME = 'config';
 export const DEV_VOLUME = 'dev';
 export const STATE_VOLUME = 'state';
+export const KUBELET_VOLUME = 'kubelet';
 /** Environment variables the construct gives the agents (the Helm chart's names). */
 export const AGENT_ENV = {
   nodeName: 'MY_NODE_NAME',
@@ -22,5 +23,7 @@ export const AGENT_ENV = {
 export const DEFAULT_NAME = 'local-volume-provisioner';
 /** Namespaces Kubernetes creates itself: never emitted as an object of this construct. */
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/** kubelet's default `--root-dir`. */
+export const DEFAULT_KUBELET_DIR = '/var/lib/kubelet';
 export const DEFAULT_TAINT_KEY = 'sig-storage-local-static-provisioner/agent-not-ready';
 export const NO_PROVISIONER = 'kubernetes.io/no-provisioner';

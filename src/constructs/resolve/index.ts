@@ -17,7 +17,7 @@ import {
 import { ImagePullPolicy, LocalVolumeProvisionerProps, LogLevel } from '../props';
 import { ResolvedClaimGuard, resolveClaimGuard } from './claim-guard';
 import { ResolvedClaimRouting, resolveClaimRouting } from './claim-routing';
-import { DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
+import { DEFAULT_KUBELET_DIR, DEFAULT_NAME, DEFAULT_TAINT_KEY } from './constants';
 import { ResolvedDeviceDialect, resolveDeviceDialect } from './device-dialect';
 import { ResolvedDirectoryDialect, resolveDirectoryDialect } from './directory-dialect';
 import { ResolvedMetrics, resolveMetrics } from './metrics';
@@ -98,6 +98,8 @@ export interface ResolvedRuntime {
   readonly metricsPort: number;
   /** Host directory of the volume record, mounted at the same path. */
   readonly stateDirectory: string;
+  /** kubelet's root directory, where the directory agent serves its CSI node plugin; undefined when it serves none. */
+  readonly kubeletDirectory?: string;
 }
 
 /** Resolves and checks the props; throws one error naming every bad prop. */
@@ -133,6 +135,8 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
   issues.check('kubeApiBurst', integerProblem(kubeApiBurst, 1));
   const stateDirectory = props.stateDirectory ?? DEFAULT_STATE_DIR;
   issues.check('stateDirectory', absolutePathProblem(stateDirectory));
+  const kubeletDirectory = props.kubeletDirectory ?? DEFAULT_KUBELET_DIR;
+  issues.check('kubeletDirectory', absolutePathProblem(kubeletDirectory));
 
   // None by default, as in the Helm chart: managed clusters limit the system classes by
   // ResourceQuota outside kube-system, and pods of a quota-limited class are refused.
@@ -198,6 +202,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
       logLevel: props.logLevel ?? LogLevel.INFO,
       metricsPort,
       stateDirectory,
+      kubeletDirectory: classes.some((c) => c.pool !== undefined) && (props.poolVolumesAsCsi ?? true) ? kubeletDirectory : undefined,
     },
     pod: {
       image: props.image ?? DEFAULT_IMAGE,

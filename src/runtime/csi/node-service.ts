@@ -114,10 +114,10 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
       if (!fs.existsSync(target)) fs.writeFileSync(target, '', { mode: 0o600, flag: 'wx' });
       await bind(source, target, request.readonly);
     } else if (volume.directory) {
-      fs.mkdirSync(target, { recursive: false, mode: 0o750 });
+      fs.mkdirSync(target, { recursive: true, mode: 0o750 }); // there already when kubelet made it
       await bind(volume.directory, target, request.readonly);
     } else {
-      fs.mkdirSync(target, { recursive: false, mode: 0o750 });
+      fs.mkdirSync(target, { recursive: true, mode: 0o750 }); // there already when kubelet made it
       const flags = capability.mount!.mount_flags ?? [];
       const mountOptions = [...(flags.length > 0 ? flags : volume.mountOptions ?? []), ...(request.readonly ? ['ro'] : [])];
       await mountFilesystem(source, target, capability.mount!.fs_type || volume.fsType || 'ext4', mountOptions);
