@@ -469,7 +469,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       const stats = async () => (JSON.parse(await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`)) as Summary).pods
         .find((p) => p.podRef.name === name)?.volume?.find((v) => v.pvcRef?.name === name);
       // kubelet gathers volume stats once a minute.
-      await until(async () => (await stats())?.capacityBytes !== undefined, 'kubelet has the volume\'s stats');
+      await until(async () => (await stats())?.capacityBytes !== undefined, 'kubelet has the volume\'s stats').catch(async (e: Error) => {
+        const said = await vm.ssh('journalctl -u kubelet --no-pager | grep -i -E "stats|metrics|csi" | tail -30');
+        throw new Error(`${e.message}\nkubelet's log:\n${said}\nsummary: ${await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`)}`);
+      });
       const { capacityBytes, usedBytes } = (await stats())!;
       expect(capacityBytes).toBe(16 * MiB);
       expect(usedBytes).toBeGreaterThan(8 * MiB);
@@ -661,9 +664,18 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
 
       const pvsBefore = await pvUids();
       const record = await recordLines();
+      const tenants = ['thin-nb', 'thin-evil', 'kept'];
+      const restarts = async (name: string) => (await pod(name))?.status?.containerStatuses?.[0]?.restartCount ?? 0;
+      const before = new Map(await Promise.all(tenants.map(async (t) => [t, await restarts(t)] as const)));
       await vm.reboot();
       process.stdout.write(`node VM rebooted with a tenant's volume group on its thin volume: Ready again ${(vm.boot.readyMs / 1000).toFixed(1)} s after qemu started\n`);
-      await until(async () => (await agentsReady()) && (await running('thin-nb')) && (await running('thin-evil')) && (await running('kept')),
+      // Each tenant's container started again since the reboot (its pod's phase says Running throughout): a pool volume's once
+      // the agent is back and kubelet has had it publish the volume again.
+      const startedAgain = async (name: string) => {
+        const status = (await pod(name))?.status?.containerStatuses?.[0];
+        return (status?.restartCount ?? 0) > before.get(name)! && status?.state?.running !== undefined;
+      };
+      await until(async () => (await agentsReady()) && (await Promise.all(tenants.map(startedAgain))).every(Boolean),
         'the agents and the tenants run after the reboot');
       expect(await tenantDevices()).toBe('0\n');
       expect(await vm.ssh('cat /mnt/disks/kept/kept')).toBe('kept-data\n');

@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { status, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { bind, mountAt, mountFilesystem, sameFile, unmount } from './mounts';
+import type { Logger } from '../observability';
 import type { PublishableVolume } from '../pool/backend';
 import { run } from '../pool/command';
 import { blockDeviceSize } from '../volume/block-device-size';
@@ -31,6 +32,8 @@ export interface NodeServiceOptions {
   readonly kubeletDir: string;
   /** The volume of that identity on this node, found in its pool; undefined when there is none. */
   readonly volume: (volumeId: string) => Promise<NodeVolume | undefined>;
+  /** Where a call refused is said (kubelet keeps only its own log of it). */
+  readonly logger?: Logger;
 }
 
 /** A call refused with a gRPC status kubelet acts on (NOT_FOUND: the volume is gone; ABORTED: try again). */
@@ -66,7 +69,7 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
   /** Volumes with a call in progress: a second call for one is ABORTED (kubelet tries it again), as the spec asks. */
   const busy = new Set<string>();
 
-  const unary = <Req extends { volume_id?: string }>(work: (request: Req) => Promise<unknown>): Handler<Req> => (call, callback) => {
+  const unary = <Req extends { volume_id?: string }>(method: string, work: (request: Req) => Promise<unknown>): Handler<Req> => (call, callback) => {
     const volumeId = call.request.volume_id;
     if (volumeId !== undefined && busy.has(volumeId)) {
       callback({ code: status.ABORTED, details: `an operation on volume ${volumeId} is in progress` });
@@ -74,7 +77,9 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
     }
     if (volumeId !== undefined) busy.add(volumeId);
     work(call.request).then((response) => callback(null, response), (e: Error) => {
-      callback({ code: e instanceof CallError ? e.code : status.INTERNAL, details: e.message });
+      const code = e instanceof CallError ? e.code : status.INTERNAL;
+      options.logger?.warn({ method, volumeId, code: status[code] }, e.message);
+      callback({ code, details: e.message });
     }).finally(() => {
       if (volumeId !== undefined) busy.delete(volumeId);
     });
@@ -173,14 +178,14 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
   };
 
   return {
-    NodePublishVolume: unary(publish),
-    NodeUnpublishVolume: unary(unpublish),
-    NodeGetVolumeStats: unary(stats),
-    NodeExpandVolume: unary(expand),
-    NodeGetCapabilities: unary(async () => ({
+    NodePublishVolume: unary('NodePublishVolume', publish),
+    NodeUnpublishVolume: unary('NodeUnpublishVolume', unpublish),
+    NodeGetVolumeStats: unary('NodeGetVolumeStats', stats),
+    NodeExpandVolume: unary('NodeExpandVolume', expand),
+    NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({
       capabilities: ['GET_VOLUME_STATS', 'EXPAND_VOLUME'].map((type) => ({ rpc: { type } })),
     })),
-    NodeGetInfo: unary(async () => ({
+    NodeGetInfo: unary('NodeGetInfo', async () => ({
       node_id: options.nodeId,
       max_volumes_per_node: '0',
       accessible_topology: { segments: { ...options.topology } },
