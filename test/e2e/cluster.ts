@@ -411,6 +411,8 @@ function hostArg(arg: string, mounted: Map<string, string>): string {
   if (value === undefined) return arg;
   if (mounted.has(value)) return `${flag}=${mounted.get(value)}`;
   if (flag === '--listen-address' || flag === '--metrics-addr') return `${flag}=127.0.0.1:0`;
+  // No kubelet runs here: the node plugin's sockets go to a directory of this agent's own, never the machine's /var/lib/kubelet.
+  if (flag === '--kubelet-dir') return `${flag}=${makeTempDir('lvp-e2e-kubelet-')}`;
   return arg;
 }
 

@@ -463,22 +463,6 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => parseQuantity((await capacity())!.capacity!)! <= before - 16 * MiB, 'the published capacity drops by the claim\'s size');
     });
 
-    test('kubelet\'s own volume stats of the claim (its summary API) are the volume\'s limit and use, from the agent\'s node service', async () => {
-      type VolumeStats = { pvcRef?: { name: string }; capacityBytes?: number; usedBytes?: number };
-      type Summary = { pods: Array<{ podRef: { name: string }; volume?: VolumeStats[] }> };
-      const stats = async () => (JSON.parse(await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`)) as Summary).pods
-        .find((p) => p.podRef.name === name)?.volume?.find((v) => v.pvcRef?.name === name);
-      // kubelet gathers volume stats once a minute.
-      await until(async () => (await stats())?.capacityBytes !== undefined, 'kubelet has the volume\'s stats').catch(async (e: Error) => {
-        const said = await vm.ssh('journalctl -u kubelet --no-pager | grep -i -E "stats|metrics|csi" | tail -30');
-        throw new Error(`${e.message}\nkubelet's log:\n${said}\nsummary: ${await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`)}`);
-      });
-      const { capacityBytes, usedBytes } = (await stats())!;
-      expect(capacityBytes).toBe(16 * MiB);
-      expect(usedBytes).toBeGreaterThan(8 * MiB);
-      expect(usedBytes).toBeLessThanOrEqual(16 * MiB);
-    });
-
     test('a tenant in a user namespace of its own cannot leave its project: chattr -p and -P refused, a hard link in refused, a rename in copied into it', async () => {
       const { path: at, id } = await volume();
       const outside = `${dir}/outside`;
