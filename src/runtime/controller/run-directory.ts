@@ -268,6 +268,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     // the passes last read it; stopped before the passes (kubelet lets the plugin go first). Loaded only here: gRPC and
     // the protos cost an agent that serves no plugin ~6 MiB.
     const { NodePlugin } = require('../csi/node-plugin') as typeof import('../csi/node-plugin'); // eslint-disable-line @typescript-eslint/no-require-imports
+    const { VolumesNotKnownYet } = require('../csi/node-service') as typeof import('../csi/node-service'); // eslint-disable-line @typescript-eslint/no-require-imports
     await runners.start('CSI node plugin', new NodePlugin({
       driverName: POOL_PROVISIONER,
       version: packageVersion(),
@@ -275,7 +276,11 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
       nodeId: node.name,
       topology: { [HOSTNAME_LABEL]: nodeHostname(node) },
       ready: () => health.readiness().ok,
-      volume: (volumeId) => pools.publishable(volumeId),
+      // Asked before the first pass (kubelet publishes every pod's volume again as soon as the agent registers after a reboot).
+      volume: async (volumeId) => {
+        if (!pools.passed) throw new VolumesNotKnownYet('the agent has not read its pools yet since it started; try again');
+        return pools.publishable(volumeId);
+      },
       logger,
     }));
   }

@@ -43,6 +43,13 @@ class CallError extends Error {
   }
 }
 
+/** Thrown by `volume` while the agent cannot tell yet (its pools not read since it started): UNAVAILABLE, kubelet tries again. */
+export class VolumesNotKnownYet extends CallError {
+  constructor(message: string) {
+    super(status.UNAVAILABLE, message);
+  }
+}
+
 interface VolumeCapability {
   readonly block?: object;
   readonly mount?: { readonly fs_type?: string; readonly mount_flags?: readonly string[] };

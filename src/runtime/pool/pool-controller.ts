@@ -89,6 +89,7 @@ export class PoolController {
   private readonly straysKept = new Map<string, number>();
   /** The pools as the last pass found them. */
   private lastRuns: ReadonlyMap<string, PoolRun> = new Map();
+  private passedOnce = false;
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
   /** Each class's backend, for as long as its directory and backend stay the same. */
@@ -135,6 +136,12 @@ export class PoolController {
     this.report(runs);
     this.watch(runs);
     this.lastRuns = runs;
+    this.passedOnce = true;
+  }
+
+  /** Whether a pass has read the pools since the agent started. */
+  get passed(): boolean {
+    return this.passedOnce;
   }
 
   /**

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { type NodeVolume, nodeService } from '../../../src/runtime/csi/node-service';
+import { type NodeVolume, nodeService, VolumesNotKnownYet } from '../../../src/runtime/csi/node-service';
 import { loadProtos } from '../../../src/runtime/csi/protos';
 import { SocketServer } from '../../../src/runtime/csi/socket-server';
 import { BtrfsPool } from '../../../src/runtime/pool/btrfs';
@@ -203,6 +203,13 @@ describePrivileged('the CSI Node service', () => {
   test('a directory volume has no Block access', async () => {
     const { id } = await directoryVolume(16 * MiB);
     expect(await codeOf(call(node, 'NodePublishVolume', { volume_id: id, target_path: target('dev'), volume_capability: BLOCK }))).toBe('INVALID_ARGUMENT');
+  });
+
+  test('asked while the agent cannot tell yet (its pools not read since it started): UNAVAILABLE, which kubelet tries again', async () => {
+    volumes.set('not-known-yet', async () => {
+      throw new VolumesNotKnownYet('the agent has not read its pools yet since it started; try again');
+    });
+    expect(await codeOf(call(node, 'NodePublishVolume', { volume_id: 'not-known-yet', target_path: target(), volume_capability: MOUNT }))).toBe('UNAVAILABLE');
   });
 
   test('two calls for one volume at once: the second is ABORTED (kubelet tries it again), the first done', async () => {
