@@ -9,10 +9,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
-import { ProvisionerConfigInput, resolveProvisionerConfig, serializeProvisionerConfig } from '../src/config';
+import { ProvisionerConfigInput } from '../src/config';
 import { LocalVolumeProvisioner } from '../src/constructs';
 import { directoryPVName } from '../src/runtime/pv';
 import { AgentProcess, bundledBin, REPO } from '../test/support/agent-process';
+import { writeConfigDir } from '../test/support/class-config';
 import { Kubernetes } from '../test/support/kubernetes';
 import { makeTempDir } from '../test/support/privileged';
 import { Watched } from '../test/support/watched';
@@ -97,11 +98,7 @@ export class BenchCluster {
    */
   async startAgent(dir: string, extraArgs: string[] = [], nodeOptions = IMAGE_NODE_OPTIONS,
     storageClassMap: ProvisionerConfigInput['storageClassMap'] = { [CLASS]: { hostDir: dir, mountDir: dir } }, nodeName = NODE): Promise<AgentProcess> {
-    const configDir = makeTempDir('lvp-bench-config-');
-    const config: ProvisionerConfigInput = { storageClassMap };
-    const resolved = resolveProvisionerConfig(config);
-    if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
-    for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
+    const configDir = writeConfigDir(makeTempDir('lvp-bench-config-'), { storageClassMap });
     return AgentProcess.start(
       ['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--state-dir', makeTempDir('lvp-bench-state-'), ...extraArgs],
       { KUBECONFIG: await this.kubeconfigFile(), MY_NODE_NAME: nodeName, MY_NAMESPACE: NAMESPACE, NODE_OPTIONS: nodeOptions },

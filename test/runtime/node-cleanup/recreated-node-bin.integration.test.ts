@@ -6,10 +6,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
 import { directoryPVName, provisionerName } from '../../../src/runtime/pv';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { AgentProcess } from '../../support/agent-process';
+import { writeConfigDir } from '../../support/class-config';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { createStorageClass, JOB_NAMESPACE, NODE_HOSTNAME, NODE_NAME, seedCluster } from '../controller/fixture';
@@ -37,11 +37,7 @@ describePrivileged('a Node recreated under the same name, through the bin', () =
     for (const e of ['vol1', 'vol2']) makeMountPoint(path.join(mountDir, e));
     const kubeconfig = path.join(work, 'kubeconfig');
     await server.writeKubeconfig(kubeconfig);
-    const configDir = path.join(work, 'config');
-    fs.mkdirSync(configDir);
-    const resolved = resolveProvisionerConfig({ storageClassMap: { [CLASS]: { hostDir: mountDir, mountDir } } });
-    if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
-    for (const [key, value] of Object.entries(serializeProvisionerConfig(resolved.config))) fs.writeFileSync(path.join(configDir, key), value);
+    const configDir = writeConfigDir(path.join(work, 'config'), { storageClassMap: { [CLASS]: { hostDir: mountDir, mountDir } } });
     const start = () => {
       const bin = AgentProcess.start(['run', '--config-dir', configDir, '--listen-address', '127.0.0.1:0', '--discovery-period', '1m'], {
         KUBECONFIG: kubeconfig, MY_NODE_NAME: NODE_NAME, MY_NAMESPACE: JOB_NAMESPACE,

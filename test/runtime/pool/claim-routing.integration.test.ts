@@ -8,9 +8,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { POOL_CLAIM_NODE_LABEL, POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { POOL_CLAIM_NODE_LABEL, POOL_PROVISIONER } from '../../../src/config';
 import { claimRoutingPolicySpec } from '../../../src/constructs/claim-routing';
 import { AgentProcess } from '../../support/agent-process';
+import { writeConfigDir } from '../../support/class-config';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
@@ -73,11 +74,7 @@ describePrivileged('the claim routing: each agent watches only its node\'s claim
       mkfsBtrfs(loop.device);
       const dir = path.join(work, node, 'pool');
       mount(loop.device, dir, { type: 'btrfs' });
-      const configDir = path.join(work, node, 'config');
-      fs.mkdirSync(configDir, { recursive: true });
-      const config = resolveProvisionerConfig({ storageClassMap: { [CLASS]: { hostDir: dir, mountDir: dir, pool: 'btrfs' } } });
-      if (!config.ok) throw new Error(JSON.stringify(config.errors));
-      for (const [key, value] of Object.entries(serializeProvisionerConfig(config.config))) fs.writeFileSync(path.join(configDir, key), value);
+      const configDir = writeConfigDir(path.join(work, node, 'config'), { storageClassMap: { [CLASS]: { hostDir: dir, mountDir: dir, pool: 'btrfs' } } });
       const stateDir = path.join(work, node, 'state');
       fs.mkdirSync(stateDir);
       const start = () => AgentProcess.start(

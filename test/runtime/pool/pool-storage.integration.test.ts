@@ -8,8 +8,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CoreV1Event, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { POOL_PROVISIONER, resolveProvisionerConfig, serializeProvisionerConfig } from '../../../src/config';
+import { POOL_PROVISIONER } from '../../../src/config';
 import { AgentProcess } from '../../support/agent-process';
+import { writeConfigDir } from '../../support/class-config';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir, mkfsBtrfs, mount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
@@ -64,16 +65,12 @@ describePrivileged('pool directories below a btrfs filesystem\'s mount point', (
       dirs[d] = path.join(work, `bound-${d}`);
       mount(path.join(filesystem, d), dirs[d], { bind: true });
     }
-    const configDir = path.join(work, 'config');
-    fs.mkdirSync(configDir);
-    const config = resolveProvisionerConfig({
+    const configDir = writeConfigDir(path.join(work, 'config'), {
       storageClassMap: {
         [PLAIN]: { hostDir: dirs.plain, mountDir: dirs.plain, pool: 'btrfs' },
         [SUBVOLUME]: { hostDir: dirs.subvolume, mountDir: dirs.subvolume, pool: 'btrfs' },
       },
     });
-    if (!config.ok) throw new Error(JSON.stringify(config.errors));
-    for (const [key, value] of Object.entries(serializeProvisionerConfig(config.config))) fs.writeFileSync(path.join(configDir, key), value);
     const stateDir = path.join(work, 'state');
     fs.mkdirSync(stateDir);
     agent = AgentProcess.start(
