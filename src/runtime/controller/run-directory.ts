@@ -277,9 +277,9 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
       topology: { [HOSTNAME_LABEL]: nodeHostname(node) },
       ready: () => health.readiness().ok,
       // Asked before the first pass (kubelet publishes every pod's volume again as soon as the agent registers after a reboot).
-      volume: async (volumeId) => {
+      volume: async (volumeId, toMount) => {
         if (!pools.passed) throw new VolumesNotKnownYet('the agent has not read its pools yet since it started; try again');
-        return pools.publishable(volumeId);
+        return pools.publishable(volumeId, toMount);
       },
       logger,
     }));

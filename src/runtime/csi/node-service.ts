@@ -30,8 +30,12 @@ export interface NodeServiceOptions {
   readonly topology: Readonly<Record<string, string>>;
   /** kubelet's root directory as the agent reaches it: every target is below it. */
   readonly kubeletDir: string;
-  /** The volume of that identity on this node, found in its pool; undefined when there is none. */
-  readonly volume: (volumeId: string) => Promise<NodeVolume | undefined>;
+  /**
+   * The volume of that identity on this node, found in its pool; undefined when there is none.
+   * `toMount`: the call puts it where a pod uses it, or grows it (it must be that volume now);
+   * otherwise the call only reads its use.
+   */
+  readonly volume: (volumeId: string, toMount: boolean) => Promise<NodeVolume | undefined>;
   /** Where a call refused is said (kubelet keeps only its own log of it). */
   readonly logger?: Logger;
 }
@@ -93,9 +97,9 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
   };
 
   /** The volume, or NOT_FOUND. */
-  const volumeOf = async (volumeId: string): Promise<NodeVolume> => {
+  const volumeOf = async (volumeId: string, toMount: boolean): Promise<NodeVolume> => {
     if (!volumeId) throw new CallError(status.INVALID_ARGUMENT, 'volume_id is missing');
-    const volume = await options.volume(volumeId);
+    const volume = await options.volume(volumeId, toMount);
     if (!volume) throw new CallError(status.NOT_FOUND, `no volume ${volumeId} is on node ${options.nodeId}`);
     return volume;
   };
@@ -112,7 +116,7 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
     const target = targetOf(request.target_path, 'target_path');
     const capability = request.volume_capability;
     if (!capability?.block && !capability?.mount) throw new CallError(status.INVALID_ARGUMENT, 'volume_capability names neither block nor mount');
-    const volume = await volumeOf(request.volume_id);
+    const volume = await volumeOf(request.volume_id, true);
     const source = capability.block ? volume.device : volume.directory ?? volume.device;
     if (!source) throw new CallError(status.INVALID_ARGUMENT, `volume ${request.volume_id} is a directory: it has no Block access`);
     const mounted = await mountAt(target);
@@ -150,7 +154,7 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
 
   const stats = async (request: TargetRequest): Promise<object> => {
     const at = targetOf(request.volume_path, 'volume_path');
-    const volume = await volumeOf(request.volume_id);
+    const volume = await volumeOf(request.volume_id, false);
     const st = fs.statSync(at, { throwIfNoEntry: false });
     if (!st) throw new CallError(status.NOT_FOUND, `${at} is not there`);
     if (st.isBlockDevice() || !st.isDirectory()) {
@@ -172,7 +176,7 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
 
   const expand = async (request: TargetRequest): Promise<object> => {
     const at = targetOf(request.volume_path, 'volume_path');
-    const volume = await volumeOf(request.volume_id);
+    const volume = await volumeOf(request.volume_id, true);
     const required = request.capacity_range?.required_bytes;
     if (volume.device && fs.statSync(at, { throwIfNoEntry: false })?.isDirectory()) {
       // The device was grown by the agent's resize; the filesystem on it grows now, mounted.

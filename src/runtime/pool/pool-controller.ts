@@ -87,9 +87,8 @@ export class PoolController {
   private readonly keptStrays = new Set<string>();
   /** How many stray volumes each class keeps, as the last pass that could tell found them. */
   private readonly straysKept = new Map<string, number>();
-  /** The pools as the last pass found them. */
-  private lastRuns: ReadonlyMap<string, PoolRun> = new Map();
-  private passedOnce = false;
+  /** The pools as the last pass found them; undefined before the first pass. */
+  private lastRuns?: ReadonlyMap<string, PoolRun>;
   /** Pools reported unusable, with the message, so each problem is said once. */
   private readonly unusable = new Map<string, string>();
   /** Each class's backend, for as long as its directory and backend stay the same. */
@@ -136,26 +135,29 @@ export class PoolController {
     this.report(runs);
     this.watch(runs);
     this.lastRuns = runs;
-    this.passedOnce = true;
   }
 
   /** Whether a pass has read the pools since the agent started. */
   get passed(): boolean {
-    return this.passedOnce;
+    return this.lastRuns !== undefined;
   }
 
   /**
-   * The volume of that identity, for the node service: named by its line in the record, and
-   * only while its class's pool has it under that name (its identity read there now), with
-   * its use as the last pass read it.
+   * The volume of that identity, for the node service: named by its line in the record, with
+   * its use as the last pass read it. To be mounted (`toMount`), only while its class's pool has
+   * it under that name (its identity read there now); only read of (its use, once a minute per
+   * volume), the last pass's look at the pool finding it by identity is enough, and no command
+   * runs.
    */
-  async publishable(volumeId: string): Promise<PublishableVolume | undefined> {
+  async publishable(volumeId: string, toMount: boolean): Promise<PublishableVolume | undefined> {
     const line = this.deps.record.line(volumeId);
-    const run = line?.pvName ? this.lastRuns.get(line.storageClass) : undefined;
-    if (!line?.pvName || !run?.state || await run.backend.identityAt(line.pvName) !== volumeId) return undefined;
+    const run = line?.pvName ? this.lastRuns?.get(line.storageClass) : undefined;
+    if (!line?.pvName || !run?.state) return undefined;
+    const seen = run.state.volumes.get(volumeId);
+    if ((toMount || !seen) && await run.backend.identityAt(line.pvName) !== volumeId) return undefined;
     const { fsType, mountOptions } = run.backend;
     // Made since that pass read the pool: read now (a directory volume's size is its limit, never its filesystem's).
-    const usage = run.state.volumes.get(volumeId) ?? (await run.backend.inspect()).volumes.get(volumeId);
+    const usage = seen ?? (await run.backend.inspect()).volumes.get(volumeId);
     return { ...run.backend.pathOf(line.pvName), fsType, mountOptions, usage };
   }
 

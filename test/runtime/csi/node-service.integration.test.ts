@@ -27,6 +27,8 @@ describePrivileged('the CSI Node service', () => {
   let node: Stub;
   /** The volumes the service finds, by identity (the agent's wiring finds them in their pools). */
   const volumes = new Map<string, () => Promise<NodeVolume>>();
+  /** Each lookup the service made: whether the call was to mount the volume (its name checked against its identity) or to read its use. */
+  const asked: Array<{ id: string; toMount: boolean }> = [];
 
   beforeAll(async () => {
     const loop = createLoopDevice(512 * MiB);
@@ -43,7 +45,10 @@ describePrivileged('the CSI Node service', () => {
         nodeId: 'node-a',
         topology: { 'kubernetes.io/hostname': 'node-a' },
         kubeletDir,
-        volume: async (id) => volumes.get(id)?.(),
+        volume: async (id, toMount) => {
+          asked.push({ id, toMount });
+          return volumes.get(id)?.();
+        },
       }),
     }]);
     await server.start();
@@ -154,6 +159,16 @@ describePrivileged('the CSI Node service', () => {
     expect(usage[0]).toMatchObject({ unit: 'BYTES', total: String(16 * MiB) });
     expect(Number(usage[0].used)).toBeGreaterThanOrEqual(4 * MiB);
     expect(Number(usage[0].used) + Number(usage[0].available)).toBe(16 * MiB);
+  });
+
+  test('a volume is looked up to be mounted for a publish and an expansion, and only to be read of for its stats (once a minute per volume)', async () => {
+    const { id } = deviceVolume(320 * MiB, 'xfs');
+    const at = target();
+    asked.length = 0;
+    await call(node, 'NodePublishVolume', { volume_id: id, target_path: at, volume_capability: MOUNT });
+    await call(node, 'NodeGetVolumeStats', { volume_id: id, volume_path: at });
+    await call(node, 'NodeExpandVolume', { volume_id: id, volume_path: at, capacity_range: { required_bytes: String(320 * MiB) } });
+    expect(asked).toEqual([{ id, toMount: true }, { id, toMount: false }, { id, toMount: true }]);
   });
 
   test('a device volume with a filesystem is mounted at the target with its options; its stats are its filesystem\'s', async () => {
