@@ -4,6 +4,7 @@
  * started, it listens; stopped, it finishes the calls in flight (or, past a grace, ends
  * them) and removes its socket, so that kubelet sees the plugin go.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
@@ -19,6 +20,8 @@ export interface SocketService {
 
 export class SocketServer implements Runner {
   private server: Server | undefined;
+  /** The socket this server bound (its inode): the one it removes when it stops. */
+  private bound: bigint | undefined;
 
   constructor(readonly socketPath: string, private readonly services: readonly SocketService[]) {}
 
@@ -27,10 +30,15 @@ export class SocketServer implements Runner {
     fs.mkdirSync(path.dirname(this.socketPath), { recursive: true });
     const server = new Server();
     for (const s of this.services) server.addService(s.definition, s.implementation);
-    await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (e) => {
+    // Bound under a name of its own, then renamed into place: closing a unix socket's server unlinks the name it was bound
+    // under, which must never be the path an agent started meanwhile (a DaemonSet rolled with surge) serves on.
+    const own = `${this.socketPath}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${own}`, ServerCredentials.createInsecure(), (e) => {
       if (e) reject(new Error(`cannot serve gRPC on ${this.socketPath}: ${e.message}`));
       else resolve();
     }));
+    this.bound = fs.lstatSync(own, { bigint: true }).ino;
+    fs.renameSync(own, this.socketPath);
     this.server = server;
   }
 
@@ -45,7 +53,8 @@ export class SocketServer implements Runner {
         resolve();
       });
     });
-    removeStaleSocket(this.socketPath);
+    // Only its own: an agent that started meanwhile (a DaemonSet rolled with surge) bound its socket at this path.
+    if (fs.lstatSync(this.socketPath, { bigint: true, throwIfNoEntry: false })?.ino === this.bound) fs.unlinkSync(this.socketPath);
   }
 }
 

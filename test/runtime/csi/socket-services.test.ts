@@ -95,6 +95,17 @@ describe('the agent\'s gRPC services on a unix socket', () => {
     expect(fs.existsSync(socketPath)).toBe(false);
   });
 
+  test('an agent started before the last one stopped (a rolling update with surge) keeps serving: the last one removes only its own socket', async () => {
+    const socketPath = path.join(makeTempDir('lvp-csi-'), 'csi.sock');
+    await serve({ socketPath });
+    const earlier = server!;
+    const { identity } = await serve({ socketPath });
+    await earlier.stop();
+    expect(fs.lstatSync(socketPath).isSocket()).toBe(true);
+    expect((await call(identity, 'GetPluginInfo')).name).toBe(DRIVER);
+    expect(fs.readdirSync(path.dirname(socketPath))).toEqual(['csi.sock']);
+  });
+
   test('without the fetched protos the agent says what is missing and what fetches them', () => {
     const nowhere = makeTempDir('lvp-no-protos-');
     expect(() => loadProtos(nowhere)).toThrow(`the CSI protos are missing (${nowhere}/csi/csi.proto, ${nowhere}/pluginregistration/api.proto): scripts/protos.sh fetches them`);
