@@ -12,6 +12,8 @@ import type { Runner } from '../lifecycle/runners';
 
 /** How long calls in flight get to finish when the server stops. */
 const STOP_GRACE_MS = 5_000;
+/** The longest path a unix socket can be bound at (sun_path holds 108 bytes with its terminating NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
 
 export interface SocketService {
   readonly definition: ServiceDefinition;
@@ -26,13 +28,19 @@ export class SocketServer implements Runner {
   constructor(readonly socketPath: string, private readonly services: readonly SocketService[]) {}
 
   async start(): Promise<void> {
+    const bytes = Buffer.byteLength(this.socketPath);
+    if (bytes > MAX_SOCKET_PATH_BYTES) {
+      throw new Error(`cannot serve gRPC on ${this.socketPath}: the path is ${bytes} bytes, and a unix socket's path holds at most ${MAX_SOCKET_PATH_BYTES}; `
+        + 'give kubelet\'s directory by a shorter path (--kubelet-dir)');
+    }
     removeStaleSocket(this.socketPath);
     fs.mkdirSync(path.dirname(this.socketPath), { recursive: true });
     const server = new Server();
     for (const s of this.services) server.addService(s.definition, s.implementation);
     // Bound under a name of its own, then renamed into place: closing a unix socket's server unlinks the name it was bound
-    // under, which must never be the path an agent started meanwhile (a DaemonSet rolled with surge) serves on.
-    const own = `${this.socketPath}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    // under, which must never be the path an agent started meanwhile (a DaemonSet rolled with surge) serves on. The name is
+    // no longer than the socket's own, so that any path a socket can be served at can be bound.
+    const own = path.join(path.dirname(this.socketPath), `.${randomBytes(3).toString('hex')}`);
     await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${own}`, ServerCredentials.createInsecure(), (e) => {
       if (e) reject(new Error(`cannot serve gRPC on ${this.socketPath}: ${e.message}`));
       else resolve();

@@ -89,6 +89,15 @@ describe('the agent\'s gRPC services on a unix socket', () => {
     expect(fs.readFileSync(socketPath, 'utf8')).toBe('not ours');
   });
 
+  test('a socket as long as unix sockets allow is served; a longer path is refused, saying what to do', async () => {
+    const dir = makeTempDir('lvp-csi-');
+    const longest = path.join(dir, 'x'.repeat(107 - dir.length - 1));
+    const { identity } = await serve({ socketPath: longest });
+    expect((await call(identity, 'GetPluginInfo')).name).toBe(DRIVER);
+    await server!.stop();
+    await expect(serve({ socketPath: `${longest}y` })).rejects.toThrow(/is 108 bytes, and a unix socket's path holds at most 107; give kubelet's directory by a shorter path/);
+  });
+
   test('stopped, it removes its socket, so kubelet sees the plugin go', async () => {
     const { socketPath } = await serve();
     await server!.stop();
