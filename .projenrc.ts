@@ -159,6 +159,8 @@ project.testTask.reset('tsc --noEmit -p test/tsconfig.json');
 project.testTask.exec('scripts/control-plane.sh > /dev/null');
 // The CSI spec's and kubelet's plugin registration protos the agent serves, from the Go module proxy (a no-op after).
 project.testTask.exec('scripts/protos.sh > /dev/null');
+// The upstream snapshot controller, its CRDs and csi-sanity, from the Go module proxy (a no-op after).
+project.testTask.exec('scripts/csi-tools.sh > /dev/null');
 project.testTask.exec('scripts/in-private-mount-namespace.sh scripts/with-image-build.sh jest --passWithNoTests --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.env('NODE_OPTIONS', '--experimental-vm-modules --no-warnings=ExperimentalWarning');
