@@ -69,6 +69,15 @@ export function agentRules(f: RbacFeatures): RoleRules {
         // A resized pool volume: the claim's status says its new capacity, as a resizer writes it.
         { apiGroups: [''], resources: ['persistentvolumeclaims/status'], verbs: ['patch'] },
       ] : []),
+      // Snapshots, where pool volumes are CSI volumes: each agent lists and watches its node's VolumeSnapshotContents (by
+      // the snapshot controller's managed-by label), writes their status as the CSI snapshotter sidecar does and removes
+      // their finalizer once their snapshot is deleted, reads one by name (a restore's source, a snapshot whose content may
+      // be gone); a restore reads its VolumeSnapshot by name.
+      ...(f.snapshots ? [
+        { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents'], verbs: ['get', 'list', 'watch', 'patch'] },
+        { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents/status'], verbs: ['patch'] },
+        { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      ] : []),
     ],
     namespaced: [
       // The claim routing: one agent at a time labels the claims made before it was installed (leader election:

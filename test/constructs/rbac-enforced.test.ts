@@ -11,11 +11,13 @@ import { LeaderElector } from '../../src/runtime/kube/leader-election';
 import { removeNodeTaint } from '../../src/runtime/kube/node-taint';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { Reflector } from '../../src/runtime/kube/reflector';
+import { MANAGED_BY_LABEL, type VolumeSnapshotContent } from '../../src/runtime/kube/snapshot-objects';
 import { fromWire } from '../../src/runtime/kube/wire';
 import { NodeCleanupController } from '../../src/runtime/node-cleanup/node-cleanup-controller';
 import { createLogger, ProvisionerMetrics } from '../../src/runtime/observability';
 import { eventually } from '../runtime/kube/fixtures';
 import { Kubernetes } from '../support/kubernetes';
+import { installSnapshotCrds } from '../support/snapshot-controller';
 
 /**
  * The synthesized RBAC, enforced by a real apiserver: the runtime's own API calls and
@@ -52,6 +54,7 @@ let grants = 0;
 beforeAll(async () => {
   // The controllers too: a PV becomes Available, and a bound claim and PV are told apart, by the PV controller.
   server = await Kubernetes.start({ controllers: true });
+  await installSnapshotCrds(server);
   for (const m of ALL_FEATURES) if (['Namespace', 'ConfigMap', 'StorageClass'].includes(m.kind)) await server.create(m);
 });
 afterAll(() => server.stop());
@@ -173,6 +176,29 @@ const CAPACITY = {
   nodeTopology: { matchLabels: { 'kubernetes.io/hostname': 'node-1' } },
   capacity: '1Gi',
 };
+
+/** A content of node-1's volume, as the snapshot controller makes one, and a VolumeSnapshot. */
+const CONTENT = {
+  apiVersion: 'snapshot.storage.k8s.io/v1',
+  kind: 'VolumeSnapshotContent',
+  metadata: { name: 'snapcontent-1', labels: { [MANAGED_BY_LABEL]: 'node-1' } },
+  spec: {
+    driver: 'pool.local-volume-provisioner.io',
+    deletionPolicy: 'Delete',
+    source: { volumeHandle: 'fc4dcb07-2fde-2a43-9d14-f06589f79398' },
+    volumeSnapshotRef: { namespace: 'default', name: 'snap' },
+  },
+};
+const SNAPSHOT = {
+  apiVersion: 'snapshot.storage.k8s.io/v1',
+  kind: 'VolumeSnapshot',
+  metadata: { name: 'snap', namespace: 'default' },
+  spec: { source: { persistentVolumeClaimName: 'data-db-0' } },
+};
+
+async function contentVersion(): Promise<string> {
+  return (await server.get<VolumeSnapshotContent>('snapshot.storage.k8s.io/v1', 'VolumeSnapshotContent', CONTENT.metadata.name))!.metadata!.resourceVersion!;
+}
 
 /**
  * Starts a reflector (its list), creates `obj` as the administrator, and waits until the
@@ -343,6 +369,38 @@ const CASES: Case[] = [
     }),
   },
   { role: A, verb: 'delete', resource: 'csistoragecapacities', user: AGENT, given: [CAPACITY], call: (api) => api.deleteStorageCapacity(NAMESPACE, CAPACITY.metadata.name) },
+  { role: A, verb: 'get', resource: 'volumesnapshotcontents', user: AGENT, given: [CONTENT], call: (api) => api.getVolumeSnapshotContent(CONTENT.metadata.name) },
+  { role: A, verb: 'list', resource: 'volumesnapshotcontents', user: AGENT, call: (api) => api.listVolumeSnapshotContents({ labelSelector: `${MANAGED_BY_LABEL}=node-1` }) },
+  {
+    role: A,
+    verb: 'watch',
+    resource: 'volumesnapshotcontents',
+    user: AGENT,
+    call: (api, user) => watchDelivers(user, () => new Reflector<VolumeSnapshotContent>(api, {
+      resource: 'volumesnapshotcontents',
+      watchPath: '/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents',
+      labelSelector: `${MANAGED_BY_LABEL}=node-1`,
+      list: (page, options) => api.listVolumeSnapshotContents(page, options),
+      backoff: { initialMs: 10, maxMs: 50 },
+    }), CONTENT),
+  },
+  {
+    role: A,
+    verb: 'patch',
+    resource: 'volumesnapshotcontents',
+    user: AGENT,
+    given: [CONTENT],
+    call: async (api) => api.patchVolumeSnapshotContentFinalizers(CONTENT.metadata.name, await contentVersion(), []),
+  },
+  {
+    role: A,
+    verb: 'patch',
+    resource: 'volumesnapshotcontents/status',
+    user: AGENT,
+    given: [CONTENT],
+    call: async (api) => api.patchVolumeSnapshotContentStatus(CONTENT.metadata.name, await contentVersion(), { readyToUse: false }),
+  },
+  { role: A, verb: 'get', resource: 'volumesnapshots', user: AGENT, given: [SNAPSHOT], call: (api) => api.getVolumeSnapshot('default', SNAPSHOT.metadata.name) },
   { role: LEASE, verb: 'list', resource: 'nodes', user: NODE_CLEANUP, call: (api) => api.listNodes({}) },
   { role: LEASE, verb: 'list', resource: 'persistentvolumes', user: NODE_CLEANUP, call: (api) => api.listPersistentVolumes({}) },
   { role: LEASE, verb: 'get', resource: 'persistentvolumes', user: NODE_CLEANUP, given: [PV], call: (api) => api.getPersistentVolume('local-pv-1') },
@@ -406,7 +464,7 @@ function expectLeads(leads: boolean): void {
 }
 
 /** Every object a case may make, removed after it (finalizers first) so the next case starts from the same cluster. */
-const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP, CAPACITY,
+const MADE = [PV, LABELLED_PV, NODE, JOB, CLAIM, EVENT, STORAGE_CLASS, CONFIG_MAP, CAPACITY, CONTENT, SNAPSHOT,
   { ...PV, metadata: { name: 'local-pv-bound' } }, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: NAMESPACE } },
   { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: CLAIM_ROUTING_LEASE, namespace: NAMESPACE } }];
 

@@ -68,6 +68,8 @@ export interface RbacFeatures {
   readonly removeNodeNotReadyTaint: boolean;
   /** A pool class is configured: claims are watched, capacity published. */
   readonly pools: boolean;
+  /** Pool volumes are CSI volumes: the agents take their snapshots (VolumeSnapshotContents) and fill volumes from snapshots. */
+  readonly snapshots: boolean;
   /** The claim guard's name, which the agents read to check it is in force. */
   readonly claimGuard?: string;
   /** The claim routing's name, which the agents read to check it is in force. */
@@ -188,6 +190,7 @@ export function resolveProps(props: LocalVolumeProvisionerProps, context: Constr
         jobCleaning: directory?.config.useJobForCleaning ?? false,
         removeNodeNotReadyTaint: removeTaint,
         pools: classes.some((c) => c.pool !== undefined),
+        snapshots: classes.some((c) => c.pool !== undefined) && (props.poolVolumesAsCsi ?? true),
         claimGuard: claimGuard?.name,
         claimRouting: claimRouting?.name,
       },

@@ -38,8 +38,12 @@ import { PoolController } from '../pool/pool-controller';
 import { claimConcernsNode, discoveredClassesOf, poolClassesOf, reboundPoolVolumes } from '../pool/pool-decisions';
 import { PoolRecord } from '../pool/pool-record';
 import { nodeHostname, provisionerName } from '../pv';
+import { claimSource } from '../snapshots/claim-source';
+import { ContentWatch } from '../snapshots/content-watch';
+import { Snapshotter } from '../snapshots/snapshotter';
 import { StartupError } from '../startup-error';
-import { HOSTNAME_LABEL } from '../well-known';
+import { parseQuantity } from '../volume';
+import { HOSTNAME_LABEL, POOL_VOLUME_ANNOTATION } from '../well-known';
 
 /** What the directory agent does, beyond the finalizer, where it may not patch PVs. */
 const WITHOUT_PATCH: WithoutPatch = {
@@ -197,6 +201,10 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     namespace: options.namespace,
     jobContainerImage: options.jobContainerImage,
   });
+  // Snapshots are taken, and volumes filled from snapshots and claims, of CSI volumes only: where the node plugin is served.
+  const snapshotting = options.kubeletDir !== '';
+  const poolRecord = new PoolRecord(keeper.record);
+  const currentPools = () => poolClassesOf(reloader.current?.storageClassMap ?? {});
   const pools = new PoolController({
     api,
     events,
@@ -207,9 +215,25 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
     claims: () => (claims.usable() ? claims.list() : []),
     pvs: () => cache.list(),
     storageClass: (name) => storageClasses.get(name),
-    record: new PoolRecord(keeper.record),
+    record: poolRecord,
     projectScanPeriodMs: options.projectScanPeriodMs,
-    csiVolumes: options.kubeletDir !== '',
+    csiVolumes: snapshotting,
+    ...snapshotting ? { sourceOf: claimSource({ api, nodeName: node.name, record: poolRecord, pvs: () => cache.list(), pools: currentPools }) } : {},
+  });
+  const contents = new ContentWatch(api, node.name, logger);
+  const snapshotter = new Snapshotter({
+    api,
+    events,
+    logger,
+    nodeName: node.name,
+    contents: () => contents.list(),
+    contentsKnown: () => contents.usable(),
+    record: poolRecord,
+    pools,
+    volumeSize: (volumeId) => {
+      const pv = cache.list().find((p) => p.metadata?.annotations?.[POOL_VOLUME_ANNOTATION] === volumeId);
+      return parseQuantity(pv?.spec?.capacity?.storage);
+    },
   });
   const reloader = new ConfigReloader(source, parse, options.configSyncPeriodMs);
   const taint = new StartupTaint(api, node.name, logger);
@@ -228,6 +252,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
         const info = await nodes.get();
         await controller.pass({ ...config, storageClassMap: discoveredClassesOf(config.storageClassMap) }, info);
         if (havePools) await pools.pass(config.storageClassMap, info);
+        if (havePools && snapshotting) await snapshotter.pass();
         if (havePools && options.claimRouting !== '') await claimBackfill.ensure();
         rebound.report('pool', reboundPoolVolumes(cache.list(), info.name, poolClassesOf(config.storageClassMap)));
       });
@@ -259,6 +284,8 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
   cache.onChange((change) => {
     if (needsPassNow(change)) passes.trigger();
   });
+  // A content to take or delete is acted on now.
+  contents.onChange(() => passes.trigger());
 
   // The configuration is read before the first pass; the watchers stop before the passes do.
   await runners.start('configuration', reloader);
@@ -284,6 +311,7 @@ export async function runDirectoryProvisioner(options: DirectoryRunOptions): Pro
       logger,
     }));
   }
+  if (snapshotting) await runners.start('snapshot content watch', contents);
   await runners.start('pool storage watches', stopping(() => pools.close()));
   await runners.start('directory watches', stopping(() => directories.close()));
   const mounts = new MountTableWatcher(() => passes.trigger(), { logger });

@@ -9,6 +9,7 @@ import { HttpRequest, HttpTransport, QueryValue, WatchEventHandler } from './htt
 import { KubeConfigData } from './kubeconfig';
 import { CallOptions, KubeRequester, KubeRequesterOptions } from './request';
 import { RequestTarget } from './request-target';
+import { SNAPSHOT_API, VolumeSnapshot, VolumeSnapshotContent, VolumeSnapshotContentStatus } from './snapshot-objects';
 
 /** One page of a list: `limit` objects at most, and where the next page starts. */
 export interface PageRequest {
@@ -256,6 +257,49 @@ export class KubeApi {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  // Snapshots: the agent is its own driver's snapshotter (snapshot-objects.ts)
+
+  /** The resources an API group version serves; undefined when the server does not serve it (its CRDs not installed). */
+  apiResources(groupVersionPath: string): Promise<{ resources?: Array<{ name: string }> } | undefined> {
+    return this.read({ verb: 'get', resource: 'apiresources', name: groupVersionPath }, groupVersionPath);
+  }
+
+  getVolumeSnapshot(namespace: string, name: string): Promise<VolumeSnapshot | undefined> {
+    return this.read({ verb: 'get', resource: 'volumesnapshots', namespace, name }, resourcePath(SNAPSHOT_API, 'volumesnapshots', namespace, name));
+  }
+
+  getVolumeSnapshotContent(name: string): Promise<VolumeSnapshotContent | undefined> {
+    return this.read({ verb: 'get', resource: 'volumesnapshotcontents', name }, resourcePath(SNAPSHOT_API, 'volumesnapshotcontents', undefined, name));
+  }
+
+  listVolumeSnapshotContents(page: PageRequest, options?: CallOptions): Promise<KubernetesListObject<VolumeSnapshotContent>> {
+    return this.list({ verb: 'list', resource: 'volumesnapshotcontents' }, resourcePath(SNAPSHOT_API, 'volumesnapshotcontents'), page, options);
+  }
+
+  /**
+   * Sets the content's status fields (a JSON merge patch of its status subresource, where the
+   * sidecar writes them) only if it is still at `resourceVersion`; null removes a field.
+   */
+  patchVolumeSnapshotContentStatus(name: string, resourceVersion: string,
+    status: { readonly [K in keyof VolumeSnapshotContentStatus]: VolumeSnapshotContentStatus[K] | null }): Promise<VolumeSnapshotContent> {
+    return this.send({ verb: 'patch', resource: 'volumesnapshotcontents/status', name }, {
+      method: 'PATCH',
+      path: `${resourcePath(SNAPSHOT_API, 'volumesnapshotcontents', undefined, name)}/status`,
+      body: { metadata: { resourceVersion }, status },
+      contentType: MERGE_PATCH,
+    });
+  }
+
+  /** Sets the content's finalizers only if it is still at `resourceVersion`. */
+  patchVolumeSnapshotContentFinalizers(name: string, resourceVersion: string, finalizers: readonly string[]): Promise<VolumeSnapshotContent> {
+    return this.send({ verb: 'patch', resource: 'volumesnapshotcontents', name }, {
+      method: 'PATCH',
+      path: resourcePath(SNAPSHOT_API, 'volumesnapshotcontents', undefined, name),
+      body: { metadata: { resourceVersion, finalizers } },
+      contentType: MERGE_PATCH,
+    });
   }
 
   // Jobs

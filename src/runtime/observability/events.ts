@@ -9,7 +9,7 @@
 
 export type EventType = 'Normal' | 'Warning';
 /** The kind of object an Event is recorded on. */
-export type EventRegarding = 'PersistentVolume' | 'Node' | 'PersistentVolumeClaim';
+export type EventRegarding = 'PersistentVolume' | 'Node' | 'PersistentVolumeClaim' | 'VolumeSnapshot' | 'VolumeSnapshotContent';
 
 export interface EventReasonSpec {
   /** The Event's `reason` (CamelCase, as Kubernetes components write them). */
@@ -310,12 +310,47 @@ export const EventReasons = {
     meaning: 'The pool on the chosen node cannot hold the claim (its capacity object was a little stale); the node choice is given back to the scheduler, which picks again.',
     example: 'pool /mnt/pool of class "local-pool" on node "worker-1" has 3Gi left, the claim asks 10Gi; given back to the scheduler',
   },
+  PoolClaimWaiting: {
+    reason: 'PoolClaimWaiting',
+    type: 'Normal',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim\'s data source is not ready yet (a snapshot being taken, a claim not bound yet); its volume is made once it is.',
+    example: 'its data source VolumeSnapshot "db-snap" is not ready to use yet',
+  },
+  PoolClaimSourceElsewhere: {
+    reason: 'PoolClaimSourceElsewhere',
+    type: 'Warning',
+    regarding: 'PersistentVolumeClaim',
+    meaning: 'The claim is to be filled from a snapshot or a claim whose data is on another node, where alone its volume can be made; the node choice is given back to the scheduler. Pin the claim\'s pod to that node (docs/construct.md, "Snapshots, restores and clones").',
+    example: 'its data source VolumeSnapshot "db-snap" is on node "worker-2", and a pool volume is made from it only there; given back to the scheduler: pin the pod to node "worker-2"',
+  },
   PoolClaimRefused: {
     reason: 'PoolClaimRefused',
     type: 'Warning',
     regarding: 'PersistentVolumeClaim',
     meaning: 'The claim asks what a pool class cannot give (a Block volume, a data source, no size); nothing is made until the claim changes.',
     example: 'a pool class gives Filesystem volumes only; class local-pool cannot give a Block volume',
+  },
+  SnapshotTaken: {
+    reason: 'SnapshotTaken',
+    type: 'Normal',
+    regarding: ['VolumeSnapshotContent', 'VolumeSnapshot'],
+    meaning: 'The agent, its driver\'s snapshotter, took the snapshot the content asks for on its node: read-only, sharing its volume\'s blocks; the content is ready to use.',
+    example: 'took snapshot-4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b of pvc-0b9f1c2e-4c1d-4e5f-9a8b-7c6d5e4f3a2b (10Gi) in pool /mnt/pool on node "worker-1"',
+  },
+  SnapshotFailed: {
+    reason: 'SnapshotFailed',
+    type: 'Warning',
+    regarding: ['VolumeSnapshotContent', 'VolumeSnapshot'],
+    meaning: 'The snapshot the content asks for cannot be taken (its pool takes no snapshot, its volume is not on the node, a command failed); the reason is in the content\'s and the VolumeSnapshot\'s status.error, and it is tried again.',
+    example: 'ext4 pools take no snapshot: ext4 cannot share blocks between files, so a snapshot would be a whole copy made while its tenant writes; btrfs and lvm-thin pools take them',
+  },
+  SnapshotDeleted: {
+    reason: 'SnapshotDeleted',
+    type: 'Normal',
+    regarding: 'VolumeSnapshotContent',
+    meaning: 'The content was deleted under its policy Delete: its snapshot is deleted, with what only it held, and the content goes.',
+    example: 'deleted snapshot-4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b in pool /mnt/pool on node "worker-1"',
   },
   PoolVolumeExpanded: {
     reason: 'PoolVolumeExpanded',

@@ -8,6 +8,8 @@
  * from then on by the identity the backend returns (recorded on its PV): every later
  * act (a resize, the destroy) finds it by that identity, never by its name or path,
  * so nothing a tenant or anyone else puts under a volume's name is ever touched.
+ * A snapshot is named likewise (`snapshot-<VolumeSnapshot UID>`, as the CSI sidecar names
+ * the snapshots it asks for) and known by its own identity.
  */
 import type { VolumeMode } from '../../config';
 
@@ -55,6 +57,23 @@ export interface PoolState {
   readonly blockRefused?: string;
 }
 
+/** A snapshot as its backend took it. */
+export interface PoolSnapshot {
+  /** Its own identity in the pool (never its volume's). */
+  readonly identity: string;
+  /** What a volume made from it must be able to hold: its volume's size when it was taken. */
+  readonly sizeBytes: number;
+}
+
+/** What a new volume is made from, by identity: a snapshot (a restore) or another volume of the pool (a clone). */
+export type VolumeSourceRef = { readonly snapshot: string; readonly volume?: never } | { readonly volume: string; readonly snapshot?: never };
+
+/** The volume a snapshot is taken of: its identity, and the name it was made under. */
+export interface SnapshotSource {
+  readonly identity: string;
+  readonly name: string;
+}
+
 export interface PoolBackend {
   /**
    * Set by a backend whose volumes are block devices: the filesystem its Filesystem
@@ -78,11 +97,28 @@ export interface PoolBackend {
    */
   storage(): Promise<string>;
   /**
-   * Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. Never
-   * called while another create of the same backend runs (the pool controller makes one volume
-   * of a pool at a time).
+   * Makes the volume (unless it is there) limited to `limitBytes`; returns its identity. `from`:
+   * made holding what that snapshot or volume holds (only where `snapshotsRefused` is undefined),
+   * sharing its blocks until either is written. Never called while another create of the same
+   * backend runs (the pool controller makes one volume of a pool at a time).
    */
-  create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string>;
+  create(name: string, limitBytes: number, volumeMode: VolumeMode, from?: VolumeSourceRef): Promise<string>;
+  /**
+   * Why this pool takes no snapshot and makes no volume from another, as read by its last
+   * open (the filesystem cannot share blocks between files: ext4, XFS without reflink);
+   * undefined where it does.
+   */
+  snapshotsRefused(): string | undefined;
+  /**
+   * Takes a read-only, point-in-time snapshot `name` of the volume, sharing its blocks;
+   * one of that name already taken of it (a try cut short) is the one returned. Throws
+   * where snapshotsRefused says why.
+   */
+  snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot>;
+  /** The identity of the snapshot at `name`, if this pool has one there. */
+  snapshotAt(name: string): Promise<string | undefined>;
+  /** Deletes the snapshot with what only it holds; done when it is already gone. */
+  deleteSnapshot(identity: string): Promise<void>;
   /** Where the agent reaches the volume `name` (made by create): its directory, or its block device. */
   pathOf(name: string): PoolVolumeLocation;
   /** The identity of the volume at `name`, if a volume of this pool is there. */
@@ -111,6 +147,14 @@ const VOLUME_NAME = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 
 export function isPoolVolumeName(name: string): boolean {
   return VOLUME_NAME.test(name);
+}
+
+/** The names of snapshots: `snapshot-<VolumeSnapshot UID>`. */
+const SNAPSHOT_NAME = /^snapshot-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Throws unless `name` is a snapshot's name: no path can be smuggled in as one. */
+export function requireSnapshotName(name: string): void {
+  if (!SNAPSHOT_NAME.test(name)) throw new Error(`"${name}" is not the name of a snapshot (snapshot-<VolumeSnapshot UID>)`);
 }
 
 /** Throws unless `name` is a pool volume's name: no path can be smuggled in as one. */

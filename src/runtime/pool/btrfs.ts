@@ -32,7 +32,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LimitEscape, PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import {
+  LimitEscape, PoolBackend, PoolSnapshot, PoolState, PoolVolumeLocation, PoolVolumeUsage, SnapshotSource, VolumeSourceRef, isPoolVolumeName,
+  requirePoolVolumeName, requireSnapshotName,
+} from './backend';
 import { childHandlePath, run } from './command';
 import { filesystemOf, mountOf } from './directory-storage';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
@@ -60,6 +63,8 @@ interface Subvolume {
   /** The subvolume it is in. */
   readonly topLevel: number;
   readonly uuid: string;
+  /** The subvolume it is a snapshot of, if it is one. */
+  readonly parentUuid?: string;
   /** From the filesystem's top, for people. */
   readonly path: string;
 }
@@ -152,7 +157,7 @@ export class BtrfsPool implements PoolBackend {
    * (made by a try cut short after the rename, or by an agent before groups were) is
    * given its group and limit.
    */
-  async create(name: string, limitBytes: number): Promise<string> {
+  async create(name: string, limitBytes: number, _volumeMode?: unknown, from?: VolumeSourceRef): Promise<string> {
     requirePoolVolumeName(name);
     const at = path.join(this.dir, name);
     if (fs.existsSync(at)) {
@@ -165,8 +170,11 @@ export class BtrfsPool implements PoolBackend {
     this.making.add(making);
     try {
       if (fs.existsSync(path.join(this.dir, making))) await this.removeMaking(making);
+      const source = from && await this.sourcePath(from);
       const expected = await this.groupForNext(limitBytes);
-      await btrfs(['subvolume', 'create', '-i', `1/${expected}`, path.join(this.dir, making)]);
+      await btrfs(source
+        ? ['subvolume', 'snapshot', '-i', `1/${expected}`, source, path.join(this.dir, making)]
+        : ['subvolume', 'create', '-i', `1/${expected}`, path.join(this.dir, making)]);
       // The group for the one after is made while this one is read and recorded (for the ID after the one it most likely got).
       this.next = this.prepare(expected + 1, limitBytes);
       const made = await this.madeAt(making, expected);
@@ -182,6 +190,71 @@ export class BtrfsPool implements PoolBackend {
     } finally {
       this.making.delete(making);
     }
+  }
+
+  snapshotsRefused(): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * A read-only snapshot subvolume `name` in the pool directory, of the volume's subvolume,
+   * found there by its name and checked by its identity before and after (the snapshot's
+   * parent UUID is the volume's: nothing swapped in under the volume's name meanwhile is
+   * snapshotted, and the pool directory is the agent's alone). It joins no quota group:
+   * under simple quotas the blocks it shares stay counted to the volume that wrote them, so
+   * a tenant whose snapshots keep what it overwrites fills its own limit, never the pool.
+   */
+  async snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot> {
+    requireSnapshotName(name);
+    const at = path.join(this.dir, name);
+    let taken = await this.snapshotNamed(name);
+    if (!taken) {
+      if (fs.existsSync(at)) throw new Error(`${at} is there but is not a snapshot; it is left alone`);
+      const source = await this.subvolumeAt(volume.name);
+      if (source?.uuid !== volume.identity) throw new Error(`volume ${volume.identity} is not at ${path.join(this.dir, volume.name)} now`);
+      await btrfs(['subvolume', 'snapshot', '-r', path.join(this.dir, volume.name), at]);
+      taken = await this.snapshotNamed(name);
+    }
+    if (taken?.parentUuid !== volume.identity) {
+      if (taken) await this.deleteSnapshot(taken.uuid);
+      throw new Error(`the snapshot made at ${at} is not of volume ${volume.identity} (its name was swapped meanwhile); deleted`);
+    }
+    const group = (await this.qgroups()).get(`1/${(await this.subvolumes()).find((s) => s.uuid === volume.identity)?.id}`);
+    return { identity: taken.uuid, sizeBytes: group?.maxReferenced ?? group?.referenced ?? 0 };
+  }
+
+  async snapshotAt(name: string): Promise<string | undefined> {
+    return (await this.snapshotNamed(name))?.uuid;
+  }
+
+  /** Deleted by its ID, found by its UUID among the subvolumes directly in the pool directory: never a volume's. */
+  async deleteSnapshot(identity: string): Promise<void> {
+    const subvolumes = await this.subvolumes();
+    const snapshot = subvolumes.find((s) => s.uuid === identity);
+    if (!snapshot) return;
+    if (!/^snapshot-/.test(path.basename(snapshot.path)) || this.volumesIn(await this.look()).some((v) => v.id === snapshot.id)) {
+      throw new Error(`subvolume ${snapshot.path} (${identity}) is not a snapshot of the pool; it is left alone`);
+    }
+    await btrfs(['subvolume', 'delete', '--commit-after', '--subvolid', String(snapshot.id), await this.subvolumeRoot()]);
+  }
+
+  /** A read-only subvolume of this name in the pool directory (a snapshot the pool took), read from the subvolume tree. */
+  private async snapshotNamed(name: string): Promise<Subvolume | undefined> {
+    requireSnapshotName(name);
+    if (!this.isSubvolume(name)) return undefined;
+    const found = await this.subvolumeAt(name);
+    return found?.parentUuid !== undefined ? found : undefined;
+  }
+
+  /** The path a new volume is snapshotted from: the snapshot or volume of that identity, checked at its name. */
+  private async sourcePath(from: VolumeSourceRef): Promise<string> {
+    const identity = from.snapshot ?? from.volume;
+    const source = (await this.subvolumes()).find((s) => s.uuid === identity);
+    const name = source && path.basename(source.path);
+    const atName = (n: string) => (from.snapshot ? this.snapshotNamed(n) : isPoolVolumeName(n) ? this.subvolumeAt(n) : undefined);
+    const checked = name ? await atName(name) : undefined;
+    if (checked?.uuid !== identity) throw new Error(`${from.snapshot ? 'snapshot' : 'volume'} ${identity} is not in pool ${this.dir}`);
+    return path.join(this.dir, name!);
   }
 
   pathOf(name: string): PoolVolumeLocation {
@@ -509,7 +582,7 @@ export class BtrfsPool implements PoolBackend {
    * meanwhile, is none).
    */
   private async subvolumeAt(name: string): Promise<Subvolume | undefined> {
-    requirePoolVolumeName(name);
+    if (!isPoolVolumeName(name)) requireSnapshotName(name);
     if (!this.isSubvolume(name)) return undefined;
     const at = path.join(this.dir, name);
     const before = fs.lstatSync(at);
@@ -522,10 +595,10 @@ export class BtrfsPool implements PoolBackend {
   }
 
   private async subvolumes(): Promise<Subvolume[]> {
-    const listed = await btrfs(['subvolume', 'list', '-u', this.dir]);
+    const listed = await btrfs(['subvolume', 'list', '-u', '-q', this.dir]);
     const subvolumes = listed.split('\n').flatMap((line) => {
-      const m = /^ID (\d+) gen \d+ top level (\d+) uuid (\S+) path (.*)$/.exec(line);
-      return m ? [{ id: Number(m[1]), topLevel: Number(m[2]), uuid: m[3], path: m[4] }] : [];
+      const m = /^ID (\d+) gen \d+ top level (\d+) parent_uuid (\S+)\s+uuid (\S+) path (.*)$/.exec(line);
+      return m ? [{ id: Number(m[1]), topLevel: Number(m[2]), ...m[3] === '-' ? {} : { parentUuid: m[3] }, uuid: m[4], path: m[5] }] : [];
     });
     this.highestId = subvolumes.reduce((highest, s) => Math.max(highest, s.id), this.highestId ?? FIRST_SUBVOLUME_ID - 1);
     return subvolumes;

@@ -24,7 +24,10 @@
  * (no PV refers to it before).
  */
 import * as fs from 'node:fs';
-import { PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import {
+  PoolBackend, PoolSnapshot, PoolState, PoolVolumeLocation, PoolVolumeUsage, SnapshotSource, VolumeSourceRef, isPoolVolumeName, requirePoolVolumeName,
+  requireSnapshotName,
+} from './backend';
 import { run } from './command';
 import { hostPath, lvm } from './host-command';
 import { NodeLvmProbe } from './node-lvm-confinement';
@@ -34,6 +37,8 @@ import { deviceNumberOf } from '../volume/device-number';
 
 /** The tag of a volume whose filesystem is not made yet. */
 const MAKING_TAG = 'local-volume-provisioner.making';
+/** The tag of a volume made from a snapshot or another volume whose copy of the filesystem has not its own identity yet. */
+const COPY_TAG = 'local-volume-provisioner.copy';
 /** Past this metadata fill no volume is made: a thin pool whose metadata runs out fails every volume in it. */
 const METADATA_FILL_LIMIT = 0.9;
 
@@ -48,6 +53,8 @@ interface LogicalVolume {
   readonly metadataFill: number;
   /** A thin volume's pool. */
   readonly pool: string;
+  /** The thin volume a snapshot was taken of (its name). */
+  readonly origin: string;
   /** `t` for a thin pool, `V` for a thin volume, ... */
   readonly type: string;
   readonly open: boolean;
@@ -146,25 +153,83 @@ export class LvmThinPool implements PoolBackend {
     return `dm:LVM-${pool.vgUuid.replace(/-/g, '')}${pool.uuid.replace(/-/g, '')}-pool`;
   }
 
-  async create(name: string, limitBytes: number, volumeMode: VolumeMode): Promise<string> {
+  /**
+   * A new thin volume, or (`from`) a thin snapshot of a snapshot or volume of the pool made
+   * writable and active: it shares their blocks, and a filesystem on it gets an identity of
+   * its own (XFS mounts no second filesystem of one UUID).
+   */
+  async create(name: string, limitBytes: number, volumeMode: VolumeMode, from?: VolumeSourceRef): Promise<string> {
     requirePoolVolumeName(name);
     const { volumeGroup, thinPool } = this.options;
     let lv = (await this.lvs()).find((l) => l.name === name);
     if (!lv) {
-      await this.lvm('lvcreate', ['--yes', '--thin', '--virtualsize', `${limitBytes}b`, '--name', name, '--addtag', MAKING_TAG, `${volumeGroup}/${thinPool}`]);
+      const source = from && await this.sourceOf(from);
+      await this.lvm('lvcreate', source
+        ? ['--yes', '--snapshot', '--setactivationskip', 'n', '--permission', 'rw', '--name', name, '--addtag', COPY_TAG, `${volumeGroup}/${source.name}`]
+        : ['--yes', '--thin', '--virtualsize', `${limitBytes}b`, '--name', name, '--addtag', MAKING_TAG, `${volumeGroup}/${thinPool}`]);
       lv = (await this.lvs()).find((l) => l.name === name);
     }
     if (!lv || lv.type !== 'V' || lv.pool !== thinPool) throw new Error(`${volumeGroup}/${name} is there but is not a thin volume of ${volumeGroup}/${thinPool}; it is left alone`);
     if (!lv.active) {
       await this.lvm('lvchange', ['--activate', 'y', `${volumeGroup}/${name}`]);
-      // Its device numbers are known only once it is active.
       lv = (await this.lvs()).find((l) => l.name === name)!;
     }
     if (lv.tags.includes(MAKING_TAG)) {
       if (volumeMode === 'Filesystem') await this.makeFilesystem(lv);
       await this.lvm('lvchange', ['--deltag', MAKING_TAG, `${volumeGroup}/${name}`]);
     }
+    if (lv.tags.includes(COPY_TAG)) {
+      if (volumeMode === 'Filesystem' && this.fsType === 'xfs') await run('xfs_admin', ['-U', 'generate', this.ownDevice(lv)]);
+      await this.lvm('lvchange', ['--deltag', COPY_TAG, `${volumeGroup}/${name}`]);
+    }
     return lv.uuid;
+  }
+
+  snapshotsRefused(): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * A read-only thin snapshot `name` of the volume, found by the volume's UUID (LVM names
+   * in the pool's volume group are the agent's alone). Left inactive, it takes no device.
+   * Its blocks are the pool's: it is a thin volume of its volume's size, counted against
+   * what the pool can promise from the moment it is taken, so the pool never promises
+   * more than it holds when the volume is rewritten.
+   */
+  async snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot> {
+    requireSnapshotName(name);
+    const { volumeGroup } = this.options;
+    let lvs = await this.lvs();
+    const source = this.volumesIn(lvs).find((lv) => lv.uuid === volume.identity);
+    if (!source) throw new Error(`volume ${volume.identity} is not in thin pool ${volumeGroup}/${this.options.thinPool}`);
+    if (!lvs.some((lv) => lv.name === name)) {
+      await this.lvm('lvcreate', ['--yes', '--snapshot', '--permission', 'r', '--name', name, `${volumeGroup}/${source.name}`]);
+      lvs = await this.lvs();
+    }
+    const taken = lvs.find((lv) => lv.name === name);
+    if (!taken || taken.type !== 'V' || taken.origin !== source.name) throw new Error(`${volumeGroup}/${name} is there but is not a snapshot of ${source.name}; it is left alone`);
+    return { identity: taken.uuid, sizeBytes: taken.sizeBytes };
+  }
+
+  async snapshotAt(name: string): Promise<string | undefined> {
+    requireSnapshotName(name);
+    return this.thinIn(await this.lvs()).find((lv) => lv.name === name)?.uuid;
+  }
+
+  async deleteSnapshot(identity: string): Promise<void> {
+    const snapshot = this.thinIn(await this.lvs()).find((lv) => lv.uuid === identity);
+    if (!snapshot) return;
+    requireSnapshotName(snapshot.name);
+    await this.lvm('lvremove', ['--yes', '--select', `lv_uuid=${identity}`, this.options.volumeGroup]);
+  }
+
+  /** The snapshot or volume of the pool a new one is made from, by its UUID. */
+  private async sourceOf(from: VolumeSourceRef): Promise<LogicalVolume> {
+    const identity = from.snapshot ?? from.volume;
+    const source = this.thinIn(await this.lvs()).find((lv) => lv.uuid === identity);
+    const named = source && (from.snapshot ? /^snapshot-/.test(source.name) : isPoolVolumeName(source.name));
+    if (!named) throw new Error(`${from.snapshot ? 'snapshot' : 'volume'} ${identity} is not in thin pool ${this.options.volumeGroup}/${this.options.thinPool}`);
+    return source!;
   }
 
   pathOf(name: string): PoolVolumeLocation {
@@ -297,6 +362,12 @@ export class LvmThinPool implements PoolBackend {
    * container mounts it), once the device there is the volume's own.
    */
   private async makeFilesystem(lv: LogicalVolume): Promise<void> {
+    const device = this.ownDevice(lv);
+    await run(`mkfs.${this.fsType}`, this.fsType === 'xfs' ? ['-q', '-f', device] : ['-q', '-F', device], { timeoutMs: 10 * 60_000 });
+  }
+
+  /** The volume's device in the agent's /dev (the host's, mounted), once it is the volume's own; else throws. */
+  private ownDevice(lv: LogicalVolume): string {
     const device = this.devicePath(lv.name);
     let st: fs.BigIntStats;
     try {
@@ -306,15 +377,15 @@ export class LvmThinPool implements PoolBackend {
     }
     const { major, minor } = deviceNumberOf(st.rdev);
     if (!st.isBlockDevice() || major !== lv.major || minor !== lv.minor) {
-      throw new Error(`${device} is not the device of logical volume ${lv.name} (${lv.major}:${lv.minor}); nothing is made on it`);
+      throw new Error(`${device} is not the device of logical volume ${lv.name} (${lv.major}:${lv.minor}); nothing is done to it`);
     }
-    await run(`mkfs.${this.fsType}`, this.fsType === 'xfs' ? ['-q', '-f', device] : ['-q', '-F', device], { timeoutMs: 10 * 60_000 });
+    return device;
   }
 
   private async lvs(): Promise<LogicalVolume[]> {
     const shown = JSON.parse(await this.lvm('lvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o',
       'lv_name,lv_uuid,vg_uuid,pv_count,vg_missing_pv_count,lv_size,data_percent,metadata_percent,pool_lv,lv_attr,lv_active_locally,lv_device_open,zero,'
-      + 'lv_tags,lv_kernel_major,lv_kernel_minor',
+      + 'lv_tags,lv_kernel_major,lv_kernel_minor,origin',
       this.options.volumeGroup])) as { report: Array<{ lv: Array<Record<string, string>> }> };
     return shown.report.flatMap((r) => r.lv).map((lv) => ({
       name: lv.lv_name,
@@ -326,6 +397,7 @@ export class LvmThinPool implements PoolBackend {
       dataFill: Number(lv.data_percent || 0) / 100,
       metadataFill: Number(lv.metadata_percent || 0) / 100,
       pool: lv.pool_lv,
+      origin: lv.origin,
       type: lv.lv_attr.charAt(0),
       open: lv.lv_device_open === 'open',
       active: lv.lv_active_locally === 'active locally',

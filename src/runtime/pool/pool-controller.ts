@@ -16,8 +16,9 @@ import type { PoolBackend, PoolState, PublishableVolume } from './backend';
 import { poolBackend } from './backends';
 import { NodeLvmProbe } from './node-lvm-confinement';
 import {
-  ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath, poolVolumeOf,
-  SELECTED_NODE_ANNOTATION, strayKeeping, volumesWithoutPv,
+  ClaimDataSource, ClaimDecision, decideClaims, decideExpansions, decideRelease, Expansion, PoolClassConfig, poolClassesOf, poolVolumeHostPath,
+  poolVolumeOf,
+  SELECTED_NODE_ANNOTATION, SourceVerdict, strayKeeping, volumesWithoutPv,
 } from './pool-decisions';
 import { PoolRecord } from './pool-record';
 import { availableBytes, buildStorageCapacity, wholeMiB } from './storage-capacity';
@@ -61,6 +62,17 @@ export interface PoolControllerDeps {
   readonly projectScanPeriodMs?: number;
   /** New volumes get CSI PVs of the agent's node plugin (it serves kubelet), not local PVs. @default false */
   readonly csiVolumes?: boolean;
+  /**
+   * Reads a claim's data source (a snapshot or claim to fill its volume from); undefined where
+   * volumes are not filled from one (no node plugin: a snapshot is taken only of a CSI volume).
+   */
+  readonly sourceOf?: (claim: V1PersistentVolumeClaim, source: ClaimDataSource) => Promise<SourceVerdict>;
+}
+
+/** A usable pool, as the snapshotter works on it. */
+export interface UsablePool {
+  readonly backend: PoolBackend;
+  readonly pool: PoolClassConfig;
 }
 
 /** A pool class's storage as this pass found it. */
@@ -101,6 +113,8 @@ export class PoolController {
   private readonly nodeLvm = new NodeLvmProbe();
   /** Classes whose Block claims are refused, with the reason said once on the Node. */
   private readonly blockRefusals = new Map<string, string>();
+  /** Claims waiting for their data source, with the reason, so each wait is said once. */
+  private readonly waiting = new Map<string, string>();
 
   constructor(private readonly deps: PoolControllerDeps) {}
 
@@ -159,6 +173,17 @@ export class PoolController {
     // Made since that pass read the pool: read now (a directory volume's size is its limit, never its filesystem's).
     const usage = seen ?? (await run.backend.inspect()).volumes.get(volumeId);
     return { ...run.backend.pathOf(line.pvName), fsType, mountOptions, usage };
+  }
+
+  /**
+   * Runs `work` on the class's pool as the last pass found it usable, as one of the pool's
+   * operations (one at a time: PoolRun.making); undefined when the pool is not usable. Called
+   * between passes' pool work (the passes' locks are held by the caller).
+   */
+  async withPool<T>(className: string, work: (pool: UsablePool) => Promise<T>): Promise<T | undefined> {
+    const run = this.lastRuns?.get(className);
+    if (!run?.state) return undefined;
+    return run.making.run(() => work({ backend: run.backend, pool: run.pool }));
   }
 
   onStorageChange(listener: () => void): void {
@@ -322,6 +347,8 @@ export class PoolController {
         + `${formatBinaryQuantity(wholeMiB(run.available))} left, the claim asks ${claim.spec?.resources?.requests?.storage}; given back to the scheduler`);
       return;
     }
+    const from = decision.source && await this.sourceFor(decision, run);
+    if (from === null) return;
     const hostPath = poolVolumeHostPath(run.pool, decision.name);
     // The space is promised before the volume is made: a failure part way leaves it promised until the next pass reads the pool again.
     run.available -= decision.sizeBytes;
@@ -331,7 +358,7 @@ export class PoolController {
       await this.deps.record.making({
         className: decision.className, name: decision.name, hostPath, claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, claimUid: claim.metadata?.uid ?? '',
       });
-      const volumeId = await run.making.run(() => run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode));
+      const volumeId = await run.making.run(() => run.backend.create(decision.name, decision.sizeBytes, decision.volumeMode, from?.from));
       await this.deps.record.made({
         volumeId,
         className: decision.className,
@@ -362,8 +389,52 @@ export class PoolController {
         && existing.spec?.claimRef?.uid === wanted.spec?.claimRef?.uid);
       log.info({ path: hostPath, volumeId, limitBytes: decision.sizeBytes }, 'pool volume made for the claim');
       this.deps.events.normal(ref, EventReasons.PoolVolumeProvisioned.reason,
-        `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage}) on node "${node.name}"; PV ${decision.name}`);
+        `made ${hostPath} (limit ${claim.spec?.resources?.requests?.storage})${from ? ` from ${from.what}` : ''} on node "${node.name}"; PV ${decision.name}`);
     });
+  }
+
+  /**
+   * The snapshot or volume a claim's volume is made from, when it can be here now; null
+   * when it cannot (the claim refused, waiting, or given back to the scheduler: its data
+   * is on another node, said with that node's name). Only a volume of the claim's own
+   * class, as large as its source at least, of the source's volume mode (a Block volume's
+   * bytes are never mounted as a filesystem, nor the reverse); a device volume (LVM) made
+   * from one has its source's size (it is grown by expanding its claim afterwards).
+   */
+  private async sourceFor(decision: Extract<ClaimDecision, { action: 'provision' }>, run: PoolRun)
+    : Promise<Extract<SourceVerdict, { verdict: 'ready' }> | null> {
+    const { claim } = decision;
+    const ref = persistentVolumeClaimReference(claim);
+    const uid = claim.metadata?.uid ?? '';
+    const refuse = (reason: string) => {
+      this.deps.events.warning(ref, EventReasons.PoolClaimRefused.reason, reason);
+      return null;
+    };
+    if (!this.deps.sourceOf) return refuse('a pool class fills a volume from a snapshot or claim only where the agent serves its CSI node plugin (poolVolumesAsCsi)');
+    const refused = run.backend.snapshotsRefused();
+    if (refused) return refuse(refused);
+    const source = await this.deps.sourceOf(claim, decision.source!);
+    if (source.verdict === 'wait') {
+      if (this.waiting.get(uid) !== source.reason) this.deps.events.normal(ref, EventReasons.PoolClaimWaiting.reason, source.reason);
+      this.waiting.set(uid, source.reason);
+      return null;
+    }
+    this.waiting.delete(uid);
+    if (source.verdict === 'refuse') return refuse(source.reason);
+    if (source.verdict === 'elsewhere') {
+      await this.giveBack(claim, `${source.reason}; given back to the scheduler: pin the pod to node "${source.node}"`, EventReasons.PoolClaimSourceElsewhere.reason);
+      return null;
+    }
+    if (source.className !== decision.className) return refuse(`${source.what} is of class "${source.className}"; a volume is made from it only in its own class`);
+    if (source.volumeMode !== decision.volumeMode) return refuse(`${source.what} is a ${source.volumeMode} volume's; the claim asks ${decision.volumeMode}`);
+    if (decision.sizeBytes < source.sizeBytes) {
+      return refuse(`${source.what} holds ${formatBinaryQuantity(source.sizeBytes)}; the claim asks ${claim.spec?.resources?.requests?.storage}`);
+    }
+    if (run.backend.fsType !== undefined && decision.sizeBytes !== source.sizeBytes) {
+      return refuse(`a volume of class "${decision.className}" made from ${source.what} has its size, ${formatBinaryQuantity(source.sizeBytes)}: ask that, `
+        + 'and expand the claim once it is bound');
+    }
+    return source;
   }
 
   /**
@@ -547,11 +618,11 @@ export class PoolController {
    * selected-node annotation the scheduler chooses again, with fresher capacity. Only
    * the claim as judged is changed (its resourceVersion is the precondition).
    */
-  private async giveBack(claim: V1PersistentVolumeClaim, message: string): Promise<void> {
+  private async giveBack(claim: V1PersistentVolumeClaim, message: string, reason: string = EventReasons.PoolClaimRescheduled.reason): Promise<void> {
     const { namespace, name, resourceVersion } = claim.metadata!;
     try {
       await this.deps.api.patchPersistentVolumeClaimAnnotations(namespace!, name!, resourceVersion!, { [SELECTED_NODE_ANNOTATION]: null });
-      this.deps.events.warning(persistentVolumeClaimReference(claim), EventReasons.PoolClaimRescheduled.reason, message);
+      this.deps.events.warning(persistentVolumeClaimReference(claim), reason, message);
     } catch (err) {
       if (!isConflict(err)) throw err;
     }

@@ -13,7 +13,7 @@ import type { ClassConfig, PoolBackend, VolumeMode } from '../../config';
 import { DEVICE_POOL_BACKENDS, POOL_PROVISIONER } from '../../config';
 import type { ReboundVolume, VolumeRecordEntry } from '../record';
 import { parseQuantity } from '../volume';
-import { isPoolVolumeName } from './backend';
+import { isPoolVolumeName, type VolumeSourceRef } from './backend';
 import { CLEANUP_FINALIZER, NODE_LABEL, POOL_VOLUME_ANNOTATION, PROVISIONED_BY_ANNOTATION } from '../well-known';
 
 export type PoolClassConfig = ClassConfig & { readonly pool: PoolBackend };
@@ -51,6 +51,32 @@ export function poolVolumeName(claim: V1PersistentVolumeClaim): string {
   return `pvc-${claim.metadata?.uid ?? ''}`;
 }
 
+/** What a claim's volume is filled from: a VolumeSnapshot (a restore) or a claim (a clone) of its namespace, by name. */
+export interface ClaimDataSource {
+  readonly kind: 'VolumeSnapshot' | 'PersistentVolumeClaim';
+  readonly name: string;
+}
+
+/** What a claim's data source turned out to be, read from the server and the node record (snapshots/claim-source.ts). */
+export type SourceVerdict =
+  /** On this node, in the pool of that class: the new volume is made from it. */
+  | {
+    readonly verdict: 'ready';
+    readonly className: string;
+    readonly from: VolumeSourceRef;
+    /** What the volume made from it must hold at least. */
+    readonly sizeBytes: number;
+    readonly volumeMode: VolumeMode;
+    /** For people: `VolumeSnapshot "x"`, `claim "y"`. */
+    readonly what: string;
+  }
+  /** Not ready yet (a snapshot being taken, a claim not bound): the claim waits, said once. */
+  | { readonly verdict: 'wait'; readonly reason: string }
+  /** It cannot be used (another driver's, being deleted): said on the claim. */
+  | { readonly verdict: 'refuse'; readonly reason: string }
+  /** Its data is on another node, where alone the volume can be made. */
+  | { readonly verdict: 'elsewhere'; readonly node: string; readonly reason: string };
+
 export type ClaimDecision =
   /** Make its volume and PV. */
   | {
@@ -60,6 +86,8 @@ export type ClaimDecision =
     readonly sizeBytes: number;
     readonly name: string;
     readonly volumeMode: VolumeMode;
+    /** Made holding the data of that source; empty without. */
+    readonly source?: ClaimDataSource;
   }
   /** It cannot be provisioned as asked; say why on the claim, once. */
   | { readonly action: 'refuse'; readonly claim: V1PersistentVolumeClaim; readonly reason: string };
@@ -82,8 +110,9 @@ export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames
       decisions.push({ action: 'refuse', claim, reason: `a ${pools[className].pool} pool class gives Filesystem volumes only; class ${className} cannot give a Block volume` });
       continue;
     }
-    if (claim.spec?.dataSource || claim.spec?.dataSourceRef) {
-      decisions.push({ action: 'refuse', claim, reason: 'a pool class makes empty volumes only; it cannot fill one from a data source' });
+    const source = dataSourceOf(claim);
+    if (typeof source === 'string') {
+      decisions.push({ action: 'refuse', claim, reason: source });
       continue;
     }
     const request = claim.spec?.resources?.requests?.storage;
@@ -92,9 +121,27 @@ export function decideClaims(claims: readonly V1PersistentVolumeClaim[], pvNames
       decisions.push({ action: 'refuse', claim, reason: `its storage request ${JSON.stringify(request ?? '')} is not a size a pool volume can be limited to` });
       continue;
     }
-    decisions.push({ action: 'provision', claim, className, sizeBytes: Math.ceil(sizeBytes), name, volumeMode });
+    decisions.push({ action: 'provision', claim, className, sizeBytes: Math.ceil(sizeBytes), name, volumeMode, ...source ? { source } : {} });
   }
   return decisions;
+}
+
+/**
+ * The claim's data source (dataSourceRef, else dataSource: the API server keeps the two
+ * alike): none, one a pool class fills a volume from, or why it cannot (a string). A
+ * source in another namespace is refused: a claim reads only its own namespace's data.
+ */
+export function dataSourceOf(claim: V1PersistentVolumeClaim): ClaimDataSource | string | undefined {
+  const ref = claim.spec?.dataSourceRef ?? claim.spec?.dataSource;
+  if (!ref) return undefined;
+  const namespace = (ref as { namespace?: string }).namespace;
+  if (namespace !== undefined && namespace !== claim.metadata?.namespace) {
+    return `its data source is in namespace "${namespace}"; a pool class fills a volume only from a snapshot or claim of the claim's own namespace`;
+  }
+  if (ref.kind === 'VolumeSnapshot' && ref.apiGroup === 'snapshot.storage.k8s.io') return { kind: 'VolumeSnapshot', name: ref.name };
+  if (ref.kind === 'PersistentVolumeClaim' && !ref.apiGroup) return { kind: 'PersistentVolumeClaim', name: ref.name };
+  return `its data source is a ${ref.kind} of API group "${ref.apiGroup ?? ''}"; a pool class fills a volume only from a VolumeSnapshot `
+    + '(snapshot.storage.k8s.io) or a PersistentVolumeClaim';
 }
 
 /**

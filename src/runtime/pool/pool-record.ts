@@ -10,7 +10,12 @@
  * - one per volume made, from just after it is made until it is destroyed, `dirty`
  *   (a tenant's data) with the claim it was made for and the reclaim policy its PV has
  *   now, so that whatever becomes of its PV, a volume whose data is to be kept (Retain)
- *   is never taken for a stray and destroyed.
+ *   is never taken for a stray and destroyed;
+ * - one per snapshot about to be taken (`pool:taking:<class>/<name>`) and, once taken, one
+ *   per snapshot (`pool:snapshot:<its identity>`), `dirty` (a tenant's data), naming its
+ *   VolumeSnapshotContent (`pvName`), its VolumeSnapshot (`claim`, `claimUid`) and the
+ *   content's deletion policy (`reclaimPolicy`): a snapshot whose content went while no
+ *   agent could act on it is found by its line, never lost or left unaccounted.
  * Each line is durable before the controller acts on what it says.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -18,6 +23,13 @@ import { extentsOverlap, storageExtent, type VolumeRecord, type VolumeRecordEntr
 
 const POOL_LINE = 'pool:';
 const MAKING_LINE = 'pool:making:';
+const SNAPSHOT_LINE = 'pool:snapshot:';
+const TAKING_LINE = 'pool:taking:';
+
+/** Whether a line of the record is a volume's (made, not about to be, not a snapshot's). */
+function isVolumeLine(identity: string): boolean {
+  return identity.startsWith(POOL_LINE) && ![MAKING_LINE, SNAPSHOT_LINE, TAKING_LINE].some((other) => identity.startsWith(other));
+}
 
 /** What a volume's line is known by: its backend's identity of it. */
 export function poolLineIdentity(volumeId: string): string {
@@ -53,6 +65,30 @@ export interface MadeVolume {
   readonly reclaimPolicy: string;
   /** @default 'Filesystem' */
   readonly volumeMode?: 'Filesystem' | 'Block';
+}
+
+/** A snapshot about to be taken for a VolumeSnapshotContent. */
+export interface TakingSnapshot {
+  readonly className: string;
+  /** `snapshot-<VolumeSnapshot UID>` */
+  readonly name: string;
+  /** Where it is on the host, for a person. */
+  readonly hostPath: string;
+  /** Its VolumeSnapshotContent's name. */
+  readonly content: string;
+  /** Its VolumeSnapshot, `namespace/name`, and that object's UID. */
+  readonly volumeSnapshot: string;
+  readonly volumeSnapshotUid: string;
+  /** The content's deletionPolicy. */
+  readonly deletionPolicy: string;
+  /** Its volume's. */
+  readonly volumeMode: 'Filesystem' | 'Block';
+}
+
+/** A snapshot taken, as its line says. */
+export interface RecordedSnapshot extends TakingSnapshot {
+  /** Its identity, once taken. */
+  readonly identity?: string;
 }
 
 /** A pool volume with a PV, as a pass finds it. */
@@ -135,8 +171,67 @@ export class PoolRecord {
   /** The identities of the class's volumes that have lines (what a backend may not hand out again). */
   volumeIds(className: string): string[] {
     return this.record.entries()
-      .filter((e) => e.storageClass === className && e.identity.startsWith(POOL_LINE) && !e.identity.startsWith(MAKING_LINE))
+      .filter((e) => e.storageClass === className && isVolumeLine(e.identity))
       .map((e) => e.identity.slice(POOL_LINE.length));
+  }
+
+  /** A snapshot about to be taken (before the backend takes it): its line names its content. */
+  async taking(s: TakingSnapshot): Promise<void> {
+    const identity = `${TAKING_LINE}${s.className}/${s.name}`;
+    await this.record.update((r) => (r.get(identity) ? { writes: [], result: undefined } : { writes: [this.snapshotLine(identity, s, 'being taken')], result: undefined }));
+  }
+
+  /** A snapshot taken: its own line replaces the one it was being taken under. */
+  async taken(s: TakingSnapshot, snapshotId: string): Promise<void> {
+    const taking = `${TAKING_LINE}${s.className}/${s.name}`;
+    const identity = `${SNAPSHOT_LINE}${snapshotId}`;
+    await this.record.update((r) => ({
+      writes: [...r.get(identity) ? [] : [this.snapshotLine(identity, s, 'taken')], ...r.get(taking) ? [{ remove: taking }] : []],
+      result: undefined,
+    }));
+  }
+
+  /** A snapshot deleted (or never taken): its lines go. */
+  async snapshotGone(className: string, name: string, snapshotId?: string): Promise<void> {
+    const lines = [`${TAKING_LINE}${className}/${name}`, ...snapshotId ? [`${SNAPSHOT_LINE}${snapshotId}`] : []];
+    await this.record.update((r) => ({ writes: lines.filter((l) => r.get(l)).map((remove) => ({ remove })), result: undefined }));
+  }
+
+  /** Every snapshot the record knows of, taken or about to be. */
+  snapshots(): RecordedSnapshot[] {
+    return this.record.entries().flatMap((e) => {
+      const taken = e.identity.startsWith(SNAPSHOT_LINE);
+      if (!taken && !e.identity.startsWith(TAKING_LINE)) return [];
+      const [namespace, name] = (e.claim ?? '/').split('/');
+      return [{
+        className: e.storageClass,
+        name: `snapshot-${e.claimUid ?? ''}`,
+        hostPath: e.hostPath,
+        content: e.pvName ?? '',
+        volumeSnapshot: `${namespace}/${name}`,
+        volumeSnapshotUid: e.claimUid ?? '',
+        deletionPolicy: e.reclaimPolicy ?? 'Delete',
+        volumeMode: e.volumeMode,
+        ...taken ? { identity: e.identity.slice(SNAPSHOT_LINE.length) } : {},
+      }];
+    });
+  }
+
+  private snapshotLine(identity: string, s: TakingSnapshot, what: string): VolumeRecordEntry {
+    return {
+      identity,
+      state: 'dirty',
+      dialect: 'pool',
+      storageClass: s.className,
+      hostPath: s.hostPath,
+      volumeMode: s.volumeMode,
+      pvName: s.content,
+      reclaimPolicy: s.deletionPolicy,
+      claim: s.volumeSnapshot,
+      claimUid: s.volumeSnapshotUid,
+      reason: `snapshot ${what} for VolumeSnapshot ${s.volumeSnapshot}`,
+      since: this.now().toISOString(),
+    };
   }
 
   /** A volume about to be made for a claim (before the backend makes it): its line names the claim. */

@@ -29,7 +29,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LimitEscape, PoolBackend, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import { LimitEscape, PoolBackend, PoolSnapshot, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
 import { childHandlePath, run } from './command';
 import { deviceOf, filesystemOf, mountOf } from './directory-storage';
 import { ProjectScanner, rechargeSpecials, SCAN_PERIOD_MS, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
@@ -102,6 +102,22 @@ export class ProjectQuotaPool implements PoolBackend {
       : e));
     return { ...await this.look(device), escapes };
   }
+
+  /** Neither filesystem shares blocks between two volumes' files here: a snapshot would be a whole copy, made while its tenant writes. */
+  snapshotsRefused(): string | undefined {
+    return `${this.filesystem} pools take no snapshot: ${this.filesystem === 'ext4' ? 'ext4 cannot share blocks between files' : 'XFS reflink copies are not taken by this agent yet'}, `
+      + 'so a snapshot would be a whole copy made while its tenant writes; btrfs and lvm-thin pools take them';
+  }
+
+  snapshot(): Promise<PoolSnapshot> {
+    return Promise.reject(new Error(this.snapshotsRefused()));
+  }
+
+  async snapshotAt(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async deleteSnapshot(): Promise<void> {}
 
   async inspect(): Promise<PoolState> {
     this.requireFilesystem();

@@ -64,7 +64,7 @@ describe('which claims a node provisions', () => {
     expect(decide([claim()], [`pvc-${UID}`])).toEqual([]);
   });
 
-  test('a Block claim, a claim with a data source and a claim without a size are refused, saying why', () => {
+  test('a Block claim, a claim with a data source of another kind and a claim without a size are refused, saying why', () => {
     const refused = decide([
       claim({ uid: '00000000-0000-0000-0000-000000000001', spec: { volumeMode: 'Block' } }),
       claim({ uid: '00000000-0000-0000-0000-000000000002', spec: { dataSource: { kind: 'VolumeSnapshot', name: 's' } } }),
@@ -72,8 +72,25 @@ describe('which claims a node provisions', () => {
     ]);
     expect(refused.map((d) => d.action === 'refuse' && d.reason)).toEqual([
       expect.stringContaining('Filesystem volumes only'),
-      expect.stringContaining('data source'),
+      'its data source is a VolumeSnapshot of API group ""; a pool class fills a volume only from a VolumeSnapshot (snapshot.storage.k8s.io) or a PersistentVolumeClaim',
       expect.stringContaining('is not a size'),
+    ]);
+  });
+
+  test('a claim with a VolumeSnapshot or a claim for data source is provisioned from it', () => {
+    const snapshot = { kind: 'VolumeSnapshot', apiGroup: 'snapshot.storage.k8s.io', name: 'snap' };
+    expect(decide([claim({ spec: { dataSource: snapshot, dataSourceRef: snapshot } })])).toEqual([
+      expect.objectContaining({ action: 'provision', source: { kind: 'VolumeSnapshot', name: 'snap' } }),
+    ]);
+    expect(decide([claim({ spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'db' } } })])).toEqual([
+      expect.objectContaining({ action: 'provision', source: { kind: 'PersistentVolumeClaim', name: 'db' } }),
+    ]);
+  });
+
+  test('a data source in another namespace is refused: a claim reads only its own namespace\'s data', () => {
+    const ref = { kind: 'VolumeSnapshot', apiGroup: 'snapshot.storage.k8s.io', name: 'snap', namespace: 'other' };
+    expect(decide([claim({ spec: { dataSourceRef: ref } })])).toEqual([
+      expect.objectContaining({ action: 'refuse', reason: expect.stringContaining('is in namespace "other"') }),
     ]);
   });
 
