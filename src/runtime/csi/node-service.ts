@@ -152,9 +152,11 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
     return {};
   };
 
+  // A path is asked for, then the volume looked for: a volume not on this node is NOT_FOUND whatever path (as csi-sanity checks).
   const stats = async (request: TargetRequest): Promise<object> => {
-    const at = targetOf(request.volume_path, 'volume_path');
+    if (!request.volume_path) throw new CallError(status.INVALID_ARGUMENT, 'volume_path is missing');
     const volume = await volumeOf(request.volume_id, false);
+    const at = targetOf(request.volume_path, 'volume_path');
     const st = fs.statSync(at, { throwIfNoEntry: false });
     if (!st) throw new CallError(status.NOT_FOUND, `${at} is not there`);
     if (st.isBlockDevice() || !st.isDirectory()) {
@@ -175,8 +177,9 @@ export function nodeService(options: NodeServiceOptions): UntypedServiceImplemen
   };
 
   const expand = async (request: TargetRequest): Promise<object> => {
-    const at = targetOf(request.volume_path, 'volume_path');
+    if (!request.volume_path) throw new CallError(status.INVALID_ARGUMENT, 'volume_path is missing');
     const volume = await volumeOf(request.volume_id, true);
+    const at = targetOf(request.volume_path, 'volume_path');
     const required = request.capacity_range?.required_bytes;
     if (volume.device && fs.statSync(at, { throwIfNoEntry: false })?.isDirectory()) {
       // The device was grown by the agent's resize; the filesystem on it grows now, mounted.
