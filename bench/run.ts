@@ -24,6 +24,7 @@ import { poolBackends } from './scenarios/pool-backends';
 import { poolClaims, poolIdle } from './scenarios/pools';
 import { projectScan } from './scenarios/project-scan';
 import { releasedToAvailable } from './scenarios/released';
+import { snapshots } from './scenarios/snapshots';
 import { helpStartup } from './scenarios/startup';
 import { synthesis } from './scenarios/synthesis';
 import { wholeWipeVersusDd, wipeVersusDd } from './scenarios/wipe';
@@ -62,6 +63,7 @@ const SECTIONS: ReadonlyArray<readonly [string, () => Promise<void> | void]> = [
     await poolIdle();
   }],
   ['pool-backends', poolBackends],
+  ['snapshots', snapshots],
   ['project-scan', projectScan],
   ['claim-guard', () => claimGuardCost()],
   ['claim-scale', claimScale],
