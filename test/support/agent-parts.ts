@@ -6,14 +6,14 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { makeTempDir } from './privileged';
 import { BackoffPolicy, CleanupProcessTable, ConcurrencyLimiter, ReclaimMode } from '../../src/runtime/cleanup';
-import { Deleter } from '../../src/runtime/controller/deleter';
-import { ReboundReporter } from '../../src/runtime/controller/rebound-reporter';
-import { RecordKeeper } from '../../src/runtime/controller/record-keeper';
 import { KubeApi } from '../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../src/runtime/kube/event-recorder';
 import { NodePvCache } from '../../src/runtime/kube/pv-cache';
 import { createLogger, Logger, ProvisionerMetrics } from '../../src/runtime/observability';
 import { VolumeRecord } from '../../src/runtime/record';
+import { Deleter } from '../../src/runtime/static/deleter';
+import { ReboundReporter } from '../../src/runtime/static/rebound-reporter';
+import { RecordKeeper } from '../../src/runtime/static/record-keeper';
 import { coreApiOf, eventually } from '../runtime/kube/fixtures';
 
 export interface CleanupLimits {

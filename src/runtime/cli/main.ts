@@ -26,9 +26,9 @@ import { StartupError } from '../startup-error';
 async function run(options: CommandOptions): Promise<void> {
   switch (options.command) {
     case 'run':
-      return (require('../controller/run-directory') as typeof import('../controller/run-directory')).runDirectoryProvisioner(options);
+      return (require('../agent/run-directory') as typeof import('../agent/run-directory')).runDirectoryProvisioner(options);
     case 'devices':
-      return (require('../controller/run-devices') as typeof import('../controller/run-devices')).runDeviceProvisioner(options);
+      return (require('../agent/run-devices') as typeof import('../agent/run-devices')).runDeviceProvisioner(options);
     case 'node-cleanup':
       return (require('../node-cleanup/run-node-cleanup') as typeof import('../node-cleanup/run-node-cleanup')).runNodeCleanup(options);
     case 'volumes': {

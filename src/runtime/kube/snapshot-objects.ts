@@ -48,5 +48,6 @@ export interface VolumeSnapshot extends KubernetesObject {
     readonly boundVolumeSnapshotContentName?: string;
     readonly readyToUse?: boolean;
     readonly restoreSize?: string;
+    readonly error?: { readonly time?: string; readonly message?: string };
   };
 }

@@ -274,7 +274,7 @@ export const EventReasons = {
     meaning: 'The state directory was not there at start, so it is no host directory the DaemonSet mounts: the record lives in the container and is lost when the pod is replaced; mount a hostPath there (the construct does).',
     example: 'state directory /var/lib/local-volume-provisioner did not exist, so it is not a host directory: the volume record is lost when this pod is replaced; mount a hostPath at /var/lib/local-volume-provisioner (the construct does)',
   },
-  // The claim guard (controller/claim-guard-check.ts).
+  // The claim guard (agent/claim-guard-check.ts).
   ClaimGuardInactive: {
     reason: 'ClaimGuardInactive',
     type: 'Warning',

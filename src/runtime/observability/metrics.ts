@@ -423,7 +423,7 @@ export class ProvisionerMetrics {
     }
   }
 
-  /** Whether this agent waits for another one on its node (see controller/volume-locks.ts). */
+  /** Whether this agent waits for another one on its node (see agent/volume-locks.ts). */
   setVolumeRecordUsable(usable: boolean): void {
     this.volumeRecordUsable.set(usable ? 1 : 0);
   }

@@ -18,8 +18,8 @@ import { upstreamDevicePVName } from '../../../src/runtime/pv';
 import { AgentProcess } from '../../support/agent-process';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeTempDir } from '../../support/privileged';
-import { seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
+import { seedCluster } from '../static/fixture';
 
 
 const pvName = (device: string) => upstreamDevicePVName(NODE_NAME, device);

@@ -11,15 +11,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Event, V1ConfigMap, V1PersistentVolume } from '@kubernetes/client-node';
 import { ConfigMapData, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../../src/config';
-import { DevicePassResult, DeviceController } from '../../../src/runtime/controller/device-controller';
 import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../../../src/runtime/kube/adoption';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { createLogger } from '../../../src/runtime/observability';
+import { DevicePassResult, DeviceController } from '../../../src/runtime/static/device-controller';
 import { AgentParts } from '../../support/agent-parts';
 import { Kubernetes } from '../../support/kubernetes';
 import { cachedPvText, pvGone, pvIs, PvState } from '../../support/persistent-volumes';
 import { createLoopDevice, LoopDevice, makeTempDir } from '../../support/privileged';
-import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../controller/fixture';
+import { eventually, JOB_NAMESPACE as NAMESPACE, NODE_NAME, seedCluster } from '../static/fixture';
 
 export { eventually, NAMESPACE, NODE_NAME };
 

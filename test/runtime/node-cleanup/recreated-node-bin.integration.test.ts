@@ -12,8 +12,8 @@ import { AgentProcess } from '../../support/agent-process';
 import { writeConfigDir } from '../../support/class-config';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
-import { createStorageClass, JOB_NAMESPACE, NODE_HOSTNAME, NODE_NAME, seedCluster } from '../controller/fixture';
 import { eventually } from '../kube/fixtures';
+import { createStorageClass, JOB_NAMESPACE, NODE_HOSTNAME, NODE_NAME, seedCluster } from '../static/fixture';
 
 
 const CLASS = 'local-fs';

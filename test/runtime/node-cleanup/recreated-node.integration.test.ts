@@ -9,11 +9,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { V1PersistentVolume } from '@kubernetes/client-node';
-import { claimVolumesOfEarlierNode } from '../../../src/runtime/controller/recreated-node';
 import { silentLogger } from '../../../src/runtime/kube/logger';
+import { claimVolumesOfEarlierNode } from '../../../src/runtime/static/recreated-node';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { cleanupPrivileged, describePrivileged, makeMountPoint } from '../../support/privileged';
-import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from '../controller/fixture';
+import { ControllerFixture, eventually, NODE_HOSTNAME, NODE_NAME } from '../static/fixture';
 
 
 describePrivileged('a Node recreated under the same name with a new UID', () => {

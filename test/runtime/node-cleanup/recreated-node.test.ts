@@ -1,6 +1,6 @@
 import { V1PersistentVolume } from '@kubernetes/client-node';
-import { isOfEarlierNodeIncarnation } from '../../../src/runtime/controller/recreated-node';
 import { NodeInfo, provisionerName } from '../../../src/runtime/pv';
+import { isOfEarlierNodeIncarnation } from '../../../src/runtime/static/recreated-node';
 
 const OLD_UID = '11111111-2222-3333-4444-555555555555';
 const NEW_UID = '66666666-7777-8888-9999-000000000000';

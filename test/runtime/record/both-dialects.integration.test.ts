@@ -8,8 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, LoopDevice, makeTempDir } from '../../support/privileged';
-import { ControllerFixture } from '../controller/fixture';
 import { blockSpec, DeviceFixture } from '../devices/fixture';
+import { ControllerFixture } from '../static/fixture';
 
 const MiB = 1024 * 1024;
 

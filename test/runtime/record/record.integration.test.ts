@@ -11,7 +11,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { runVolumesCommand } from '../../../src/runtime/record/volumes-command';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount } from '../../support/privileged';
-import { ControllerFixture, eventually, FixtureOptions } from '../controller/fixture';
+import { ControllerFixture, eventually, FixtureOptions } from '../static/fixture';
 
 describePrivileged('the volume record, whatever becomes of a used volume\'s PV', () => {
   let server: Kubernetes | undefined;

@@ -1,5 +1,5 @@
 /**
- * Quiet passes (controller/quiet-passes.ts) through the DirectoryController: a pass
+ * Quiet passes (static/quiet-passes.ts) through the DirectoryController: a pass
  * over the inputs of the last one, which left nothing behind, is skipped; any change
  * a pass must act on, on disk or in the API, makes the next pass a full one.
  */
@@ -7,8 +7,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ControllerFixture, eventually } from './fixture';
-import type { DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
 import { directoryStamp } from '../../../src/runtime/discovery';
+import type { DirectoryPassResult } from '../../../src/runtime/static/directory-controller';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir, mkfsExt4, mount, replaceLoopDisk, unmount } from '../../support/privileged';
 
 const MiB = 1024 * 1024;

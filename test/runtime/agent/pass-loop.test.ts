@@ -1,6 +1,6 @@
+import { PassLoop } from '../../../src/runtime/agent/pass-loop';
 import { CleanupProcessTable } from '../../../src/runtime/cleanup';
 import { ConcurrencyLimiter } from '../../../src/runtime/cleanup/limiter';
-import { PassLoop } from '../../../src/runtime/controller/pass-loop';
 import { createLogger, Health, ProvisionerMetrics } from '../../../src/runtime/observability';
 import { eventually } from '../kube/fixtures';
 

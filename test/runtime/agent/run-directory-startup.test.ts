@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runDirectoryProvisioner } from '../../../src/runtime/agent/run-directory';
 import { parseCommandLine } from '../../../src/runtime/cli/commands';
-import { runDirectoryProvisioner } from '../../../src/runtime/controller/run-directory';
 import { StartupError } from '../../../src/runtime/startup-error';
 
 function runOptions(dir: string, env: NodeJS.ProcessEnv = {}) {

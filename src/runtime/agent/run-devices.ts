@@ -12,16 +12,11 @@ import * as path from 'node:path';
 import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { PROVISIONER_DEFAULTS, PV_SPEC_CONFIGMAP_ANNOTATION } from '../../config';
 import { ConcurrencyLimiter } from '../cleanup';
-import { reportAdoptedVolumes } from './adoption-events';
 import { DirectoryWatcher, MountTableWatcher } from './change-watchers';
 import { boundPv, ClaimGuardCheck } from './claim-guard-check';
-import { cleanupParts } from './cleanup-parts';
-import { DeviceController } from './device-controller';
 import type { DeviceRunOptions } from './device-run-options';
 import { NodeInfoSource } from './node-info-source';
 import { PassLoop } from './pass-loop';
-import { needsPassNow } from './pv-stewardship';
-import { reclaimModeOf } from './reclaim-mode';
 import { adoptUnlabelledPersistentVolumes, upstreamDeviceNode } from '../kube/adoption';
 import type { KubeApi } from '../kube/api-client';
 import { EventRecorder, nodeReference } from '../kube/event-recorder';
@@ -31,6 +26,11 @@ import { fromWire } from '../kube/wire';
 import { startAgent } from '../lifecycle/agent';
 import { stopping, together } from '../lifecycle/runners';
 import { EventReasons, Logger } from '../observability';
+import { reportAdoptedVolumes } from '../static/adoption-events';
+import { cleanupParts } from '../static/cleanup-parts';
+import { DeviceController } from '../static/device-controller';
+import { needsPassNow } from '../static/pv-stewardship';
+import { reclaimModeOf } from '../static/reclaim-mode';
 import { DEVICE_DIALECT_NODE_LABELS } from '../well-known';
 
 /** Upstream's PVs on this node, labelled as ours; they carry its node label in one spelling or the other (older releases: .com). */

@@ -1,5 +1,5 @@
 import type { CleanTarget } from '../../../src/runtime/cleanup';
-import { CleaningReport, ReleaseTable } from '../../../src/runtime/controller/release-table';
+import { CleaningReport, ReleaseTable } from '../../../src/runtime/static/release-table';
 
 const report: CleaningReport = { target: { pvUid: 'uid-1', pvName: 'pv-1' } as CleanTarget, capacityBytes: 1024, type: 'process' };
 

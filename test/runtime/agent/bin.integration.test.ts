@@ -11,13 +11,13 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
-import { createStorageClass, JOB_NAMESPACE, localFsPv, NODE_NAME, seedCluster } from './fixture';
 import { resolveProvisionerConfig, serializeProvisionerConfig, ProvisionerConfigInput } from '../../../src/config';
 import { directoryPVName, provisionerName } from '../../../src/runtime/pv';
 import { AgentProcess, parseJson } from '../../support/agent-process';
 import { Kubernetes } from '../../support/kubernetes';
 import { cleanupPrivileged, createLoopDevice, describePrivileged, makeMountPoint, makeTempDir } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
+import { createStorageClass, JOB_NAMESPACE, localFsPv, NODE_NAME, seedCluster } from '../static/fixture';
 
 const MiB = 1024 * 1024;
 

@@ -10,13 +10,13 @@
 import * as path from 'node:path';
 import { CoreV1Event, V1PersistentVolume, V1Taint } from '@kubernetes/client-node';
 import { ClassConfigInput, ProvisionerConfig, ProvisionerConfigInput, resolveProvisionerConfig } from '../../../src/config';
+import { NodeInfoSource } from '../../../src/runtime/agent/node-info-source';
 import { BackoffPolicy, ReclaimMode } from '../../../src/runtime/cleanup';
-import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/controller/directory-controller';
-import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
 import { mountTableReader } from '../../../src/runtime/discovery';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { StorageClassCache } from '../../../src/runtime/kube/storage-class-cache';
 import { directoryPVName, NodeInfo, provisionerName } from '../../../src/runtime/pv';
+import { DirectoryController, DirectoryPassResult } from '../../../src/runtime/static/directory-controller';
 import { PROVISIONED_BY_ANNOTATION } from '../../../src/runtime/well-known';
 import { AgentParts } from '../../support/agent-parts';
 import { Kubernetes } from '../../support/kubernetes';

@@ -1,6 +1,6 @@
 import { ConfigMapData, parseProvisionerConfig, ProvisionerConfig } from '../../../src/config';
-import { ConfigReloader } from '../../../src/runtime/controller/config-reloader';
-import { requireJobImage } from '../../../src/runtime/controller/run-directory';
+import { ConfigReloader } from '../../../src/runtime/agent/config-reloader';
+import { requireJobImage } from '../../../src/runtime/agent/run-directory';
 
 const GOOD: ConfigMapData = { storageClassMap: 'fast-disks:\n  hostDir: /mnt/fast-disks\n  mountDir: /mnt/fast-disks\n' };
 const OTHER: ConfigMapData = { storageClassMap: 'slow:\n  hostDir: /mnt/slow\n  mountDir: /mnt/slow\n' };

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DirectoryWatcher, MountTableWatcher } from '../../../src/runtime/controller/change-watchers';
+import { DirectoryWatcher, MountTableWatcher } from '../../../src/runtime/agent/change-watchers';
 import { cleanupPrivileged, describePrivileged, makeMountPoint, makeTempDir, unmount } from '../../support/privileged';
 import { eventually } from '../kube/fixtures';
 

@@ -4,7 +4,7 @@
  * when it is read again (on a virtual clock).
  */
 import type { CoreV1Event, V1PersistentVolume, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
-import { ClaimGuardCheck, claimGuardVerdict } from '../../../src/runtime/controller/claim-guard-check';
+import { ClaimGuardCheck, claimGuardVerdict } from '../../../src/runtime/agent/claim-guard-check';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { EventRecorder } from '../../../src/runtime/kube/event-recorder';
 import { createLogger, ProvisionerMetrics } from '../../../src/runtime/observability';

@@ -1,4 +1,4 @@
-import { NodeInfoSource } from '../../../src/runtime/controller/node-info-source';
+import { NodeInfoSource } from '../../../src/runtime/agent/node-info-source';
 import { KubeApi } from '../../../src/runtime/kube/api-client';
 import { createLogger } from '../../../src/runtime/observability';
 import { Kubernetes } from '../../support/kubernetes';

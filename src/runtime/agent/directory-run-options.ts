@@ -15,9 +15,9 @@ export interface DirectoryRunOptions extends CommonOptions {
   readonly jobContainerImage: string;
   /** The host directory of the node's volume record (record/volume-record.ts). */
   readonly stateDir: string;
-  /** The claim guard's name (controller/claim-guard-check.ts); empty when none is known. */
+  /** The claim guard's name (agent/claim-guard-check.ts); empty when none is known. */
   readonly claimGuard: string;
-  /** The claim routing's name (controller/claim-routing.ts); empty when none is known: every claim is watched. */
+  /** The claim routing's name (constructs/claim-routing.ts); empty when none is known: every claim is watched. */
   readonly claimRouting: string;
   /** kubelet's root directory, where the agent serves its CSI node plugin (csi/node-plugin.ts); empty: none. */
   readonly kubeletDir: string;

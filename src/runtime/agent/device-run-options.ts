@@ -12,6 +12,6 @@ export interface DeviceRunOptions extends CommonOptions {
   readonly defaultPvSpecConfigMap: string;
   /** The host directory of the node's volume record (record/volume-record.ts). */
   readonly stateDir: string;
-  /** The claim guard's name (controller/claim-guard-check.ts); empty when none is known. */
+  /** The claim guard's name (agent/claim-guard-check.ts); empty when none is known. */
   readonly claimGuard: string;
 }

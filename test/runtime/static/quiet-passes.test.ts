@@ -1,6 +1,6 @@
 import { resolveProvisionerConfig } from '../../../src/config';
-import { PassInputs, PassOutcome, QuietPasses } from '../../../src/runtime/controller/quiet-passes';
 import type { ClassDiscovery, DiscoveredVolume, MountTable, Rejection, RejectionCode } from '../../../src/runtime/discovery';
+import { PassInputs, PassOutcome, QuietPasses } from '../../../src/runtime/static/quiet-passes';
 
 const resolved = resolveProvisionerConfig({ storageClassMap: { 'local-fs': { hostDir: '/mnt/disks', mountDir: '/mnt/disks' } } });
 if (!resolved.ok) throw new Error('test config is invalid');
