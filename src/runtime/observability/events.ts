@@ -343,7 +343,7 @@ export const EventReasons = {
     type: 'Warning',
     regarding: ['VolumeSnapshotContent', 'VolumeSnapshot'],
     meaning: 'The snapshot the content asks for cannot be taken (its pool takes no snapshot, its volume is not on the node, a command failed); the reason is in the content\'s and the VolumeSnapshot\'s status.error, and it is tried again.',
-    example: 'ext4 pools take no snapshot: ext4 cannot share blocks between files, so a snapshot would be a whole copy made while its tenant writes; btrfs and lvm-thin pools take them',
+    example: 'ext4 pools take no snapshot: ext4 cannot share blocks between files, so a snapshot would be a whole copy made while its tenant writes; btrfs, lvm-thin and XFS (with reflink) pools take them',
   },
   SnapshotDeleted: {
     reason: 'SnapshotDeleted',

@@ -29,10 +29,14 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LimitEscape, PoolBackend, PoolSnapshot, PoolState, PoolVolumeLocation, PoolVolumeUsage, isPoolVolumeName, requirePoolVolumeName } from './backend';
+import {
+  LimitEscape, PoolBackend, PoolSnapshot, PoolState, PoolVolumeLocation, PoolVolumeUsage, SnapshotSource, VolumeSourceRef, isPoolVolumeName,
+  requirePoolVolumeName, requireSnapshotName,
+} from './backend';
 import { childHandlePath, run } from './command';
 import { deviceOf, filesystemOf, mountOf } from './directory-storage';
 import { ProjectScanner, rechargeSpecials, SCAN_PERIOD_MS, ScanFinding, ScannedVolume, VolumeWalk } from './project-scan';
+import { reflinkCopy } from './reflink-copy';
 import type { ProjectQuotaTenants } from '../../config';
 import { cleanFilesystemVolume } from '../cleanup/filesystem-cleaner';
 import { directoryVolumeUsers } from '../cleanup/volume-in-use';
@@ -77,8 +81,18 @@ export function parseProjectVolumeIdentity(identity: string): { readonly id: num
   return m && isPoolVolumeName(m[2]) ? { id: Number(m[1]), name: m[2] } : undefined;
 }
 
+/** A snapshot's identity, `project:<ID>:snapshot-<UID>`: never taken for a volume's (parseProjectVolumeIdentity refuses it). */
+function parseSnapshotIdentity(identity: string): { readonly id: number; readonly name: string } | undefined {
+  const m = /^project:(\d+):(snapshot-.+)$/.exec(identity);
+  if (!m) return undefined;
+  requireSnapshotName(m[2]);
+  return { id: Number(m[1]), name: m[2] };
+}
+
 export class ProjectQuotaPool implements PoolBackend {
   private scanner?: ProjectScanner;
+  /** Whether the XFS filesystem shares blocks between files (reflink), as open read it. */
+  private reflink?: boolean;
 
   /**
    * @param dir the pool directory as this process sees it
@@ -96,28 +110,63 @@ export class ProjectQuotaPool implements PoolBackend {
 
   async open(): Promise<PoolState> {
     const device = await this.requireQuotas();
-    this.removeUnfinished();
+    if (this.filesystem === 'xfs') this.reflink ??= /\breflink=1\b/.test(await run('xfs_info', [this.dir]));
+    await this.removeUnfinished();
     const escapes = [...await this.restoreProjects(), ...this.scanner?.take() ?? []].map((e) => (this.tenants === 'user-namespaced'
       ? { ...e, what: `${e.what}; the class is for pods in a user namespace of their own, and a pod of the host's user namespace used it` }
       : e));
     return { ...await this.look(device), escapes };
   }
 
-  /** Neither filesystem shares blocks between two volumes' files here: a snapshot would be a whole copy, made while its tenant writes. */
+  /**
+   * XFS with reflink (mkfs.xfs's default since xfsprogs 5.1) shares a file's blocks between
+   * two files; ext4 cannot, so a snapshot there would be a whole copy made while its tenant
+   * writes.
+   */
   snapshotsRefused(): string | undefined {
-    return `${this.filesystem} pools take no snapshot: ${this.filesystem === 'ext4' ? 'ext4 cannot share blocks between files' : 'XFS reflink copies are not taken by this agent yet'}, `
-      + 'so a snapshot would be a whole copy made while its tenant writes; btrfs and lvm-thin pools take them';
-  }
-
-  snapshot(): Promise<PoolSnapshot> {
-    return Promise.reject(new Error(this.snapshotsRefused()));
-  }
-
-  async snapshotAt(): Promise<string | undefined> {
+    if (this.filesystem === 'ext4') {
+      return 'ext4 pools take no snapshot: ext4 cannot share blocks between files, so a snapshot would be a whole copy made while its tenant writes; '
+        + 'btrfs, lvm-thin and XFS (with reflink) pools take them';
+    }
+    if (this.reflink === false) {
+      return `the XFS filesystem of ${this.dir} was made without reflink, so a snapshot would be a whole copy made while its tenant writes; `
+        + 'make it with reflink (mkfs.xfs -m reflink=1, the default since xfsprogs 5.1)';
+    }
     return undefined;
   }
 
-  async deleteSnapshot(): Promise<void> {}
+  /**
+   * A snapshot: a directory `name` in the pool with a project of its own, limited to the
+   * volume's size, holding a reflink copy of the volume (reflink-copy.ts: its files' blocks
+   * shared, walked by handles), made under a making name and renamed once whole. Each file
+   * is copied at once, the tree file after file: not one point in time, unlike btrfs's and
+   * LVM's. Its project counts what it holds; the pool counts its size as promised (look),
+   * so rewrites of the blocks it shares never find the filesystem full.
+   */
+  async snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot> {
+    requireSnapshotName(name);
+    const refused = this.snapshotsRefused();
+    if (refused) throw new Error(refused);
+    const source = parseProjectVolumeIdentity(volume.identity);
+    const quota = source && (await this.report(await deviceOf(this.dir))).get(source.id);
+    if (!source || await this.identityAt(volume.name) !== volume.identity || !quota) {
+      throw new Error(`volume ${volume.identity} is not at ${path.join(this.dir, volume.name)} now`);
+    }
+    const identity = await this.snapshotAt(name) ?? await this.makeDirectory(name, quota.hardBytes, path.join(this.dir, volume.name));
+    return { identity, sizeBytes: quota.hardBytes };
+  }
+
+  async snapshotAt(name: string): Promise<string | undefined> {
+    requireSnapshotName(name);
+    const project = (await this.projectsOf([name])).get(name);
+    return project && ours(project) ? projectVolumeIdentity(project.id, name) : undefined;
+  }
+
+  async deleteSnapshot(identity: string): Promise<void> {
+    const snapshot = parseSnapshotIdentity(identity);
+    if (!snapshot) throw new Error(`"${identity}" is not the identity of a snapshot of an ${this.filesystem} pool`);
+    await this.removeTree(snapshot);
+  }
 
   async inspect(): Promise<PoolState> {
     this.requireFilesystem();
@@ -177,7 +226,7 @@ export class ProjectQuotaPool implements PoolBackend {
     return filesystemOf(this.dir);
   }
 
-  async create(name: string, limitBytes: number): Promise<string> {
+  async create(name: string, limitBytes: number, _volumeMode?: unknown, from?: VolumeSourceRef): Promise<string> {
     requirePoolVolumeName(name);
     const device = await deviceOf(this.dir);
     const at = path.join(this.dir, name);
@@ -187,9 +236,19 @@ export class ProjectQuotaPool implements PoolBackend {
       await this.limit(device, project.id, limitBytes);
       return projectVolumeIdentity(project.id, name);
     }
+    return this.makeDirectory(name, limitBytes, from && await this.sourcePath(from));
+  }
+
+  /**
+   * A directory `name` in the pool with a project of its own and its limit, holding a
+   * reflink copy of `copyOf` if given: made under its making name (removed first if a
+   * try cut short left it, copy and all: no one ever used it), renamed once whole.
+   */
+  private async makeDirectory(name: string, limitBytes: number, copyOf?: string): Promise<string> {
+    const device = await deviceOf(this.dir);
     const id = await this.allocate(device);
     const making = path.join(this.dir, `${MAKING}${name}`);
-    removeEmptyDirectory(making); // left by a try that failed
+    await this.removeUnfinishedAt(making);
     fs.mkdirSync(making, 0o755);
     const handle = openDirectory(making);
     try {
@@ -198,8 +257,22 @@ export class ProjectQuotaPool implements PoolBackend {
       fs.closeSync(handle.fd);
     }
     await this.limit(device, id, limitBytes);
-    fs.renameSync(making, at);
+    if (copyOf) {
+      const { leftOut } = await reflinkCopy(copyOf, making, `${making}.files`);
+      if (leftOut.length > 0) this.logger.info({ from: copyOf, to: name, leftOut: leftOut.slice(0, 10) }, `${leftOut.length} entries hold no data and are not copied`);
+    }
+    fs.renameSync(making, path.join(this.dir, name));
     return projectVolumeIdentity(id, name);
+  }
+
+  /** Where a new volume is copied from: the snapshot or volume of that identity, checked at its name by its project. */
+  private async sourcePath(from: VolumeSourceRef): Promise<string> {
+    const refused = this.snapshotsRefused();
+    if (refused) throw new Error(refused);
+    const source = from.snapshot ? parseSnapshotIdentity(from.snapshot) : parseProjectVolumeIdentity(from.volume!);
+    const found = source && (await this.projectsOf([source.name])).get(source.name);
+    if (!source || found?.id !== source.id) throw new Error(`${from.snapshot ? 'snapshot' : 'volume'} ${from.snapshot ?? from.volume} is not in pool ${this.dir}`);
+    return path.join(this.dir, source.name);
   }
 
   pathOf(name: string): PoolVolumeLocation {
@@ -238,13 +311,18 @@ export class ProjectQuotaPool implements PoolBackend {
   async destroy(identity: string): Promise<void> {
     const volume = parseProjectVolumeIdentity(identity);
     if (!volume) throw new Error(`"${identity}" is not the identity of a project-quota volume`);
+    await this.removeTree(volume);
+  }
+
+  /** A volume's or snapshot's directory emptied by handles, removed, and its project's limit lifted. */
+  private async removeTree(tree: { readonly id: number; readonly name: string }): Promise<void> {
     const device = await deviceOf(this.dir);
-    const at = path.join(this.dir, volume.name);
+    const at = path.join(this.dir, tree.name);
     if (fs.existsSync(at)) {
       const handle = openDirectory(at);
       try {
         const project = await projectOf(childHandlePath(handle.fd));
-        if (project.id !== volume.id) throw new Error(`${at} carries project ${project.id}, not its volume's ${volume.id}; it is left alone`);
+        if (project.id !== tree.id) throw new Error(`${at} carries project ${project.id}, not ${tree.id}; it is left alone`);
         const cleaned = await cleanFilesystemVolume(handle);
         if (!cleaned.ok) throw new Error(cleaned.reason);
       } finally {
@@ -252,7 +330,7 @@ export class ProjectQuotaPool implements PoolBackend {
       }
       fs.rmdirSync(at);
     }
-    await this.limit(device, volume.id, 0);
+    await this.limit(device, tree.id, 0);
   }
 
   private requireFilesystem(): void {
@@ -289,15 +367,24 @@ export class ProjectQuotaPool implements PoolBackend {
     return undefined;
   }
 
+  /**
+   * The volumes' use and limits, and what the filesystem can still give less every
+   * snapshot's size: a snapshot shares its blocks with its volume until the tenant
+   * rewrites them, and each rewrite then takes blocks the volume's own limit does not
+   * count, up to the snapshot's size.
+   */
   private async look(device: string): Promise<Omit<PoolState, 'escapes'>> {
-    const [report, projects] = await Promise.all([this.report(device), this.names().then((names) => this.projectsOf(names))]);
+    const snapshots = fs.readdirSync(this.dir).filter((n) => /^snapshot-/.test(n));
+    const [report, projects] = await Promise.all([this.report(device), this.names().then((names) => this.projectsOf([...names, ...snapshots]))]);
     const volumes = new Map<string, PoolVolumeUsage>();
+    let promisedToSnapshots = 0;
     for (const [name, project] of projects) {
       if (!ours(project)) continue;
       const quota = report.get(project.id);
-      volumes.set(projectVolumeIdentity(project.id, name), { usedBytes: quota?.usedBytes ?? 0, limitBytes: quota?.hardBytes || undefined });
+      if (snapshots.includes(name)) promisedToSnapshots += quota?.hardBytes ?? 0;
+      else volumes.set(projectVolumeIdentity(project.id, name), { usedBytes: quota?.usedBytes ?? 0, limitBytes: quota?.hardBytes || undefined });
     }
-    return { freeBytes: this.freeBytes(), volumes };
+    return { freeBytes: Math.max(0, this.freeBytes() - promisedToSnapshots), volumes };
   }
 
   private freeBytes(): number {
@@ -373,9 +460,25 @@ export class ProjectQuotaPool implements PoolBackend {
     return escapes;
   }
 
-  /** Directories a killed agent left half made (never a volume: no claim saw them) go. */
-  private removeUnfinished(): void {
-    for (const name of fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING))) removeEmptyDirectory(path.join(this.dir, name));
+  /** Directories a killed agent left half made (never a volume: no claim saw them), and the copies in them, go. */
+  private async removeUnfinished(): Promise<void> {
+    for (const name of fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING) && !n.endsWith('.files'))) {
+      await this.removeUnfinishedAt(path.join(this.dir, name));
+    }
+  }
+
+  /** A half-made directory emptied by handles (a copy cut short) and removed, with the files staged for it. */
+  private async removeUnfinishedAt(making: string): Promise<void> {
+    fs.rmSync(`${making}.files`, { recursive: true, force: true });
+    if (!fs.existsSync(making)) return;
+    const handle = openDirectory(making);
+    try {
+      const cleaned = await cleanFilesystemVolume(handle);
+      if (!cleaned.ok) throw new Error(cleaned.reason);
+    } finally {
+      fs.closeSync(handle.fd);
+    }
+    removeEmptyDirectory(making);
   }
 }
 
