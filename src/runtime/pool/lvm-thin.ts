@@ -37,6 +37,12 @@ import { deviceNumberOf } from '../volume/device-number';
 
 /** The tag of a volume whose filesystem is not made yet. */
 const MAKING_TAG = 'local-volume-provisioner.making';
+/** LVM reserves names starting with "snapshot": a snapshot `snapshot-<UID>` is the logical volume `snap-<UID>`. */
+function snapshotLv(name: string): string {
+  requireSnapshotName(name);
+  return name.replace(/^snapshot-/, 'snap-');
+}
+const SNAPSHOT_LV = /^snap-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The tag of a volume made from a snapshot or another volume whose copy of the filesystem has not its own identity yet. */
 const COPY_TAG = 'local-volume-provisioner.copy';
 /** Past this metadata fill no volume is made: a thin pool whose metadata runs out fails every volume in it. */
@@ -197,29 +203,29 @@ export class LvmThinPool implements PoolBackend {
    * more than it holds when the volume is rewritten.
    */
   async snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot> {
-    requireSnapshotName(name);
+    const lvName = snapshotLv(name);
     const { volumeGroup } = this.options;
     let lvs = await this.lvs();
     const source = this.volumesIn(lvs).find((lv) => lv.uuid === volume.identity);
     if (!source) throw new Error(`volume ${volume.identity} is not in thin pool ${volumeGroup}/${this.options.thinPool}`);
-    if (!lvs.some((lv) => lv.name === name)) {
-      await this.lvm('lvcreate', ['--yes', '--snapshot', '--permission', 'r', '--name', name, `${volumeGroup}/${source.name}`]);
+    if (!lvs.some((lv) => lv.name === lvName)) {
+      await this.lvm('lvcreate', ['--yes', '--snapshot', '--permission', 'r', '--name', lvName, `${volumeGroup}/${source.name}`]);
       lvs = await this.lvs();
     }
-    const taken = lvs.find((lv) => lv.name === name);
-    if (!taken || taken.type !== 'V' || taken.origin !== source.name) throw new Error(`${volumeGroup}/${name} is there but is not a snapshot of ${source.name}; it is left alone`);
+    const taken = lvs.find((lv) => lv.name === lvName);
+    if (!taken || taken.type !== 'V' || taken.origin !== source.name) throw new Error(`${volumeGroup}/${lvName} is there but is not a snapshot of ${source.name}; it is left alone`);
     return { identity: taken.uuid, sizeBytes: taken.sizeBytes };
   }
 
   async snapshotAt(name: string): Promise<string | undefined> {
-    requireSnapshotName(name);
-    return this.thinIn(await this.lvs()).find((lv) => lv.name === name)?.uuid;
+    const lvName = snapshotLv(name);
+    return this.thinIn(await this.lvs()).find((lv) => lv.name === lvName)?.uuid;
   }
 
   async deleteSnapshot(identity: string): Promise<void> {
     const snapshot = this.thinIn(await this.lvs()).find((lv) => lv.uuid === identity);
     if (!snapshot) return;
-    requireSnapshotName(snapshot.name);
+    if (!SNAPSHOT_LV.test(snapshot.name)) throw new Error(`${this.options.volumeGroup}/${snapshot.name} (${identity}) is not a snapshot of the pool; it is left alone`);
     await this.lvm('lvremove', ['--yes', '--select', `lv_uuid=${identity}`, this.options.volumeGroup]);
   }
 
@@ -227,7 +233,7 @@ export class LvmThinPool implements PoolBackend {
   private async sourceOf(from: VolumeSourceRef): Promise<LogicalVolume> {
     const identity = from.snapshot ?? from.volume;
     const source = this.thinIn(await this.lvs()).find((lv) => lv.uuid === identity);
-    const named = source && (from.snapshot ? /^snapshot-/.test(source.name) : isPoolVolumeName(source.name));
+    const named = source && (from.snapshot ? SNAPSHOT_LV.test(source.name) : isPoolVolumeName(source.name));
     if (!named) throw new Error(`${from.snapshot ? 'snapshot' : 'volume'} ${identity} is not in thin pool ${this.options.volumeGroup}/${this.options.thinPool}`);
     return source!;
   }
