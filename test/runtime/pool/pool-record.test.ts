@@ -136,3 +136,41 @@ describe('a pool volume\'s line', () => {
     expect(VolumeRecord.open(dir).record.get(poolLineIdentity(UUID))).toMatchObject({ reclaimPolicy: 'Retain' });
   });
 });
+
+describe('a snapshot\'s line', () => {
+  const taking = {
+    className: 'local-pool',
+    name: 'snapshot-4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+    hostPath: '/mnt/pool/snapshot-4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+    content: 'snapcontent-4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+    volumeSnapshot: 'app/nightly',
+    volumeSnapshotUid: '4b1f2a3c-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+    deletionPolicy: 'Delete',
+    volumeMode: 'Filesystem' as const,
+  };
+  const SNAPSHOT_ID = '29458799-3268-4341-b94c-4eed9bf330a0';
+
+  test('is written before the snapshot is taken, naming its content, and replaced by the snapshot\'s own once taken', async () => {
+    await pools.taking(taking);
+    expect(pools.snapshots()).toEqual([taking]);
+    await pools.taken(taking, SNAPSHOT_ID);
+    expect(pools.snapshots()).toEqual([{ ...taking, identity: SNAPSHOT_ID }]);
+    expect(record.entries().filter((e) => e.identity.includes(taking.name) || e.identity.includes(SNAPSHOT_ID)).map((e) => e.state)).toEqual(['dirty']);
+  });
+
+  test('is never taken for a volume\'s: a backend hands out no volume identity for it, and a class with snapshots keeps its storage', async () => {
+    await pools.claimStorage('local-pool', FS, '/mnt/pool', CONFIGURED);
+    await pools.taken(taking, SNAPSHOT_ID);
+    expect(pools.volumeIds('local-pool')).toEqual([]);
+    await pools.releaseUnusedStorage('local-pool');
+    await pools.releaseStorage(new Set());
+    expect(record.get(FS)?.storageClass).toBe('local-pool');
+  });
+
+  test('goes when its snapshot is deleted', async () => {
+    await pools.taking(taking);
+    await pools.taken(taking, SNAPSHOT_ID);
+    await pools.snapshotGone(taking.className, taking.name, SNAPSHOT_ID);
+    expect(pools.snapshots()).toEqual([]);
+  });
+});

@@ -70,7 +70,7 @@ describePrivileged('snapshots, restores and clones of a btrfs pool class, with t
       await k.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } });
     }
     work = makeTempDir('lvp-snapshots-');
-    poolDir = btrfsPool('pool', 768 * MiB);
+    poolDir = btrfsPool('pool', 2048 * MiB);
     kubeconfig = path.join(work, 'kubeconfig');
     await k.writeKubeconfig(kubeconfig);
     controller = startSnapshotController(kubeconfig);
@@ -224,6 +224,22 @@ describePrivileged('snapshots, restores and clones of a btrfs pool class, with t
     await k.delete(SNAPSHOT_API, 'VolumeSnapshot', 'snap-f', APP);
     await eventually(async () => await k.get(SNAPSHOT_API, 'VolumeSnapshotContent', content.metadata!.name!) === undefined, `the content goes (${logs()})`);
     await eventually(() => !fs.existsSync(at), 'the snapshot subvolume is deleted');
+  });
+
+  test('a snapshot whose VolumeSnapshot and content an administrator deleted, finalizers stripped, while the agent was down is deleted once it is back', async () => {
+    await provisioned('source-h');
+    const { snapshot, content } = await snapshotOf('source-h', 'snap-h');
+    const at = path.join(poolDir, `snapshot-${snapshot.metadata!.uid}`);
+    await agent.stop();
+    for (const [kind, name, namespace] of [['VolumeSnapshot', 'snap-h', APP], ['VolumeSnapshotContent', content.metadata!.name!, undefined]] as const) {
+      await k.patch(SNAPSHOT_API, kind, name, { metadata: { finalizers: null } }, namespace);
+      await k.delete(SNAPSHOT_API, kind, name, namespace);
+    }
+    await eventually(async () => await k.get(SNAPSHOT_API, 'VolumeSnapshotContent', content.metadata!.name!) === undefined, 'the content is gone');
+    expect(fs.existsSync(at)).toBe(true);
+    agent = startAgent(NODE, poolDir);
+    await agent.waitReady();
+    await eventually(() => !fs.existsSync(at), `the snapshot is deleted under its content's policy (${logs()})`);
   });
 
   test('a restore the scheduler placed on another node is given back, its Event naming the node the snapshot is on', async () => {
