@@ -258,7 +258,7 @@ export class ProjectQuotaPool implements PoolBackend {
     }
     await this.limit(device, id, limitBytes);
     if (copyOf) {
-      const { leftOut } = await reflinkCopy(copyOf, making, `${making}.files`);
+      const { leftOut } = await reflinkCopy(copyOf, making);
       if (leftOut.length > 0) this.logger.info({ from: copyOf, to: name, leftOut: leftOut.slice(0, 10) }, `${leftOut.length} entries hold no data and are not copied`);
     }
     fs.renameSync(making, path.join(this.dir, name));
@@ -462,14 +462,13 @@ export class ProjectQuotaPool implements PoolBackend {
 
   /** Directories a killed agent left half made (never a volume: no claim saw them), and the copies in them, go. */
   private async removeUnfinished(): Promise<void> {
-    for (const name of fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING) && !n.endsWith('.files'))) {
+    for (const name of fs.readdirSync(this.dir).filter((n) => n.startsWith(MAKING))) {
       await this.removeUnfinishedAt(path.join(this.dir, name));
     }
   }
 
-  /** A half-made directory emptied by handles (a copy cut short) and removed, with the files staged for it. */
+  /** A half-made directory emptied by handles (a copy cut short) and removed. */
   private async removeUnfinishedAt(making: string): Promise<void> {
-    fs.rmSync(`${making}.files`, { recursive: true, force: true });
     if (!fs.existsSync(making)) return;
     const handle = openDirectory(making);
     try {

@@ -14,6 +14,7 @@
  * become separate files. Not one point in time for the whole tree: each file's blocks are
  * taken at once, files one after another (btrfs and LVM thin snapshots are atomic).
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { run } from './command';
@@ -33,12 +34,14 @@ export interface CopyReport {
 
 /**
  * Copies the tree at `source` into the directory `target` (there, empty, only the agent's),
- * by handles; files are staged in `staging` (made here, on the same filesystem, removed
- * after), named by their descriptors, then renamed into place.
+ * by handles. cp copies files into a staging directory in `target` (so that they are in its
+ * project: XFS renames nothing across projects), named there by their descriptors, and each
+ * is renamed into place; the staging directory, under a random name, goes at the end.
  */
-export async function reflinkCopy(source: string, target: string, staging: string): Promise<CopyReport> {
+export async function reflinkCopy(source: string, target: string): Promise<CopyReport> {
   const leftOut: string[] = [];
   const root = openDirectory(source);
+  const staging = path.join(target, `.lvp-copy-${randomBytes(8).toString('hex')}`);
   fs.mkdirSync(staging, 0o700);
   try {
     await copyDirectory(root, Buffer.from(target), staging, 0, leftOut);
