@@ -51,7 +51,7 @@ describePrivileged('a reflink copy of a volume\'s tree', () => {
     expect(fs.readlinkSync(path.join(target, 'a/link'))).toBe('b/data');
     expect(fs.readFileSync(path.join(target, 'name with \n newline'), 'utf8')).toBe('odd');
     expect(execFileSync('filefrag', ['-v', path.join(target, 'a/b/data')], { encoding: 'utf8' })).toContain('shared');
-    expect(fs.readdirSync(target).sort()).toEqual(['a', `name with \n newline`]);
+    expect(fs.readdirSync(target).sort()).toEqual(['a', 'name with \n newline']);
   });
 
   test('into a target of another project (XFS renames nothing across projects), every file is in the target\'s project', async () => {
