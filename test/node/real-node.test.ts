@@ -20,23 +20,36 @@ import { Duration } from 'cdk8s';
 import { stringify } from 'yaml';
 import { POOL_PROVISIONER } from '../../src/config';
 import { DEFAULT_IMAGE, PoolBackend, ProjectQuotaTenants, VolumeMode } from '../../src/constructs';
+import type { VolumeSnapshot } from '../../src/runtime/kube/snapshot-objects';
 import { parseQuotaReport } from '../../src/runtime/pool/project-quota';
 import { directoryPVName, upstreamDevicePVName } from '../../src/runtime/pv';
 import { parseQuantity } from '../../src/runtime/volume';
 import { POOL_VOLUME_ANNOTATION } from '../../src/runtime/well-known';
 import { find, Manifest, synthesize } from '../e2e/cluster';
+import { samplesOf } from '../runtime/observability/exposition';
 import { Kubernetes } from '../support/kubernetes';
 import { agentImageArchive, NodeVm } from '../support/node-vm';
 import { describePrivileged, makeTempDir } from '../support/privileged';
+import { installSnapshotCrds, startSnapshotController } from '../support/snapshot-controller';
 
 const MiB = 1024 * 1024;
 const NODE = 'node-1';
 const NAMESPACE = 'local-volume-provisioner';
 const TENANT_IMAGE = 'localhost/lvp-tenant:1';
+const SNAPSHOT_API = 'snapshot.storage.k8s.io/v1';
+/** The VolumeSnapshotClass of the pool driver. */
+const SNAPSHOTS = 'node-snapshots';
 /** A first image build on a fresh machine makes its base images too. */
 const BUILD_TIMEOUT_MS = 40 * 60_000;
 /** Only against a hang: every wait ends as soon as its condition holds (TCG on a busy machine is slow). */
 const WAIT_MS = 5 * 60_000;
+/**
+ * How often kubelet's volume stats are read while a test waits for them: kubelet reads each pod's volumes again only about
+ * once a minute (volumeStatsAggPeriod, the default 1m here: every 1 to 2 minutes, jittered), and its /metrics costs the VM CPU.
+ */
+const KUBELET_STATS_POLL_MS = 2_000;
+/** What a wait is for, said if it times out: a function is asked only then, to say what was seen last. */
+type WaitedFor = string | (() => string);
 
 jest.setTimeout(2 * WAIT_MS);
 
@@ -56,6 +69,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
   let vm: NodeVm;
   let manifests: Manifest[];
   let kubeconfig: string;
+  let snapshotController: ReturnType<typeof startSnapshotController> | undefined;
 
   beforeAll(async () => {
     const work = makeTempDir('lvp-node-suite-');
@@ -116,12 +130,18 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
       `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
     ].join(' && '));
+    // The upstream snapshot controller (v8.7.0, from the Go module proxy) with its CRDs, here beside the control plane,
+    // labelling each content with its volume's node for that node's agent; one VolumeSnapshotClass of the pool driver.
+    await installSnapshotCrds(k);
+    snapshotController = startSnapshotController(kubeconfig);
+    await k.create({ apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotClass', metadata: { name: SNAPSHOTS }, driver: POOL_PROVISIONER, deletionPolicy: 'Delete' });
     await vm.importImage(await image);
     // Applied once the node has the image: a pod whose image is missing would wait out the kubelet's pull backoff.
     await kubectl('apply', '-f', stack);
   }, BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
+    await snapshotController?.stop();
     await vm?.destroy();
   });
 
@@ -157,16 +177,20 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     return (await k.get('v1', 'Node', NODE)).status.nodeInfo.kubeletVersion;
   }
 
-  /** Polls `condition`; on a hang fails with what was awaited, the agents' logs and the node's console. */
-  async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  /**
+   * Polls `condition` every `everyMs`; on a hang fails with what was awaited (a function: read then, to say what was seen
+   * last), the agents' logs and the node's console.
+   */
+  async function until(condition: () => Promise<boolean>, what: WaitedFor, everyMs = 250): Promise<void> {
     const deadline = Date.now() + WAIT_MS;
     while (!await condition().catch(() => false)) {
       if (Date.now() > deadline) {
         const logs = await kubectl('logs', '-n', NAMESPACE, '-l', 'app.kubernetes.io/name=local-volume-provisioner', '--tail=30', '--prefix')
           .catch((e: Error) => e.message);
-        throw new Error(`timed out waiting until ${what}\nagents' logs:\n${logs}\nnode console:\n${vm.console().slice(-2000)}`);
+        const awaited = typeof what === 'string' ? what : what();
+        throw new Error(`timed out waiting until ${awaited}\nagents' logs:\n${logs}\nnode console:\n${vm.console().slice(-2000)}`);
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, everyMs));
     }
   }
 
@@ -194,7 +218,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
    * A tenant's claim, of a class or of one PV, and a pod of the tenant image that mounts it (or, Block, gets it
    * as /dev/data) and runs `command`; it runs once this returns.
    */
-  async function tenant(name: string, wants: { className?: string; volumeName?: string; block?: boolean; size?: string }, command: string) {
+  async function tenant(name: string, wants: { className?: string; volumeName?: string; block?: boolean; size?: string; dataSource?: object },
+    command: string) {
     await k.create({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -205,6 +230,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
         accessModes: ['ReadWriteOnce'],
         volumeMode: wants.block ? 'Block' : 'Filesystem',
         resources: { requests: { storage: wants.size ?? '1Mi' } },
+        ...(wants.dataSource ? { dataSource: wants.dataSource } : {}),
       },
     });
     await k.create({
@@ -226,7 +252,57 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     await until(() => running(name), `tenant ${name} runs`);
   }
 
+  /** kubelet's volume stats of a claim, in bytes, as its /metrics says them (kubelet_volume_stats_capacity_bytes, _used_bytes). */
+  type VolumeStats = { readonly capacity: number; readonly used: number };
+
+  /**
+   * Waits until kubelet's volume stats of claim `name` (in namespace default, where the tenants are) hold `holds`, and
+   * resolves to them; on a hang, the failure says what kubelet said last.
+   */
+  async function untilKubeletStats(name: string, holds: (stats: VolumeStats) => boolean | Promise<boolean>, what: WaitedFor): Promise<VolumeStats> {
+    let last = 'nothing yet' as VolumeStats | string;
+    await until(async () => {
+      try {
+        const metrics = await vm.kubelet('/metrics');
+        const [capacity, used] = ['capacity', 'used']
+          .map((m) => samplesOf(metrics, `kubelet_volume_stats_${m}_bytes`, { namespace: 'default', persistentvolumeclaim: name })[0]?.value);
+        last = capacity === undefined || used === undefined ? `no volume stats of claim ${name}` : { capacity, used };
+        return typeof last === 'object' && await holds(last);
+      } catch (e) {
+        last = (e as Error).message;
+        return false;
+      }
+    }, () => `${typeof what === 'string' ? what : what()} (kubelet's last: ${JSON.stringify(last)})`, KUBELET_STATS_POLL_MS);
+    return last as VolumeStats;
+  }
+
+  /**
+   * Tenant `name` writes `bytes` more to its volume (a file of its own, synced), then deletes it again. Resolves to kubelet's
+   * used bytes of its claim before and with that file, each once kubelet's figure is `used()` (the node's own reading of the
+   * volume's use, taken then): kubelet's cache of a moment before the write, or of one before the agent's pass read the
+   * write, does not count.
+   */
+  async function kubeletUsedAroundWrite(name: string, bytes: number, used: () => Promise<number>): Promise<{ before: number; after: number }> {
+    let node = NaN;
+    const isNodes = async (s: VolumeStats) => s.used === (node = await used());
+    const before = (await untilKubeletStats(name, isNodes, () => `kubelet's used bytes of ${name} are the volume's (the node's last: ${node})`)).used;
+    await kubectl('exec', name, '--', 'sh', '-c', `dd if=/dev/zero of=/data/kubelet-stats bs=1M count=${bytes / MiB} 2>/dev/null && sync`);
+    const after = (await untilKubeletStats(name, async (s) => s.used >= before + bytes && isNodes(s),
+      () => `kubelet's used bytes of ${name} have risen from ${before} by the ${bytes} written and are the volume's (the node's last: ${node})`)).used;
+    await kubectl('exec', name, '--', 'sh', '-c', 'rm /data/kubelet-stats && sync');
+    return { before, after };
+  }
+
   /** The tenant goes, as a user removes it: its pod, then its claim. */
+  /** A VolumeSnapshot of claim `claimName` (namespace default) of the pool driver's class. */
+  const snapshotOf = (claimName: string, name: string) => k.create({
+    apiVersion: SNAPSHOT_API,
+    kind: 'VolumeSnapshot',
+    metadata: { name, namespace: 'default' },
+    spec: { volumeSnapshotClassName: SNAPSHOTS, source: { persistentVolumeClaimName: claimName } },
+  });
+  const volumeSnapshot = (name: string) => k.get<VolumeSnapshot>(SNAPSHOT_API, 'VolumeSnapshot', name, 'default');
+
   async function tenantGoes(name: string): Promise<void> {
     await kubectl('delete', 'pod', name, '--wait=true');
     await kubectl('delete', 'pvc', name, '--wait=true');
@@ -497,6 +573,57 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => (await claim(name))!.status!.capacity!.storage === '24Mi', 'the claim has 24Mi');
     });
 
+    test('kubelet\'s volume stats of the claim (its /metrics) give the claim\'s size as its capacity: the project\'s limit, not the filesystem\'s', async () => {
+      const { id } = await volume();
+      const size = parseQuantity((await claim(name))!.status!.capacity!.storage)!;
+      expect((await quotas()).get(id)!.hardBytes).toBe(size);
+      const stats = await untilKubeletStats(name, (s) => s.capacity === size, `kubelet's capacity of ${name} is the claim's ${size}`);
+      process.stdout.write(`kubelet's volume stats of ${name} (${backend}): capacity ${stats.capacity} B, the claim's size ${size} B\n`);
+    });
+
+    test('kubelet\'s used bytes of the claim are what its project holds, and move by what the tenant writes', async () => {
+      const { id } = await volume();
+      const written = 4 * MiB;
+      const { before, after } = await kubeletUsedAroundWrite(name, written, async () => (await quotas()).get(id)!.usedBytes);
+      process.stdout.write(`kubelet's volume stats of ${name} (${backend}): used ${before} B, then ${after} B with ${written} B written\n`);
+      // The file's blocks, and at most a block or two of the filesystem's for it (its extent map, its directory entry).
+      expect(after - before).toBeGreaterThanOrEqual(written);
+      expect(after - before).toBeLessThanOrEqual(written + 64 * 1024);
+    });
+
+    if (backend === PoolBackend.EXT4) {
+      test('a VolumeSnapshot of its claim is refused, and why is what `kubectl describe volumesnapshot` shows', async () => {
+        await snapshotOf(name, 'ext4-snap');
+        await until(async () => (await volumeSnapshot('ext4-snap'))?.status?.error?.message !== undefined, 'the VolumeSnapshot has its error');
+        expect(await kubectl('describe', 'volumesnapshot', 'ext4-snap')).toContain('ext4 pools take no snapshot: ext4 cannot share blocks between files');
+        expect((await volumeSnapshot('ext4-snap'))!.status!.readyToUse).toBe(false);
+        await kubectl('delete', 'volumesnapshot', 'ext4-snap', '--wait=true');
+      });
+    } else {
+      test('a VolumeSnapshot of a claim is a reflink copy of its volume; claims restored from it and cloned from the claim read its bytes', async () => {
+        await tenant('xfs-source', { className, size: '16Mi' },
+          'mkdir -p /data/d; dd if=/dev/urandom of=/data/d/kept bs=1M count=4 2>/dev/null; ln -s d/kept /data/link; sync; md5sum /data/d/kept; echo written; sleep 3600');
+        await until(async () => (await kubectl('logs', 'xfs-source')).includes('written'), 'the source tenant has written');
+        const sum = (await kubectl('logs', 'xfs-source')).split(' ')[0];
+        const t0 = Date.now();
+        await snapshotOf('xfs-source', 'xfs-snap');
+        await until(async () => (await volumeSnapshot('xfs-snap'))?.status?.readyToUse === true, 'the VolumeSnapshot is ready to use');
+        process.stdout.write(`xfs VolumeSnapshot of a claim holding 4 MiB: created to readyToUse ${Date.now() - t0} ms (TCG VM)\n`);
+        const copy = `${dir}/snapshot-${(await volumeSnapshot('xfs-snap'))!.metadata!.uid}`;
+        expect(await vm.ssh(`filefrag -v ${copy}/d/kept`)).toContain('shared');
+        const read = 'md5sum /data/d/kept; readlink /data/link; echo read; sleep 3600';
+        await tenant('xfs-restored', { className, size: '16Mi', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'xfs-snap' } }, read);
+        await tenant('xfs-clone', { className, size: '16Mi', dataSource: { kind: 'PersistentVolumeClaim', name: 'xfs-source' } }, read);
+        for (const made of ['xfs-restored', 'xfs-clone']) {
+          await until(async () => (await kubectl('logs', made)).includes('read'), `${made} has read its volume`);
+          expect(await kubectl('logs', made)).toContain(`${sum}  /data/d/kept\nd/kept\n`);
+        }
+        await kubectl('delete', 'volumesnapshot', 'xfs-snap', '--wait=true');
+        await until(async () => (await vm.ssh(`test -e ${copy} && echo there || echo gone`)).trim() === 'gone', 'the snapshot\'s copy is deleted');
+        for (const made of ['xfs-restored', 'xfs-clone', 'xfs-source']) await tenantGoes(made);
+      });
+    }
+
     test('a default pod gives its files its neighbour\'s project and none: the walk sets each back within its bound, said on its PV, and the neighbour writes again', async () => {
       const neighbourName = `${backend}-neighbour`;
       await tenant(neighbourName, { className, size: '16Mi' }, 'dd if=/dev/zero of=/data/mine bs=1M count=1 2>/dev/null; sync; sleep 3600');
@@ -706,6 +833,83 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       // The filesystem's size as the tenant sees it: blocks and block size.
       const [blocks, blockSize] = (await kubectl('exec', 'thin-fs', '--', 'stat', '-f', '-c', '%b %S', '/data')).trim().split(' ').map(Number);
       expect(blocks * blockSize).toBeGreaterThan(24 * MiB);
+    });
+
+    test('kubelet\'s volume stats of the claim give its filesystem\'s size as its capacity: the claim\'s size less what ext4 keeps for itself', async () => {
+      const size = parseQuantity((await claim('thin-fs'))!.status!.capacity!.storage)!;
+      const superblock = await vm.ssh(`dumpe2fs -h /dev/lvp/${(await volumeOf('thin-fs')).metadata!.name} 2>/dev/null`);
+      const field = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+)\\s*$`, 'm').exec(superblock)![1]);
+      // The filesystem fills the device, the claim's size; statfs, which the node plugin answers kubelet from, counts its blocks
+      // less its overhead (journal, inode tables, bitmaps, group descriptors: the superblock's "overhead clusters").
+      expect(field('Block count') * field('Block size')).toBe(size);
+      const overhead = field('Overhead clusters') * field('Block size');
+      const stats = await untilKubeletStats('thin-fs', (s) => s.capacity === size - overhead,
+        `kubelet's capacity of thin-fs is the claim's ${size} less ext4's overhead ${overhead}`);
+      process.stdout.write(`kubelet's volume stats of thin-fs (lvm-thin, ext4): capacity ${stats.capacity} B, the claim's size ${size} B less ext4's overhead ${overhead} B\n`);
+    });
+
+    test('kubelet\'s used bytes of the claim are its filesystem\'s, and move by what the tenant writes', async () => {
+      const written = 4 * MiB;
+      // As the tenant's statfs says: blocks less free blocks.
+      const used = async () => {
+        const [blocks, free, blockSize] = (await kubectl('exec', 'thin-fs', '--', 'stat', '-f', '-c', '%b %f %S', '/data')).trim().split(' ').map(Number);
+        return (blocks - free) * blockSize;
+      };
+      const { before, after } = await kubeletUsedAroundWrite('thin-fs', written, used);
+      process.stdout.write(`kubelet's volume stats of thin-fs (lvm-thin, ext4): used ${before} B, then ${after} B with ${written} B written\n`);
+      // The file's blocks, and at most a few of the filesystem's for it (its extent tree, its directory entry).
+      expect(after - before).toBeGreaterThanOrEqual(written);
+      expect(after - before).toBeLessThanOrEqual(written + 64 * 1024);
+    });
+
+    test('a VolumeSnapshot of its claim, taken while the tenant writes, is a thin snapshot of its volume; a claim restored from it reads its bytes', async () => {
+      const source = (await volumeOf('thin-fs')).metadata!.name!;
+      await kubectl('exec', 'thin-fs', '--', 'sh', '-c', 'dd if=/dev/urandom of=/data/kept bs=1M count=4 2>/dev/null; sync; md5sum /data/kept > /data/kept.md5');
+      const sum = (await kubectl('exec', 'thin-fs', '--', 'cat', '/data/kept.md5')).split(' ')[0];
+      // The tenant goes on writing while the snapshot is taken (in a session of its own, which outlives the exec).
+      await kubectl('exec', 'thin-fs', '--', 'sh', '-c',
+        'setsid sh -c "i=0; while [ $i -lt 200000 ]; do echo $i >> /data/log; i=$((i+1)); done" </dev/null >/dev/null 2>&1 &');
+      await until(async () => Number((await kubectl('exec', 'thin-fs', '--', 'sh', '-c', 'wc -l < /data/log')).trim()) > 100, 'the tenant is writing');
+      const t0 = Date.now();
+      await snapshotOf('thin-fs', 'thin-snap');
+      await until(async () => (await volumeSnapshot('thin-snap'))?.status?.readyToUse === true, 'the VolumeSnapshot is ready to use');
+      process.stdout.write(`lvm-thin VolumeSnapshot of a 32Mi claim: created to readyToUse ${Date.now() - t0} ms (TCG VM)\n`);
+      // LVM reserves names starting with "snapshot".
+      const snapshotName = `snap-${(await volumeSnapshot('thin-snap'))!.metadata!.uid}`;
+      const snapshot = (await lvs()).find((l) => l.lv_name === snapshotName);
+      expect(snapshot).toBeDefined();
+      expect((await vm.ssh(`lvs --devices ${vm.disk(DISKS.lvm)} --noheadings -o origin lvp/${snapshot!.lv_name}`)).trim()).toBe(source);
+      const t1 = Date.now();
+      await tenant('thin-restored', {
+        className, size: '32Mi', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'thin-snap' },
+      }, 'md5sum /data/kept; wc -l < /data/log; tail -1 /data/log; echo read; sleep 3600');
+      await until(async () => (await kubectl('logs', 'thin-restored')).includes('read'), 'the restored tenant has read its volume');
+      process.stdout.write(`lvm-thin claim restored from that VolumeSnapshot: created to its pod reading it ${Date.now() - t1} ms (TCG VM)\n`);
+      const read = await kubectl('logs', 'thin-restored');
+      expect(read).toContain(`${sum}  /data/kept`);
+      // What the tenant had written when the snapshot was taken: lines 0 to n, the last one whole.
+      const [lines, last] = read.split('\n').slice(1, 3).map((l) => Number(l.trim()));
+      expect(lines).toBeGreaterThan(100);
+      expect(last).toBe(lines - 1);
+      const restored = await volumeOf('thin-restored');
+      expect(restored.metadata!.annotations![POOL_VOLUME_ANNOTATION]).toBe((await lvs()).find((l) => l.lv_name === restored.metadata!.name)!.lv_uuid);
+    });
+
+    test('a claim cloned from its claim reads its bytes; writes to the clone are the clone\'s alone', async () => {
+      const sum = (await kubectl('exec', 'thin-fs', '--', 'cat', '/data/kept.md5')).split(' ')[0];
+      await tenant('thin-clone', { className, size: '32Mi', dataSource: { kind: 'PersistentVolumeClaim', name: 'thin-fs' } },
+        'md5sum /data/kept; echo changed > /data/kept; sync; echo done; sleep 3600');
+      await until(async () => (await kubectl('logs', 'thin-clone')).includes('done'), 'the clone\'s tenant has read and written');
+      expect(await kubectl('logs', 'thin-clone')).toContain(`${sum}  /data/kept`);
+      expect((await kubectl('exec', 'thin-fs', '--', 'md5sum', '/data/kept')).split(' ')[0]).toBe(sum);
+    });
+
+    test('the VolumeSnapshot deleted, its thin snapshot goes; the restored and cloned claims deleted, their volumes go', async () => {
+      const snapshot = `snap-${(await volumeSnapshot('thin-snap'))!.metadata!.uid}`;
+      const made = [(await volumeOf('thin-restored')).metadata!.name!, (await volumeOf('thin-clone')).metadata!.name!];
+      await kubectl('delete', 'volumesnapshot', 'thin-snap', '--wait=true');
+      for (const name of ['thin-restored', 'thin-clone']) await tenantGoes(name);
+      await until(async () => !(await lvs()).some((l) => [snapshot, ...made].includes(l.lv_name)), 'the snapshot and the two volumes are removed');
     });
 
     test('a Block claim gets the device itself, which ends at its size; released, its thin volume is removed, and a new one reads only zeros', async () => {

@@ -290,6 +290,15 @@ export class ControlPlane {
     return { cert: read(`${name}.crt`), key: read(`${name}.key`), ca: read('ca.crt') };
   }
 
+  /**
+   * The administrator's client certificate and key (system:masters) and the CA, as PEM text: for a client that is not
+   * given a kubeconfig, such as a request to a node's kubelet (whose webhook authorization asks the apiserver).
+   */
+  adminCredentials(): { readonly cert: string; readonly key: string; readonly ca: string } {
+    const read = (file: string) => fs.readFileSync(path.join(this.dir, file), 'utf8');
+    return { cert: read('admin.crt'), key: read('admin.key'), ca: read('ca.crt') };
+  }
+
   /** Where the apiserver reaches node `node`'s kubelet from now on: this machine's loopback port its VM forwards to it. */
   routeKubelet(node: string, port: number): void {
     if (!this.tunnel) throw new Error('this control plane was started without nodes: true');
@@ -456,9 +465,9 @@ export class ControlPlane {
 
   /** One GET as the administrator. */
   private get(urlPath: string): Promise<{ status: number; body: string }> {
-    const read = (name: string) => fs.readFileSync(path.join(this.dir, name));
+    const { ca, cert, key } = this.adminCredentials();
     return new Promise((resolve, reject) => {
-      const req = https.get(`${this.url}${urlPath}`, { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key'), timeout: 5000 }, (res) => {
+      const req = https.get(`${this.url}${urlPath}`, { ca, cert, key, timeout: 5000 }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (body += chunk));

@@ -15,6 +15,7 @@
  */
 import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -162,6 +163,27 @@ export class NodeVm {
   }
 
   /**
+   * GETs `urlPath` of the node's kubelet (/metrics, /stats/summary...) at its port 10250, which qemu forwards to a loopback
+   * port here, as the control plane's administrator (kubelet's webhook authorization asks the apiserver, which lets
+   * system:masters do anything): what the apiserver's nodes/proxy would give, which does not reach the node here (it
+   * looks the node's name up in DNS). Rejects unless kubelet answers 200.
+   */
+  kubelet(urlPath: string, timeoutMs = 60_000): Promise<string> {
+    const { cert, key } = this.plane.adminCredentials();
+    return new Promise((resolve, reject) => {
+      // kubelet serves with the self-signed certificate it made at its first start, which no CA here vouches for; the port is this VM's.
+      const req = https.get({ host: '127.0.0.1', port: this.kubeletPort, path: urlPath, cert, key, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`kubelet of node ${this.name} answered ${urlPath} with ${res.statusCode}: ${body}`))));
+      });
+      req.on('timeout', () => req.destroy(new Error(`kubelet of node ${this.name} did not answer ${urlPath} within ${timeoutMs} ms`)));
+      req.on('error', reject);
+    });
+  }
+
+  /**
    * Imports a docker archive into the node's containerd (Kubernetes' namespace), streamed through ssh: an image built
    * while the VM booted. It stays on the VM's disk across reboots.
    */
@@ -222,7 +244,7 @@ export class NodeVm {
       'current-context: test',
       '',
     ].join('\n'));
-    fs.writeFileSync(path.join(share, 'kubelet.env'), `KUBELET_ARGS=--hostname-override=${this.name}\n`);
+    fs.writeFileSync(path.join(share, 'kubelet.env'), `KUBELET_ARGS=--hostname-override=${this.name} --volume-stats-agg-period=10s\n`);
     fs.writeFileSync(path.join(share, 'apiserver'), `${HOST_FROM_NODE_VM}:${this.plane.port}\n`);
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file('id_ed25519')]);
     fs.copyFileSync(file('id_ed25519.pub'), path.join(share, 'authorized_keys'));
