@@ -69,6 +69,9 @@ describe('NodePvCache', () => {
       return server.counters.get('list', 'persistentvolumes').bytes - before;
     };
     for (let i = 0; i < 3; i++) await server.create(localPv(`mine-${i}`, { node: 'node-a' }));
+    // The PV controller writes each new PV's phase (its status and a managedFields entry): the lists compared see them written.
+    await eventually(async () => (await api.listPersistentVolumes({ labelSelector: `${NODE_LABEL}=node-a` })).items
+      .every((pv) => pv.status?.phase === 'Available'), 'the PV controller made each PV of node-a Available');
     const alone = await listBytes();
     // 100 other PVs would add some 70 KB to a list that were not selected by node.
     await Promise.all(Array.from({ length: 100 }, (_, i) => server.create(localPv(`other-${i}`, { node: `node-${i % 7}-b` }))));
