@@ -325,10 +325,17 @@ describePrivileged('a btrfs pool\'s agent killed while making volumes', () => {
     };
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env });
     expect(killAfter === 0 ? child.status : child.signal).toBe(killAfter === 0 ? 0 : 'SIGKILL');
-    // Commands it started in the background run on: the pool is looked at once they are done.
-    const lines = () => fs.readFileSync(log, 'utf8').trim().split('\n');
-    await eventually(() => lines().filter((l) => l.startsWith('start')).length === lines().filter((l) => l.startsWith('end')).length);
-    return lines().filter((l) => l.startsWith('start')).length;
+    // Its command shells outlive it, each finishing the command it runs (one it had begun to hand over included): the pool is
+    // looked at once every process that inherited its environment has ended.
+    const left = () => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/environ`, 'utf8').includes(`\0LOG=${log}\0`);
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+    await eventually(() => !left());
+    return fs.readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.startsWith('start')).length;
   }
 
   /** Whatever is under `name` is a subvolume in a group of its own ID, its only group, limited to `limit`. */
