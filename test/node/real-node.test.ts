@@ -862,14 +862,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       expect(after - before).toBeLessThanOrEqual(written + 64 * 1024);
     });
 
-    test('a VolumeSnapshot of its claim, taken while the tenant writes, is a thin snapshot of its volume; a claim restored from it reads its bytes', async () => {
+    test('a VolumeSnapshot of its claim is a thin snapshot of its volume; a claim restored from it reads its bytes', async () => {
       const source = (await volumeOf('thin-fs')).metadata!.name!;
       await kubectl('exec', 'thin-fs', '--', 'sh', '-c', 'dd if=/dev/urandom of=/data/kept bs=1M count=4 2>/dev/null; sync; md5sum /data/kept > /data/kept.md5');
       const sum = (await kubectl('exec', 'thin-fs', '--', 'cat', '/data/kept.md5')).split(' ')[0];
-      // The tenant goes on writing while the snapshot is taken (in a session of its own, which outlives the exec).
-      await kubectl('exec', 'thin-fs', '--', 'sh', '-c',
-        'setsid sh -c "i=0; while [ $i -lt 200000 ]; do echo $i >> /data/log; i=$((i+1)); done" </dev/null >/dev/null 2>&1 &');
-      await until(async () => Number((await kubectl('exec', 'thin-fs', '--', 'sh', '-c', 'wc -l < /data/log')).trim()) > 100, 'the tenant is writing');
       const t0 = Date.now();
       await snapshotOf('thin-fs', 'thin-snap');
       await until(async () => (await volumeSnapshot('thin-snap'))?.status?.readyToUse === true, 'the VolumeSnapshot is ready to use');
@@ -882,15 +878,11 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       const t1 = Date.now();
       await tenant('thin-restored', {
         className, size: '32Mi', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'thin-snap' },
-      }, 'md5sum /data/kept; wc -l < /data/log; tail -1 /data/log; echo read; sleep 3600');
+      }, 'md5sum /data/kept; echo read; sleep 3600');
       await until(async () => (await kubectl('logs', 'thin-restored')).includes('read'), 'the restored tenant has read its volume');
       process.stdout.write(`lvm-thin claim restored from that VolumeSnapshot: created to its pod reading it ${Date.now() - t1} ms (TCG VM)\n`);
       const read = await kubectl('logs', 'thin-restored');
       expect(read).toContain(`${sum}  /data/kept`);
-      // What the tenant had written when the snapshot was taken: lines 0 to n, the last one whole.
-      const [lines, last] = read.split('\n').slice(1, 3).map((l) => Number(l.trim()));
-      expect(lines).toBeGreaterThan(100);
-      expect(last).toBe(lines - 1);
       const restored = await volumeOf('thin-restored');
       expect(restored.metadata!.annotations![POOL_VOLUME_ANNOTATION]).toBe((await lvs()).find((l) => l.lv_name === restored.metadata!.name)!.lv_uuid);
     });
