@@ -128,9 +128,9 @@ export class Snapshotter {
    * under the policy their content had, kept (and said) under Retain.
    */
   private async removeOrphans(listed: ReadonlySet<string>): Promise<void> {
-    for (const recorded of this.deps.record.snapshots().filter((s) => !listed.has(s.content))) {
+    // A snapshot kept under Retain stays whatever became of its content: no request is made for it, pass after pass.
+    for (const recorded of this.deps.record.snapshots().filter((s) => !listed.has(s.content) && s.deletionPolicy === 'Delete')) {
       if (await this.deps.api.getVolumeSnapshotContent(recorded.content)) continue;
-      if (recorded.deletionPolicy !== 'Delete') continue;
       if (await this.deleteSnapshot(recorded)) {
         this.deps.logger.info({ content: recorded.content, path: recorded.hostPath }, 'snapshot of a content gone meanwhile deleted, under its policy Delete');
       }
