@@ -115,6 +115,8 @@ export interface PoolBackend {
    * where snapshotsRefused says why.
    */
   snapshot(volume: SnapshotSource, name: string): Promise<PoolSnapshot>;
+  /** The name in the pool of the snapshot `name` (where a person finds it: LVM reserves some names). */
+  snapshotNameIn(name: string): string;
   /** The identity of the snapshot at `name`, if this pool has one there. */
   snapshotAt(name: string): Promise<string | undefined>;
   /** Deletes the snapshot with what only it holds; done when it is already gone. */

@@ -196,6 +196,10 @@ export class BtrfsPool implements PoolBackend {
     return undefined;
   }
 
+  snapshotNameIn(name: string): string {
+    return name;
+  }
+
   /**
    * A read-only snapshot subvolume `name` in the pool directory, of the volume's subvolume,
    * found there by its name and checked by its identity before and after (the snapshot's

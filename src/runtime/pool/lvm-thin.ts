@@ -195,6 +195,10 @@ export class LvmThinPool implements PoolBackend {
     return undefined;
   }
 
+  snapshotNameIn(name: string): string {
+    return snapshotLv(name);
+  }
+
   /**
    * A read-only thin snapshot `name` of the volume, found by the volume's UUID (LVM names
    * in the pool's volume group are the agent's alone). Left inactive, it takes no device.

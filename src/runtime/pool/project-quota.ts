@@ -135,6 +135,10 @@ export class ProjectQuotaPool implements PoolBackend {
     return undefined;
   }
 
+  snapshotNameIn(name: string): string {
+    return name;
+  }
+
   /**
    * A snapshot: a directory `name` in the pool with a project of its own, limited to the
    * volume's size, holding a reflink copy of the volume (reflink-copy.ts: its files' blocks

@@ -78,7 +78,7 @@ export class Snapshotter {
       const taking = {
         className: line.storageClass,
         name,
-        hostPath: poolVolumeHostPath(pool, name),
+        hostPath: poolVolumeHostPath(pool, backend.snapshotNameIn(name)),
         content: content.metadata!.name!,
         volumeSnapshot: `${ref.namespace}/${ref.name}`,
         volumeSnapshotUid: ref.uid!,
