@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the tests' node VM (node-vm/) from Debian's packages and the Go module proxy, into
 # a cache directory keyed by what goes into it, and prints that directory:
-#   vmlinuz, initrd.img  Debian's kernel (linux-image-amd64) and a small busybox initramfs
+#   vmlinuz, initrd.img  Debian's kernel (linux-image-amd64 of bookworm-backports) and a small busybox initramfs
 #                        that loads the root disk's modules (virtio, ext4) and hands over;
 #   rootfs.raw           a Debian bookworm root filesystem (mmdebstrap) with systemd,
-#                        Debian's containerd and runc, the CNI plugins, the storage tools,
+#                        Debian's containerd and runc, the CNI plugins, the storage tools
+#                        (btrfs-progs from backports: simple quotas need 6.7 or later),
 #                        the kernel's modules (filesystems, device-mapper, net, virtio),
 #                        and node-vm/guest/ on top; the kubelet and the run's credentials
 #                        come at boot from a 9p share (test/support/node-vm.ts);
@@ -34,11 +35,22 @@ mkdir -p "$tmp/work"
 trap 'rm -rf "$tmp"' EXIT
 work="$tmp/work"
 
-# Debian's kernel: the metapackage names the versioned package; its modules need depmod
-# (the package's postinst would run it).
-(cd "$work" && apt-get download -q linux-image-amd64 busybox-static >/dev/null)
+# This machine's Debian mirror.
+mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n 1 | tr -d ' ' || true)"
+
+# Debian's kernel from bookworm-backports (6.12: btrfs pool classes need simple quotas,
+# Linux 6.7+), asked of the mirror with an apt state of the build's own, so this machine's
+# sources need not list backports. The metapackage names the versioned package; its modules
+# need depmod (the package's postinst would run it).
+(cd "$work" && apt-get download -q busybox-static >/dev/null)
+mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} bookworm-backports main" > "$work/apt/sources.list"
+backports=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+  -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache" -o Acquire::Languages=none -o APT::Sandbox::User=root)
+apt-get "${backports[@]}" update -qq >/dev/null
+(cd "$work" && apt-get "${backports[@]}" download -q linux-image-amd64 >/dev/null 2>&1)
 kernel_package="$(dpkg-deb -f "$work"/linux-image-amd64_*.deb Depends | awk '{print $1}')"
-(cd "$work" && apt-get download -q "$kernel_package" >/dev/null)
+(cd "$work" && apt-get "${backports[@]}" download -q "$kernel_package" >/dev/null 2>&1)
 dpkg-deb -x "$work"/linux-image-6*.deb "$work/kernel"
 dpkg-deb -x "$work"/busybox-static_*.deb "$work/busybox"
 kver="$(ls "$work/kernel/lib/modules")"
@@ -53,22 +65,24 @@ install -m 0755 "$root/node-vm/initramfs/init" "$initramfs/init"
 for module in virtio_pci virtio_blk ext4; do
   modprobe -d "$work/kernel" -S "$kver" --show-depends "$module" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
-  cp "$ko" "$initramfs/modules/"
-  basename "$ko" >> "$initramfs/modules/order"
+  # Debian compresses its modules with xz; busybox's insmod loads them plain.
+  plain="$(basename "$ko" .xz)"
+  case "$ko" in *.xz) xz -dc "$ko" > "$initramfs/modules/$plain" ;; *) cp "$ko" "$initramfs/modules/" ;; esac
+  echo "$plain" >> "$initramfs/modules/order"
 done
 (cd "$initramfs" && find . | "$work/busybox/bin/busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$tmp/initrd.img"
 
 # The root filesystem, from this machine's Debian mirror.
-mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n 1 | tr -d ' ' || true)"
 rootfs="$work/rootfs"
 nice mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
   --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
   --aptopt='Acquire::Languages "none"' \
-  --include=systemd-sysv,udev,dbus,kmod,containerd,runc,containernetworking-plugins,iptables,iproute2,util-linux,mount,e2fsprogs,xfsprogs,btrfs-progs,lvm2,thin-provisioning-tools,quota,ca-certificates,conntrack,socat,ethtool,procps,openssh-server \
+  --include=systemd-sysv,udev,dbus,kmod,containerd,runc,containernetworking-plugins,iptables,iproute2,util-linux,mount,e2fsprogs,xfsprogs,lvm2,thin-provisioning-tools,quota,ca-certificates,conntrack,socat,ethtool,procps,openssh-server \
+  --include=btrfs-progs/bookworm-backports \
   --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*_Packages*' \
-  bookworm "$rootfs" "${mirror:-http://deb.debian.org/debian}"
+  bookworm "$rootfs" "deb ${mirror:-http://deb.debian.org/debian} bookworm main" "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main"
 
 # The kernel's modules but for hardware a VM never has: about 90 MB of its 390.
 modules="$rootfs/usr/lib/modules/$kver"
@@ -77,7 +91,7 @@ mkdir -p "$modules/kernel/drivers/net"
 cp -a "$from"/modules.builtin* "$from/modules.order" "$modules/"
 for d in arch block crypto fs lib mm net virt; do cp -a "$from/kernel/$d" "$modules/kernel/"; done
 for d in block char md virtio; do cp -a "$from/kernel/drivers/$d" "$modules/kernel/drivers/"; done
-cp -a "$from"/kernel/drivers/net/*.ko "$modules/kernel/drivers/net/"
+cp -a "$from"/kernel/drivers/net/*.ko* "$modules/kernel/drivers/net/"
 rm -rf "$modules"/kernel/net/{wireless,mac80211,bluetooth}
 depmod -b "$rootfs" "$kver"
 

@@ -200,12 +200,18 @@ export class NodeVm {
     return `/dev/vd${String.fromCharCode('a'.charCodeAt(0) + n)}`;
   }
 
-  /** Shuts the VM down (systemd's poweroff: its pods stopped, its filesystems unmounted) and starts it again, as a reboot does. */
-  async reboot(): Promise<void> {
+  /**
+   * Shuts the VM down (systemd's poweroff: its pods stopped, its filesystems unmounted) and starts it again, as a reboot does;
+   * resolves to how long the shutdown took.
+   */
+  async reboot(): Promise<{ shutdownMs: number }> {
+    const started = Date.now();
     await this.ssh('systemctl poweroff', 30_000).catch(() => undefined);
     await this.waitExit(READY_TIMEOUT_MS);
+    const shutdownMs = Date.now() - started;
     this.stopSshMaster();
     await this.start();
+    return { shutdownMs };
   }
 
   /** Stops the VM and removes its files. */
