@@ -3,8 +3,8 @@
  * clone, by the btrfs backend alone (as the agent calls it), then end to end through the
  * upstream snapshot controller (VolumeSnapshot to ready, restored claim to Bound); and the
  * agent's memory with its CSI node plugin (gRPC and the protos loaded) and without.
- * LVM thin snapshots need device-mapper, which this machine's kernel lacks: the real-node
- * suite times them in the VM.
+ * LVM thin snapshots need device-mapper, which this machine's kernel lacks: the
+ * pool-backends section times them in the VM.
  */
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';

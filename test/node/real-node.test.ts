@@ -765,6 +765,12 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       expect(after - before).toBeLessThanOrEqual(written + 64 * 1024);
     });
 
+    test('its claim expanded, its group\'s limit rises to the new size', async () => {
+      await kubectl('patch', 'pvc', name, '--type=merge', '-p', '{"spec":{"resources":{"requests":{"storage":"24Mi"}}}}');
+      await until(async () => (await group(name)).limit === 24 * MiB, 'the limit is 24Mi');
+      await until(async () => (await claim(name))!.status!.capacity!.storage === '24Mi', 'the claim has 24Mi');
+    });
+
     test('a VolumeSnapshot of a claim is a read-only snapshot subvolume of its volume; claims restored from it and cloned from the claim read its bytes', async () => {
       await snapshotRestoredAndCloned(PoolBackend.BTRFS, className, dir, async (copy) => {
         expect(await vm.ssh(`btrfs property get -ts ${copy} ro`)).toBe('ro=true\n');
