@@ -13,7 +13,7 @@
 #                        image, as docker archives (no registry is reachable);
 #   versions             what was built: the kernel, containerd, runc.
 # A later run with the same inputs prints it at once. Needs root, mmdebstrap, depmod
-# (kmod), podman and Go.
+# (kmod), xz, podman and Go.
 #
 #   scripts/node-vm.sh            # build if needed, print the directory
 set -euo pipefail
@@ -24,7 +24,7 @@ if [ -f "$out/versions" ]; then
   echo "$out"
   exit 0
 fi
-for tool in mmdebstrap depmod podman go; do
+for tool in mmdebstrap depmod xz podman go; do
   command -v "$tool" >/dev/null || { echo "node-vm.sh: $tool is needed to build the node VM (README, 'Run the tests')" >&2; exit 1; }
 done
 started=$(date +%s)
@@ -48,9 +48,9 @@ echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-h
 backports=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache" -o Acquire::Languages=none -o APT::Sandbox::User=root)
 apt-get "${backports[@]}" update -qq >/dev/null
-(cd "$work" && apt-get "${backports[@]}" download -q linux-image-amd64 >/dev/null 2>&1)
+(cd "$work" && apt-get "${backports[@]}" download -qq linux-image-amd64 >/dev/null)
 kernel_package="$(dpkg-deb -f "$work"/linux-image-amd64_*.deb Depends | awk '{print $1}')"
-(cd "$work" && apt-get "${backports[@]}" download -q "$kernel_package" >/dev/null 2>&1)
+(cd "$work" && apt-get "${backports[@]}" download -qq "$kernel_package" >/dev/null)
 dpkg-deb -x "$work"/linux-image-6*.deb "$work/kernel"
 dpkg-deb -x "$work"/busybox-static_*.deb "$work/busybox"
 kver="$(ls "$work/kernel/lib/modules")"
@@ -67,7 +67,11 @@ for module in virtio_pci virtio_blk ext4; do
 done | awk '!seen[$0]++' | while read -r ko; do
   # Debian compresses its modules with xz; busybox's insmod loads them plain.
   plain="$(basename "$ko" .xz)"
-  case "$ko" in *.xz) xz -dc "$ko" > "$initramfs/modules/$plain" ;; *) cp "$ko" "$initramfs/modules/" ;; esac
+  case "$ko" in
+    *.ko.xz) xz -dc "$ko" > "$initramfs/modules/$plain" ;;
+    *.ko) cp "$ko" "$initramfs/modules/" ;;
+    *) echo "node-vm.sh: $ko is compressed in a way the initramfs cannot load" >&2; exit 1 ;;
+  esac
   echo "$plain" >> "$initramfs/modules/order"
 done
 (cd "$initramfs" && find . | "$work/busybox/bin/busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$tmp/initrd.img"

@@ -172,6 +172,9 @@ async function lvmThinSnapshots(k: Kubernetes, node: NodeVm, kubeconfig: string,
     await Promise.all(['thin-gib-restored', 'thin-gib-clone', 'thin-gib'].map((name) => k.delete('v1', 'PersistentVolumeClaim', name, APP)));
     await waitFor(async () => !(await k.list<V1PersistentVolume>('v1', 'PersistentVolume')).some((p) => p.spec?.storageClassName === className),
       'the snapshot claims\' volumes are gone');
+    // The controller runs until the snapshot's content is let go and its thin snapshot removed: it would keep the source's blocks.
+    await waitFor(async () => await k.get('snapshot.storage.k8s.io/v1', 'VolumeSnapshot', 'thin-gib', APP) === undefined
+      && !/snap-/.test(await node.ssh('lvs --noheadings -o lv_name lvp')), 'the VolumeSnapshot and its thin snapshot are gone');
   } finally {
     await controller.stop();
   }

@@ -133,7 +133,7 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       'mount -a',
       `ln -s ${vm.disk(DISKS.block)} /mnt/blocks/blk1`,
       `ln -s ${vm.disk(DISKS.device)} /var/lib/lvp-devices/disk-1`,
-    ].join(' && '));
+    ].join(' && '), WAIT_MS);
     // The upstream snapshot controller (v8.7.0, from the Go module proxy) with its CRDs, here beside the control plane,
     // labelling each content with its volume's node for that node's agent; one VolumeSnapshotClass of the pool driver.
     const snapshots = (async () => {
@@ -141,7 +141,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       snapshotController = startSnapshotController(kubeconfig);
       await k.create({ apiVersion: SNAPSHOT_API, kind: 'VolumeSnapshotClass', metadata: { name: SNAPSHOTS }, driver: POOL_PROVISIONER, deletionPolicy: 'Delete' });
     })();
-    await Promise.all([disks, snapshots, image.then((archive) => vm.importImage(archive))]);
+    // Each settled before a failure is thrown: afterAll then stops the snapshot controller if it was started.
+    const failed = (await Promise.allSettled([disks, snapshots, image.then((archive) => vm.importImage(archive))]))
+      .find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     // Applied once the node has the image: a pod whose image is missing would wait out the kubelet's pull backoff.
     await kubectl('apply', '-f', stack);
   }, BUILD_TIMEOUT_MS);
@@ -731,12 +734,12 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     const className = 'node-btrfs';
     const dir = '/mnt/pools/btrfs';
     const name = 'btrfs-tenant';
-    /** The claim's subvolume on the node, and its quota group's use and limit as the kernel counts them (sysfs). */
+    /** The claim's subvolume on the node, its quota group's directory in sysfs, and the group's use and limit as the kernel counts them. */
     const group = async (claimName: string) => {
       const at = `${dir}/${(await claim(claimName))!.spec!.volumeName}`;
-      const [used, limit] = (await vm.ssh(`id=$(btrfs subvolume show ${at} | awk '/Subvolume ID:/ {print $3}') `
-        + `&& q=/sys/fs/btrfs/$(findmnt -no UUID ${dir})/qgroups/1_$id && cat $q/referenced $q/max_referenced`)).trim().split('\n').map(Number);
-      return { at, used, limit };
+      const [sysfs, used, limit] = (await vm.ssh(`id=$(btrfs subvolume show ${at} | awk '/Subvolume ID:/ {print $3}') && [ -n "$id" ] `
+        + `&& q=/sys/fs/btrfs/$(findmnt -no UUID ${dir})/qgroups/1_$id && echo $q && cat $q/referenced $q/max_referenced`)).trim().split('\n');
+      return { at, sysfs, used: Number(used), limit: Number(limit) };
     };
 
     test('a claim is Bound to a subvolume whose quota group is limited to its size; the tenant\'s writes stop there', async () => {
@@ -778,12 +781,10 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     });
 
     test('its claim deleted, its subvolume and quota group are gone', async () => {
-      const { at } = await group(name);
-      const id = (await vm.ssh(`btrfs subvolume show ${at} | awk '/Subvolume ID:/ {print $3}'`)).trim();
+      const { at, sysfs } = await group(name);
       await tenantGoes(name);
       await until(async () => (await vm.ssh(`test -e ${at} && echo there || echo gone`)).trim() === 'gone', 'the subvolume is gone');
-      await until(async () => (await vm.ssh(`test -e /sys/fs/btrfs/$(findmnt -no UUID ${dir})/qgroups/1_${id} && echo there || echo gone`)).trim() === 'gone',
-        'its quota group is gone');
+      await until(async () => (await vm.ssh(`test -e ${sysfs} && echo there || echo gone`)).trim() === 'gone', 'its quota group is gone');
     });
   });
 
@@ -974,8 +975,9 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       const snapshot = (await lvs()).find((l) => l.lv_name === snapshotName);
       expect(snapshot).toBeDefined();
       expect((await vm.ssh(`lvs --devices ${vm.disk(DISKS.lvm)} --noheadings -o origin lvp/${snapshot!.lv_name}`)).trim()).toBe(source);
-      // Where a person finds it, as the Event on the VolumeSnapshot says.
-      expect((await events('SnapshotTaken')).find((e) => e.involvedObject.name === 'thin-snap')?.message).toContain(` at /dev/lvp/${snapshotName} `);
+      // Where a person finds it, as the Event on the VolumeSnapshot says (sent once the content is ready).
+      await until(async () => (await events('SnapshotTaken')).some((e) => e.involvedObject.name === 'thin-snap' && e.message!.includes(` at /dev/lvp/${snapshotName} `)),
+        `SnapshotTaken on the VolumeSnapshot names /dev/lvp/${snapshotName}`);
       const t1 = Date.now();
       await tenant('thin-restored', {
         className, size: '32Mi', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'thin-snap' },
