@@ -286,8 +286,7 @@ export class ControlPlane {
     if (!this.tunnel) throw new Error('this control plane was started without nodes: true');
     const name = `node-${node}`;
     signedCertificate(this.dir, name, `/O=system:nodes/CN=system:node:${node}`, 'extendedKeyUsage=clientAuth\n');
-    const read = (file: string) => fs.readFileSync(path.join(this.dir, file), 'utf8');
-    return { cert: read(`${name}.crt`), key: read(`${name}.key`), ca: read('ca.crt') };
+    return this.credentials(name);
   }
 
   /**
@@ -295,8 +294,13 @@ export class ControlPlane {
    * given a kubeconfig, such as a request to a node's kubelet (whose webhook authorization asks the apiserver).
    */
   adminCredentials(): { readonly cert: string; readonly key: string; readonly ca: string } {
+    return this.credentials('admin');
+  }
+
+  /** The client certificate `<name>.crt` and key made in this plane's directory, and the CA, as PEM text. */
+  private credentials(name: string): { readonly cert: string; readonly key: string; readonly ca: string } {
     const read = (file: string) => fs.readFileSync(path.join(this.dir, file), 'utf8');
-    return { cert: read('admin.crt'), key: read('admin.key'), ca: read('ca.crt') };
+    return { cert: read(`${name}.crt`), key: read(`${name}.key`), ca: read('ca.crt') };
   }
 
   /** Where the apiserver reaches node `node`'s kubelet from now on: this machine's loopback port its VM forwards to it. */
@@ -466,17 +470,22 @@ export class ControlPlane {
   /** One GET as the administrator. */
   private get(urlPath: string): Promise<{ status: number; body: string }> {
     const { ca, cert, key } = this.adminCredentials();
-    return new Promise((resolve, reject) => {
-      const req = https.get(`${this.url}${urlPath}`, { ca, cert, key, timeout: 5000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', reject);
-    });
+    return httpsGet(new URL(`${this.url}${urlPath}`), { ca, cert, key }, 5000);
   }
+}
+
+/** One HTTPS GET of `url` with `options` (client certificate, CA...): its status and body, or a rejection once `timeoutMs` passed. */
+export function httpsGet(url: URL, options: https.RequestOptions, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ...options, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url.href} timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
 }
 
 /**

@@ -15,13 +15,12 @@
  */
 import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import { REPO } from './agent-process';
-import { ControlPlane, freePort, HOST_FROM_NODE_VM } from './control-plane';
+import { ControlPlane, freePort, HOST_FROM_NODE_VM, httpsGet } from './control-plane';
 import { DEFAULT_IMAGE } from '../../src/constructs';
 
 const MiB = 1024 * 1024;
@@ -168,19 +167,13 @@ export class NodeVm {
    * system:masters do anything): what the apiserver's nodes/proxy would give, which does not reach the node here (it
    * looks the node's name up in DNS). Rejects unless kubelet answers 200.
    */
-  kubelet(urlPath: string, timeoutMs = 60_000): Promise<string> {
+  async kubelet(urlPath: string, timeoutMs = 60_000): Promise<string> {
     const { cert, key } = this.plane.adminCredentials();
-    return new Promise((resolve, reject) => {
-      // kubelet serves with the self-signed certificate it made at its first start, which no CA here vouches for; the port is this VM's.
-      const req = https.get({ host: '127.0.0.1', port: this.kubeletPort, path: urlPath, cert, key, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`kubelet of node ${this.name} answered ${urlPath} with ${res.statusCode}: ${body}`))));
-      });
-      req.on('timeout', () => req.destroy(new Error(`kubelet of node ${this.name} did not answer ${urlPath} within ${timeoutMs} ms`)));
-      req.on('error', reject);
-    });
+    // kubelet serves with the self-signed certificate it made at its first start, which no CA here vouches for; the port is this VM's.
+    const { status, body } = await httpsGet(new URL(`https://127.0.0.1:${this.kubeletPort}${urlPath}`), { cert, key, rejectUnauthorized: false }, timeoutMs)
+      .catch((e: Error) => { throw new Error(`kubelet of node ${this.name} did not answer ${urlPath}: ${e.message}`); });
+    if (status !== 200) throw new Error(`kubelet of node ${this.name} answered ${urlPath} with ${status}: ${body}`);
+    return body;
   }
 
   /**
