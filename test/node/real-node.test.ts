@@ -318,18 +318,26 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
   }
 
   /**
-   * A 16Mi claim of pool class `className` put on the node as the scheduler puts one (no pod: none to start under TCG), from
-   * `dataSource` if given; resolves to its volume's directory on the node once it is Bound.
+   * A claim of class `className` put on the node as the scheduler puts one (its selected-node annotation), with no pod: none
+   * to start under TCG, nothing holding its volume. 4Mi, Filesystem, unless `wants` says otherwise.
    */
-  async function placedClaim(claimName: string, className: string, dir: string, dataSource?: object): Promise<string> {
-    await k.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claimName, namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
-      spec: { storageClassName: className, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } }, ...dataSource ? { dataSource } : {} },
-    });
-    await until(async () => (await claim(claimName))?.status?.phase === 'Bound', `${claimName} is bound`);
-    return `${dir}/${(await claim(claimName))!.spec!.volumeName}`;
+  const placeClaim = (name: string, className: string, wants: { size?: string; volumeMode?: 'Filesystem' | 'Block'; dataSource?: object } = {}) => k.create({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
+    spec: {
+      storageClassName: className,
+      accessModes: ['ReadWriteOnce'],
+      volumeMode: wants.volumeMode ?? 'Filesystem',
+      resources: { requests: { storage: wants.size ?? '4Mi' } },
+      ...wants.dataSource ? { dataSource: wants.dataSource } : {},
+    },
+  });
+
+  /** The name of claim `name`'s PV, once the claim is Bound. */
+  async function boundVolume(name: string): Promise<string> {
+    await until(async () => (await claim(name))?.status?.phase === 'Bound', `${name} is bound`);
+    return (await claim(name))!.spec!.volumeName!;
   }
 
   /**
@@ -338,7 +346,12 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
    * the source held it; `isSnapshot` checks the snapshot's copy in `dir` is the backend's kind. Deleted, the copy goes.
    */
   async function snapshotRestoredAndCloned(backend: PoolBackend, className: string, dir: string, isSnapshot: (copy: string) => Promise<void>) {
-    const source = await placedClaim(`${backend}-source`, className, dir);
+    /** A 16Mi claim's volume directory on the node, once it is Bound. */
+    const placed = async (name: string, dataSource?: object) => {
+      await placeClaim(name, className, { size: '16Mi', dataSource });
+      return `${dir}/${await boundVolume(name)}`;
+    };
+    const source = await placed(`${backend}-source`);
     const sum = (await vm.ssh(`mkdir ${source}/d && dd if=/dev/urandom of=${source}/d/kept bs=1M count=4 2>/dev/null && ln -s d/kept ${source}/link && sync `
       + `&& md5sum ${source}/d/kept`)).split(' ')[0];
     const t0 = Date.now();
@@ -351,8 +364,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     await vm.ssh(`echo changed >> ${source}/d/kept && sync`);
     const now = (await vm.ssh(`md5sum ${source}/d/kept`)).split(' ')[0];
     for (const [made, expected] of [
-      [await placedClaim(`${backend}-restored`, className, dir, { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: `${backend}-snap` }), sum],
-      [await placedClaim(`${backend}-clone`, className, dir, { kind: 'PersistentVolumeClaim', name: `${backend}-source` }), now],
+      [await placed(`${backend}-restored`, { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: `${backend}-snap` }), sum],
+      [await placed(`${backend}-clone`, { kind: 'PersistentVolumeClaim', name: `${backend}-source` }), now],
     ]) {
       expect(await vm.ssh(`md5sum ${made}/d/kept | cut -d' ' -f1; readlink ${made}/link`)).toBe(`${expected}\nd/kept\n`);
     }
@@ -815,19 +828,12 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       const vgUuid = (await vm.ssh(`vgs --devices ${vm.disk(DISKS.lvm)} --noheadings -o vg_uuid lvp`)).trim().replace(/-/g, '');
       return (await vm.ssh(`dmsetup info -c --noheadings -o uuid $(readlink -f /dev/lvp/${name})`)).trim().startsWith(`LVM-${vgUuid}`);
     };
-    /** A claim of the class put on the node as the scheduler puts one, with no pod. */
-    const placedThinClaim = (name: string, volumeMode: 'Filesystem' | 'Block', storageClassName = className) => k.create({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name, namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
-      spec: { storageClassName, accessModes: ['ReadWriteOnce'], volumeMode, resources: { requests: { storage: '4Mi' } } },
-    });
 
     test('on a node whose LVM reads loop devices (Debian\'s default), no Block volume is given, said on the claim and the Node', async () => {
       await until(agentsReady, 'both agents are Ready');
       await until(async () => (await events('PoolBlockVolumesRefused')).some((e) => e.involvedObject.name === NODE && e.message!.includes('class "node-thin"')
         && e.message!.includes('reads physical volumes on loop devices')), 'PoolBlockVolumesRefused on the Node');
-      await placedThinClaim('thin-refused', 'Block');
+      await placeClaim('thin-refused', className, { volumeMode: 'Block' });
       await until(async () => (await k.list<CoreV1Event>('v1', 'Event', 'default'))
         .some((e) => e.reason === 'PoolClaimRefused' && e.involvedObject.name === 'thin-refused' && e.message!.includes('no Block volume is given')), 'PoolClaimRefused on the claim');
       expect((await claim('thin-refused'))!.status!.phase).toBe('Pending');
@@ -847,9 +853,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       expect(await vm.ssh('lvm vgs --config \'devices { hints = "none" }\' 2>&1')).toMatch(/VG name lvp is used by VGs \S+ and \S+/);
 
       // A new claim is made, a volume destroyed: every command of the agent finds the pool by its own disk.
-      await placedThinClaim('thin-after', 'Filesystem');
-      await until(async () => (await claim('thin-after'))?.status?.phase === 'Bound', 'a new claim of the pool is bound');
-      const after = (await volumeOf('thin-after')).metadata!.name!;
+      await placeClaim('thin-after', className);
+      const after = await boundVolume('thin-after');
       await kubectl('delete', 'pvc', 'thin-after', '--wait=true');
       await until(async () => !(await lvs()).some((l) => l.lv_name === after), 'its thin volume is removed');
       expect(await events('PoolUnusable')).toEqual(expect.not.arrayContaining([expect.objectContaining({ message: expect.stringContaining('Multiple VGs') })]));
@@ -1019,9 +1024,8 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
       await until(async () => !(await lvs()).some((l) => l.lv_name === first.metadata!.name), 'its thin volume is removed');
 
       // The next volume read on the node, whole: no pod to start under TCG.
-      await placedThinClaim('thin-blk2', 'Block');
-      await until(async () => (await claim('thin-blk2'))?.status?.phase === 'Bound', 'the next claim is bound');
-      const next = `/dev/lvp/${(await volumeOf('thin-blk2')).metadata!.name}`;
+      await placeClaim('thin-blk2', className, { volumeMode: 'Block' });
+      const next = `/dev/lvp/${await boundVolume('thin-blk2')}`;
       expect(await vm.ssh(`cmp ${next} /dev/zero 2>&1 || true`)).toMatch(new RegExp(`EOF on ${next}`));
       await kubectl('delete', 'pvc', 'thin-blk2', '--wait=true');
     });
@@ -1036,15 +1040,9 @@ describePrivileged('a real node: the agents and their tenants under kubelet and 
     });
 
     test('a volume found inactive (a boot that did not activate it, an lvcreate cut short) is activated again at the next pass', async () => {
-      // A claim placed on the node as the scheduler places it, with no pod: nothing holds its device open.
-      await k.create({
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: 'thin-idle', namespace: 'default', annotations: { 'volume.kubernetes.io/selected-node': NODE } },
-        spec: { storageClassName: className, accessModes: ['ReadWriteOnce'], volumeMode: 'Block', resources: { requests: { storage: '4Mi' } } },
-      });
-      await until(async () => (await claim('thin-idle'))?.status?.phase === 'Bound', 'the claim is bound');
-      const name = (await volumeOf('thin-idle')).metadata!.name!;
+      // No pod: nothing holds its device open.
+      await placeClaim('thin-idle', className, { volumeMode: 'Block' });
+      const name = await boundVolume('thin-idle');
       await vm.ssh(`lvchange -q --activate n lvp/${name}`);
       expect(await vm.ssh(`test -e /dev/lvp/${name} && echo there || echo gone`)).toBe('gone\n');
       await until(async () => (await vm.ssh(`test -e /dev/lvp/${name} && echo there || echo gone`)).trim() === 'there', 'the volume is active again');
