@@ -35,8 +35,9 @@ mkdir -p "$tmp/work"
 trap 'rm -rf "$tmp"' EXIT
 work="$tmp/work"
 
-# This machine's Debian mirror.
+# This machine's Debian mirror, or Debian's own.
 mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n 1 | tr -d ' ' || true)"
+mirror="${mirror:-http://deb.debian.org/debian}"
 
 # Debian's kernel from bookworm-backports (6.12: btrfs pool classes need simple quotas,
 # Linux 6.7+), asked of the mirror with an apt state of the build's own, so this machine's
@@ -44,7 +45,7 @@ mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep
 # need depmod (the package's postinst would run it).
 (cd "$work" && apt-get download -q busybox-static >/dev/null)
 mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} bookworm-backports main" > "$work/apt/sources.list"
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main" > "$work/apt/sources.list"
 backports=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache" -o Acquire::Languages=none -o APT::Sandbox::User=root)
 apt-get "${backports[@]}" update -qq >/dev/null
@@ -86,7 +87,7 @@ nice mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
   --include=systemd-sysv,udev,dbus,kmod,containerd,runc,containernetworking-plugins,iptables,iproute2,util-linux,mount,e2fsprogs,xfsprogs,lvm2,thin-provisioning-tools,quota,ca-certificates,conntrack,socat,ethtool,procps,openssh-server \
   --include=btrfs-progs/bookworm-backports \
   --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*_Packages*' \
-  bookworm "$rootfs" "deb ${mirror:-http://deb.debian.org/debian} bookworm main" "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main"
+  bookworm "$rootfs" "deb $mirror bookworm main" "deb $mirror bookworm-backports main"
 
 # The kernel's modules but for hardware a VM never has: about 90 MB of its 390.
 modules="$rootfs/usr/lib/modules/$kver"
