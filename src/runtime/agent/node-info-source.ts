@@ -24,7 +24,7 @@ const STALE_READ_WAIT_MS = 10_000;
 export class NodeInfoSource {
   private cached: { at: number; info: NodeInfo } | undefined;
   private reflector?: Reflector<V1Node>;
-  /** The watched Node and its NodeInfo, recomputed only when the Node changes; kept once the watch stops (known stale). */
+  /** The watched Node and its NodeInfo, recomputed only when the Node changes; kept once the watch stops (then known stale). */
   private watched?: { node: V1Node; info: NodeInfo };
   private stopped = false;
 
@@ -52,8 +52,8 @@ export class NodeInfoSource {
       logger: this.logger,
       readsWithoutWatch: { whileForbidden: `re-reading Node "${this.nodeName}" at most once a minute` },
     });
-    // A Node the open watch delivered is the one known: once the watch is lost, it (and a copy read by name before it,
-    // which get() may have kept) is known stale, though get() never read it while the watch was open.
+    // A Node the open watch delivered is the last one known, though get() never read it while the watch was open: once the
+    // watch is lost, it is served only where the Node cannot be read again.
     this.reflector.onChange((change) => {
       if (this.reflector?.staleness().ms === 0 && change.type !== 'delete') this.watched = { node: change.object, info: nodeInfoOf(change.object) };
     });
@@ -68,8 +68,8 @@ export class NodeInfoSource {
   async get(): Promise<NodeInfo> {
     const watched = this.fromWatch();
     if (watched) return watched;
-    // A watched copy that is no longer watched is known stale: read again, never served on age alone.
-    const knownStale = this.watched !== undefined;
+    // A copy once watched and no longer (changed meanwhile or not) is known stale: read again, never served on age alone.
+    const knownStale = this.reflector?.hasWatched() === true;
     if (!knownStale && this.cached && this.now() - this.cached.at < this.maxAgeMs) return this.cached.info;
     const backoff = new Backoff(resolveBackoff({ initialMs: 250, maxMs: 2000 }));
     const since = this.now();

@@ -112,6 +112,8 @@ export class Reflector<T extends KubernetesObject> {
   private closeWatch?: () => void;
   /** True while a watch is open: the copy follows the server. */
   private watching = false;
+  /** True once any watch has opened: the copy has followed the server, and is known stale whenever no watch is open. */
+  private watched = false;
   /** When the copy was last known current (a list done, or a watch open until then). */
   private currentAt: number;
   private watchFailuresInARow = 0;
@@ -143,6 +145,11 @@ export class Reflector<T extends KubernetesObject> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** True once a watch has been open, whatever it delivered: the server confirmed the copy then. */
+  hasWatched(): boolean {
+    return this.watched;
   }
 
   /** True when the copy may be read instead of the server: listed, and not forbidden since (see readsWithoutWatch). */
@@ -366,6 +373,7 @@ export class Reflector<T extends KubernetesObject> {
         }
       }, connection.signal, () => {
         this.watching = true;
+        this.watched = true;
         this.allowed();
       });
     } finally {
