@@ -256,8 +256,8 @@ export class NodeVm {
   /** Starts qemu on the VM's disks and waits until its Node is Ready and ssh answers. */
   private async start(): Promise<void> {
     const file = (name: string) => path.join(this.dir, name);
-    // TCG's translation cache at 1 GiB: kubelet, containerd, runc and two Node.js agents' code fills 256 MiB, and a full cache is
-    // flushed and translated again.
+    // TCG's translation cache at 1 GiB (qemu's own default on a 64-bit host): a full cache is flushed and all of it translated
+    // again, and the guest runs much code (kubelet, containerd, runc, two Node.js agents).
     const accel = this.accel === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', 'tcg,thread=multi,tb-size=1024', '-cpu', 'max'];
     const disks = (this.options.disksMiB ?? []).flatMap((_, i) => ['-drive', `file=${file(`disk${i + 1}.raw`)},if=virtio,format=raw,cache=unsafe`]);
     const started = Date.now();
